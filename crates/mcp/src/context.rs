@@ -1,0 +1,96 @@
+//! What a handler knows about the request it serves: the revision, the client, cancellation and
+//! a way to report progress.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Map, Value};
+
+use crate::output::Output;
+use crate::version::ProtocolVersion;
+
+/// Set when the client sends `notifications/cancelled` for the request. Long handlers poll it and
+/// stop early; whatever they return afterwards is not sent.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The per-request context handed to tool handlers and the resource reader.
+#[derive(Clone)]
+pub struct RequestContext {
+    /// The revision this request is served at.
+    pub version: ProtocolVersion,
+    /// `clientInfo` from the request's envelope, else from the last `initialize`.
+    pub client_info: Option<Value>,
+    pub cancel: CancelToken,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) output: Option<Arc<Output>>,
+}
+
+impl RequestContext {
+    /// A context for calling handlers outside a server (tests, benchmarks, other front ends).
+    pub fn detached(version: ProtocolVersion) -> RequestContext {
+        RequestContext {
+            version,
+            client_info: None,
+            cancel: CancelToken::new(),
+            progress_token: None,
+            output: None,
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Whether the client asked for progress (the request carried `_meta.progressToken`).
+    pub fn wants_progress(&self) -> bool {
+        self.progress_token.is_some() && self.output.is_some()
+    }
+
+    /// Sends `notifications/progress` when the client asked for it; otherwise does nothing.
+    /// `message` is sent only at revisions that have it (2025-03-26 and later).
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let (Some(token), Some(output)) = (&self.progress_token, &self.output) else {
+            return;
+        };
+        if self.is_cancelled() {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), number(progress));
+        if let Some(t) = total {
+            params.insert("total".into(), number(t));
+        }
+        if let (Some(m), true) = (message, self.version.has_annotations()) {
+            params.insert("message".into(), Value::String(m.to_owned()));
+        }
+        let mut note = Map::new();
+        note.insert("jsonrpc".into(), "2.0".into());
+        note.insert("method".into(), "notifications/progress".into());
+        note.insert("params".into(), Value::Object(params));
+        output.write_value(&Value::Object(note));
+    }
+}
+
+fn number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Value::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
