@@ -1,13 +1,379 @@
-//! `agentxchain`: governed multi-agent runs. Argument parsing and wiring only.
+//! `agentxchain`: governed multi-agent runs. Argument parsing and wiring only; the rules live in
+//! `axc-core` and the MCP server in `axc-mcp`.
 
-use clap::Parser;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axc_core::intake;
+use axc_core::read::{self, Project};
+use axc_core::util::resolve_path;
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
 
 /// Governed multi-agent runs: phases, turns, gates, escalations and intake, with an MCP server
 /// that lets agents read run state and learn how a person approves a gate.
 #[derive(Parser, Debug)]
 #[command(name = "agentxchain", version, about, long_about = None)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let _cli = Cli::parse();
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the governance view of a project over MCP (stdio)
+    #[command(name = "serve-mcp")]
+    ServeMcp {
+        /// Project root (default: the current directory); the nearest ancestor holding
+        /// agentxchain.json is used
+        #[arg(long, value_name = "PATH")]
+        root: Option<PathBuf>,
+    },
+    /// Show the project's run status: phase, active turns, pending gates, blocked state
+    Status {
+        #[command(flatten)]
+        common: ReadArgs,
+    },
+    /// Show the most recent events of the event log, oldest first
+    Events {
+        /// How many events (default 50; 0 = all)
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        #[command(flatten)]
+        common: ReadArgs,
+    },
+    /// Show run history (one entry per finished run), newest first
+    History {
+        /// How many entries (default 20; 0 = all)
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        #[command(flatten)]
+        common: ReadArgs,
+    },
+    /// Record external signals as intake events
+    Intake {
+        #[command(subcommand)]
+        command: IntakeCommand,
+    },
+}
+
+#[derive(Args, Debug)]
+struct ReadArgs {
+    /// Print the report as JSON (the same object the MCP tool returns)
+    #[arg(long)]
+    json: bool,
+    /// Project directory (default: the current directory)
+    #[arg(long, value_name = "PATH")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum IntakeCommand {
+    /// Record an intake event and create a detected intent (deduplicated on source + signal)
+    Record(RecordArgs),
+}
+
+#[derive(Args, Debug)]
+struct RecordArgs {
+    /// Read the payload ({source, signal, evidence, category?}) from a JSON file
+    #[arg(long, value_name = "F")]
+    file: Option<PathBuf>,
+    /// Read the payload from standard input
+    #[arg(long)]
+    stdin: bool,
+    /// Event source: manual, ci_failure, git_ref_change, schedule, vision_scan, vision_idle_expansion
+    #[arg(long, value_name = "S")]
+    source: Option<String>,
+    /// The signal, a JSON object
+    #[arg(long, value_name = "JSON")]
+    signal: Option<String>,
+    /// Evidence, a JSON object {"type":"url|file|text","value":"..."} or an array of them;
+    /// may be repeated
+    #[arg(long, value_name = "JSON")]
+    evidence: Vec<String>,
+    /// Event category (default: <source>_signal)
+    #[arg(long, value_name = "C")]
+    category: Option<String>,
+    /// Print the result as JSON
+    #[arg(short = 'j', long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::ServeMcp { root } => serve_mcp(root),
+        Command::Status { common } => report(&common, |p, root, w| match p {
+            Some(p) => read::status(p, w),
+            None => read::no_project(root),
+        }),
+        Command::Events { limit, common } => report(&common, |p, root, _| match p {
+            Some(_) => read::events(root, limit.map_or(read::DEFAULT_EVENTS, all_if_zero)),
+            None => read::no_project(root),
+        }),
+        Command::History { limit, common } => report(&common, |p, root, _| match p {
+            Some(_) => read::history(root, limit.map_or(read::DEFAULT_HISTORY, all_if_zero)),
+            None => read::no_project(root),
+        }),
+        Command::Intake {
+            command: IntakeCommand::Record(args),
+        } => intake_record(args),
+    }
+}
+
+fn all_if_zero(n: usize) -> usize {
+    if n == 0 { usize::MAX } else { n }
+}
+
+fn serve_mcp(root: Option<PathBuf>) -> ExitCode {
+    let hint =
+        root.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    let resolved = resolve_path(&hint);
+    let found = axc_core::config::find_root(&resolved);
+    if found.is_none() {
+        eprintln!(
+            "[agentxchain serve-mcp] Warning: no agentxchain.json found at {}. Tools will return errors until a governed project is available.",
+            hint.display()
+        );
+    }
+    let project_root = found.unwrap_or(resolved);
+    eprintln!(
+        "[agentxchain serve-mcp] Starting MCP server for {}",
+        project_root.display()
+    );
+    let server = axc_mcp::server(axc_mcp::Options {
+        project_root,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        warn: Arc::new(|w| eprintln!("{w}")),
+    });
+    match server.serve_stdio() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("[agentxchain serve-mcp] reading stdin failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a read report on the project at or above `--root` and prints it.
+fn report(
+    args: &ReadArgs,
+    build: impl FnOnce(Option<&Project>, &std::path::Path, &mut Vec<String>) -> Value,
+) -> ExitCode {
+    let start = resolve_path(&args.root.clone().unwrap_or_else(|| PathBuf::from(".")));
+    let mut warnings = Vec::new();
+    let project = read::open(&start, &mut warnings);
+    let root = project.as_ref().map_or(start.clone(), |p| p.root.clone());
+    let value = build(project.as_ref(), &root, &mut warnings);
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    let ok = value["ok"] == json!(true);
+    if args.json {
+        println!("{}", canon::to_pretty(&value));
+    } else if !ok {
+        println!("{}", value["error"].as_str().unwrap_or("failed"));
+    } else {
+        print!("{}", human(&value));
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "-".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The human-readable form of a report.
+fn human(v: &Value) -> String {
+    let mut out = String::new();
+    if let Some(project) = v.get("project") {
+        out += &format!(
+            "Project:       {} ({})\n",
+            s(&project["name"]),
+            s(&project["id"])
+        );
+        out += &format!("Protocol:      {}\n", s(&v["protocol_mode"]));
+        out += &format!("Run:           {}\n", s(&v["run_id"]));
+        out += &format!("Phase:         {}\n", s(&v["phase"]));
+        out += &format!("Status:        {}\n", s(&v["status"]));
+        let turns = v["active_turns"].as_array().cloned().unwrap_or_default();
+        if turns.is_empty() {
+            out += "Active turns:  none\n";
+        }
+        for (i, t) in turns.iter().enumerate() {
+            let label = if i == 0 {
+                "Active turns: "
+            } else {
+                "              "
+            };
+            out += &format!(
+                "{label} {} ({}, {})\n",
+                s(&t["turn_id"]),
+                s(&t["role"]),
+                s(&t["status"])
+            );
+        }
+        let gates = v["pending_gates"]
+            .as_array()
+            .map(|g| g.iter().map(s).collect::<Vec<_>>().join(", "));
+        out += &format!(
+            "Pending gates: {}\n",
+            gates.unwrap_or_else(|| "none".to_owned())
+        );
+        out += &format!("Blocked on:    {}\n", s(&v["blocked_on"]));
+        if let Some(c) = v.get("continuous") {
+            out += &format!(
+                "Continuous:    {} ({}, {} runs completed, {} idle cycles)\n",
+                s(&c["session_id"]),
+                s(&c["status"]),
+                s(&c["runs_completed"]),
+                s(&c["idle_cycles"])
+            );
+        }
+    } else if let Some(events) = v.get("events").and_then(Value::as_array) {
+        if events.is_empty() {
+            out += "No events.\n";
+        }
+        for e in events {
+            let mut line = format!(
+                "{}  {}",
+                s(e.get("timestamp").unwrap_or(&Value::Null)),
+                s(e.get("event_type").unwrap_or(&Value::Null))
+            );
+            for key in ["run_id", "phase", "turn_id"] {
+                if let Some(x) = e.get(key).filter(|x| !x.is_null()) {
+                    line += &format!("  {key}={}", s(x));
+                }
+            }
+            if let Some(t) = e.get("turn").and_then(|t| t.get("turn_id")) {
+                line += &format!("  turn_id={}", s(t));
+            }
+            out += &line;
+            out.push('\n');
+        }
+    } else if let Some(entries) = v.get("entries").and_then(Value::as_array) {
+        if entries.is_empty() {
+            out += "No run history.\n";
+        }
+        for e in entries {
+            let id = e
+                .get("run_id")
+                .or_else(|| e.get("turn_id"))
+                .unwrap_or(&Value::Null);
+            let when = e
+                .get("completed_at")
+                .or_else(|| e.get("recorded_at"))
+                .unwrap_or(&Value::Null);
+            out += &format!(
+                "{}  {}  {}\n",
+                s(id),
+                s(e.get("status").unwrap_or(&Value::Null)),
+                s(when)
+            );
+        }
+    }
+    out
+}
+
+fn intake_record(args: RecordArgs) -> ExitCode {
+    let json_out = args.json;
+    let say_error = |message: &str, code: u8| {
+        if json_out {
+            println!(
+                "{}",
+                canon::to_pretty(&json!({"ok": false, "error": message}))
+            );
+        } else {
+            println!("{message}");
+        }
+        ExitCode::from(code)
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let Some(root) = axc_core::config::find_root(&cwd) else {
+        return say_error("agentxchain.json not found", 2);
+    };
+    let payload = match parse_payload(&args) {
+        Ok(p) => p,
+        Err(message) => return say_error(&message, 1),
+    };
+    match intake::record(&root, &payload, SystemTime::now()) {
+        Ok(recorded) => {
+            if json_out {
+                println!("{}", canon::to_pretty(&recorded.to_json()));
+            } else if recorded.deduplicated {
+                println!(
+                    "\n  Event already recorded: {} (deduplicated)",
+                    s(&recorded.event["event_id"])
+                );
+                if let Some(i) = &recorded.intent {
+                    println!(
+                        "  Linked intent: {} ({})",
+                        s(&i["intent_id"]),
+                        s(&i["status"])
+                    );
+                }
+                println!();
+            } else {
+                println!("\n  Recorded event {}", s(&recorded.event["event_id"]));
+                if let Some(i) = &recorded.intent {
+                    println!("  Created intent {} (detected)", s(&i["intent_id"]));
+                }
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => say_error(&e.to_string(), 1),
+    }
+}
+
+fn parse_json(what: &str, text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("{what} is not valid JSON: {e}"))
+}
+
+fn parse_payload(args: &RecordArgs) -> Result<Value, String> {
+    if let Some(file) = &args.file {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        return parse_json(&file.display().to_string(), &text);
+    }
+    if args.stdin {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        return parse_json("standard input", &text);
+    }
+    let Some(source) = &args.source else {
+        return Err("one of --file, --stdin, or --source is required".to_owned());
+    };
+    let Some(signal) = &args.signal else {
+        return Err("--source requires --signal".to_owned());
+    };
+    if args.evidence.is_empty() {
+        return Err("--source requires --evidence".to_owned());
+    }
+    let signal = parse_json("--signal", signal)?;
+    let mut evidence = Vec::new();
+    for e in &args.evidence {
+        match parse_json("--evidence", e)? {
+            Value::Array(items) => evidence.extend(items),
+            one => evidence.push(one),
+        }
+    }
+    let mut payload = json!({"source": source, "signal": signal, "evidence": evidence});
+    if let Some(c) = &args.category {
+        payload["category"] = json!(c);
+    }
+    Ok(payload)
 }

@@ -151,9 +151,7 @@ fn read_resource(uri: &str, _ctx: &RequestContext) -> Result<Vec<ResourceContent
         return Ok(vec![ResourceContents {
             uri: uri.to_owned(),
             mime_type: "application/json".into(),
-            text: mcp::js_json::to_pretty(
-                &json!({"id": id, "square": u64::from(id) * u64::from(id)}),
-            ),
+            text: canon::to_pretty(&json!({"id": id, "square": u64::from(id) * u64::from(id)})),
         }]);
     }
     Err(ResourceError::NotFound(format!("Unknown resource: {uri}")))

@@ -8,13 +8,12 @@
 //! `cacheScope`), the tool/resource registry with its result conventions (pretty JSON text plus
 //! `structuredContent`, `isError` texts, panic isolation), cancellation, progress, a bounded
 //! worker pool with a single writer, batching on 2025-03-26 sessions, and the drain on EOF.
-//! It also renders JSON exactly as JavaScript does ([`js_json`]).
+//! Text blocks are rendered exactly as JavaScript's `JSON.stringify` would (crate `canon`).
 //!
 //! It knows nothing of chant, AgentXchain or any particular tool: products hand it a
 //! [`ServerBuilder`] full of [`Tool`]s and a resource reader, and call [`Server::serve_stdio`].
 
 mod context;
-pub mod js_json;
 mod output;
 mod pool;
 mod registry;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use crate::js_json::{self, Integers};
+use canon::Integers;
 
 pub(crate) struct Output {
     sink: Mutex<Box<dyn Write + Send>>,
@@ -26,7 +26,7 @@ impl Output {
     /// echoed digit for digit.
     pub(crate) fn write_value(&self, value: &Value) {
         let mut line = String::with_capacity(256);
-        js_json::write_compact(&mut line, value, Integers::Exact);
+        canon::write_compact(&mut line, value, Integers::Exact);
         line.push('\n');
         self.write_line(line.as_bytes());
     }

@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value, json};
 
 use crate::context::{CancelToken, RequestContext};
-use crate::js_json::{self, Integers};
 use crate::output::Output;
 use crate::pool::Pool;
 use crate::registry::{
     Resource, ResourceContents, ResourceError, ResourceReader, ResourceTemplate, Tool, ToolOutput,
 };
 use crate::version::ProtocolVersion;
+use canon::Integers;
 
 /// Longest incoming line served (16 MiB); a longer one is discarded and answered -32700.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -680,7 +680,7 @@ impl Inner {
         let mut m = Map::new();
         let (text, structured, is_error) = match output {
             ToolOutput::Json(value) => {
-                let text = js_json::to_pretty(&value);
+                let text = canon::to_pretty(&value);
                 let structured = value.is_object().then_some(value);
                 (text, structured, false)
             }
@@ -711,7 +711,7 @@ impl Inner {
 /// The cancellation-table key of a request id: its exact JSON text, so `1` and `"1"` differ.
 fn id_key(id: &Value) -> String {
     let mut s = String::new();
-    js_json::write_compact(&mut s, id, Integers::Exact);
+    canon::write_compact(&mut s, id, Integers::Exact);
     s
 }
 

@@ -1,8 +1,10 @@
 //! JSON text exactly as JavaScript's `JSON.stringify` writes it.
 //!
-//! MCP clients display the text blocks this server produces, and chant's canonical forms must be
-//! byte-compatible with the TypeScript reference, so numbers follow `Number#toString` (`1`, not
-//! `1.0`; `1e+21`, not `1e21`) and strings escape only what JavaScript escapes.
+//! This crate owns JavaScript-compatible JSON rendering: MCP text blocks, AgentXchain's files and
+//! dedupe keys, and (later) chant's canonical forms and digests must be byte-compatible with the
+//! JavaScript references, so numbers follow `Number#toString` (`1`, not `1.0`; `1e+21`, not
+//! `1e21`) and strings escape only what JavaScript escapes. It knows nothing of MCP, git or any
+//! product: it turns `serde_json` values into text.
 
 use serde_json::{Map, Number, Value};
 

@@ -1,0 +1,66 @@
+//! Shared helpers for the agentxchain black-box tests.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mcp_testkit::ServerProcess;
+use sha2::{Digest, Sha256};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_agentxchain");
+
+/// `../shared/fixtures/agentxchain`, read in place.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/agentxchain")
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+            let mut perms = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms).unwrap();
+        }
+    }
+}
+
+/// A writable copy of fixture `name`'s project in a fresh temporary directory.
+pub fn project_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    copy_dir(&fixtures().join(name).join("project"), &root);
+    (dir, root)
+}
+
+/// Every file under `root` with the sha256 of its bytes.
+pub fn hash_tree(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                let digest = Sha256::digest(std::fs::read(entry.path()).unwrap());
+                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                out.insert(entry.path().strip_prefix(root).unwrap().to_path_buf(), hex);
+            }
+        }
+    }
+    out
+}
+
+pub fn serve(root: &Path) -> ServerProcess {
+    ServerProcess::spawn(
+        BIN,
+        ["serve-mcp".as_ref(), "--root".as_ref(), root.as_os_str()],
+    )
+}

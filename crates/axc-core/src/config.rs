@@ -1,0 +1,566 @@
+//! `agentxchain.json`: root discovery, version detection, validation of the core sections and
+//! the normalized `project`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use thiserror::Error;
+
+pub const CONFIG_FILE: &str = "agentxchain.json";
+
+const WRITE_AUTHORITIES: [&str; 3] = ["authoritative", "proposed", "review_only"];
+const RUNTIME_TYPES: [&str; 5] = ["manual", "local_cli", "api_proxy", "mcp", "remote_agent"];
+const API_PROXY_PROVIDERS: [&str; 4] = ["anthropic", "openai", "google", "ollama"];
+
+/// Why a config could not be used. `Display` is the warning's text after `  Warning: `.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("agentxchain.json is invalid JSON: {0}")]
+    InvalidJson(String),
+    #[error("agentxchain.json has issues: {}", .0.join(", "))]
+    Issues(Vec<String>),
+    #[error("agentxchain.json could not be read: {0}")]
+    Unreadable(String),
+}
+
+/// The two config generations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolMode {
+    /// `schema_version` `"1.0"` or `4`.
+    Governed,
+    /// `version` `3`.
+    Legacy,
+}
+
+impl ProtocolMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolMode::Governed => "governed",
+            ProtocolMode::Legacy => "legacy",
+        }
+    }
+}
+
+/// A loaded, validated config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub mode: ProtocolMode,
+    /// `{id, name, goal?, default_branch}`.
+    pub project: Value,
+    /// Where the run state lives, relative to the root.
+    pub state_file: String,
+    /// `budget.per_run_max_usd`, when configured.
+    pub per_run_max_usd: Option<f64>,
+    /// The file as parsed.
+    pub raw: Value,
+}
+
+/// The nearest ancestor of `start` (inclusive) that holds `agentxchain.json`.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| dir.join(CONFIG_FILE).is_file())
+        .map(Path::to_path_buf)
+}
+
+/// Reads and validates `<root>/agentxchain.json`.
+pub fn load(root: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read(root.join(CONFIG_FILE))
+        .map_err(|e| ConfigError::Unreadable(e.to_string()))?;
+    let raw: Value =
+        serde_json::from_slice(&text).map_err(|e| ConfigError::InvalidJson(e.to_string()))?;
+    from_value(raw)
+}
+
+/// Validates a parsed config.
+pub fn from_value(raw: Value) -> Result<Config, ConfigError> {
+    let Some(obj) = raw.as_object() else {
+        return Err(ConfigError::Issues(vec![UNRECOGNIZED.into()]));
+    };
+    let governed = matches!(obj.get("schema_version"), Some(Value::String(s)) if s == "1.0")
+        || obj.get("schema_version").and_then(Value::as_f64) == Some(4.0);
+    let legacy = obj.get("version").and_then(Value::as_f64) == Some(3.0);
+    if governed {
+        let errors = validate_governed(obj);
+        if !errors.is_empty() {
+            return Err(ConfigError::Issues(errors));
+        }
+        let per_run = obj
+            .get("budget")
+            .and_then(|b| b.get("per_run_max_usd"))
+            .and_then(Value::as_f64);
+        Ok(Config {
+            mode: ProtocolMode::Governed,
+            project: governed_project(obj.get("project")),
+            state_file: ".agentxchain/state.json".into(),
+            per_run_max_usd: per_run,
+            raw,
+        })
+    } else if legacy {
+        let errors = validate_legacy(obj);
+        if !errors.is_empty() {
+            return Err(ConfigError::Issues(errors));
+        }
+        let name = obj
+            .get("project")
+            .and_then(Value::as_str)
+            .unwrap_or("Unknown Project");
+        let state_file = obj
+            .get("state_file")
+            .and_then(Value::as_str)
+            .unwrap_or("state.json")
+            .to_owned();
+        Ok(Config {
+            mode: ProtocolMode::Legacy,
+            project: json!({"id": slugify(name), "name": name, "default_branch": "main"}),
+            state_file,
+            per_run_max_usd: None,
+            raw,
+        })
+    } else {
+        Err(ConfigError::Issues(vec![UNRECOGNIZED.into()]))
+    }
+}
+
+const UNRECOGNIZED: &str =
+    "Unrecognized config format. Expected version: 3 or schema_version: \"1.0\" / 4";
+
+fn governed_project(project: Option<&Value>) -> Value {
+    let text = |k: &str| {
+        project
+            .and_then(|p| p.get(k))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let mut m = Map::new();
+    m.insert("id".into(), json!(text("id").unwrap_or("unknown")));
+    m.insert("name".into(), json!(text("name").unwrap_or("Unknown")));
+    if let Some(goal) = text("goal").map(str::trim).filter(|g| !g.is_empty()) {
+        m.insert("goal".into(), json!(goal));
+    }
+    m.insert(
+        "default_branch".into(),
+        json!(text("default_branch").unwrap_or("main")),
+    );
+    Value::Object(m)
+}
+
+fn slugify(s: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    for c in s.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+            dash = false;
+        } else if !dash {
+            out.push('-');
+            dash = true;
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+fn non_empty_str(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_str)
+        .is_some_and(|s| !s.trim().is_empty())
+}
+
+fn is_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+fn is_phase_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+fn validate_legacy(obj: &Map<String, Value>) -> Vec<String> {
+    let mut errors = Vec::new();
+    if !non_empty_str(obj.get("project")) {
+        errors.push("project must be a non-empty string".to_owned());
+    }
+    match obj.get("agents").and_then(Value::as_object) {
+        None => errors.push("agents must be an object".to_owned()),
+        Some(agents) => {
+            for (id, agent) in agents {
+                if !is_id(id) {
+                    errors.push(format!("Invalid agent id: \"{id}\""));
+                }
+                if !agent.is_object() {
+                    errors.push(format!("Agent \"{id}\" must be an object"));
+                    continue;
+                }
+                if !non_empty_str(agent.get("name")) {
+                    errors.push(format!("Agent \"{id}\": name required"));
+                }
+                if !non_empty_str(agent.get("mandate")) {
+                    errors.push(format!("Agent \"{id}\": mandate required"));
+                }
+            }
+        }
+    }
+    errors
+}
+
+/// The reference's checks of the core sections: project, roles, runtimes and their
+/// cross-references, routing, gates, budget. Unknown keys are tolerated.
+fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
+    let mut errors = Vec::new();
+    match obj.get("project").filter(|p| p.is_object()) {
+        None => errors.push("project must be an object with id and name".to_owned()),
+        Some(p) => {
+            if !non_empty_str(p.get("id")) {
+                errors.push("project.id must be a non-empty string".to_owned());
+            }
+            if !non_empty_str(p.get("name")) {
+                errors.push("project.name must be a non-empty string".to_owned());
+            }
+            match p.get("goal") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(g)) if g.trim().is_empty() => {
+                    errors.push("project.goal must be a non-empty string when provided".to_owned());
+                }
+                Some(Value::String(g)) if g.trim().encode_utf16().count() > 500 => {
+                    errors.push("project.goal must be 500 characters or fewer".to_owned());
+                }
+                Some(Value::String(_)) => {}
+                Some(_) => errors.push("project.goal must be a string".to_owned()),
+            }
+        }
+    }
+    let roles = obj.get("roles").and_then(Value::as_object);
+    let runtimes = obj.get("runtimes").and_then(Value::as_object);
+    match roles {
+        None => errors.push("roles must be an object".to_owned()),
+        Some(roles) => {
+            for (id, role) in roles {
+                if !is_id(id) {
+                    errors.push(format!("Invalid role id: \"{id}\""));
+                }
+                if !role.is_object() {
+                    errors.push(format!("Role \"{id}\" must be an object"));
+                    continue;
+                }
+                if !non_empty_str(role.get("title")) {
+                    errors.push(format!("Role \"{id}\": title required"));
+                }
+                if !non_empty_str(role.get("mandate")) {
+                    errors.push(format!("Role \"{id}\": mandate required"));
+                }
+                if !role
+                    .get("write_authority")
+                    .and_then(Value::as_str)
+                    .is_some_and(|w| WRITE_AUTHORITIES.contains(&w))
+                {
+                    errors.push(format!(
+                        "Role \"{id}\": write_authority must be one of: {}",
+                        WRITE_AUTHORITIES.join(", ")
+                    ));
+                }
+                match role.get("decision_authority") {
+                    None | Some(Value::Null) => {}
+                    Some(v) if v.as_u64().is_some_and(|n| n <= 99) => {}
+                    Some(_) => errors.push(format!(
+                        "Role \"{id}\": decision_authority must be an integer between 0 and 99"
+                    )),
+                }
+                if !non_empty_str(role.get("runtime")) {
+                    errors.push(format!("Role \"{id}\": runtime required"));
+                }
+            }
+        }
+    }
+    match runtimes {
+        None => errors.push("runtimes must be an object".to_owned()),
+        Some(runtimes) => {
+            for (id, rt) in runtimes {
+                if !rt.is_object() {
+                    errors.push(format!("Runtime \"{id}\" must be an object"));
+                    continue;
+                }
+                let ty = rt.get("type").and_then(Value::as_str);
+                if !ty.is_some_and(|t| RUNTIME_TYPES.contains(&t)) {
+                    errors.push(format!(
+                        "Runtime \"{id}\": type must be one of: {}",
+                        RUNTIME_TYPES.join(", ")
+                    ));
+                }
+                if ty == Some("api_proxy") {
+                    let provider = rt
+                        .get("provider")
+                        .and_then(Value::as_str)
+                        .filter(|p| !p.trim().is_empty());
+                    match provider {
+                        None => errors.push(format!(
+                            "Runtime \"{id}\": api_proxy requires \"provider\" (e.g. \"anthropic\", \"openai\")"
+                        )),
+                        Some(p) if !API_PROXY_PROVIDERS.contains(&p) => errors.push(format!(
+                            "Runtime \"{id}\": api_proxy provider must be one of: {}",
+                            API_PROXY_PROVIDERS.join(", ")
+                        )),
+                        Some(_) => {}
+                    }
+                    if !non_empty_str(rt.get("model")) {
+                        errors.push(format!(
+                            "Runtime \"{id}\": api_proxy requires \"model\" (e.g. \"claude-sonnet-4-6\")"
+                        ));
+                    }
+                    if !non_empty_str(rt.get("auth_env")) && provider != Some("ollama") {
+                        errors.push(format!(
+                            "Runtime \"{id}\": api_proxy requires \"auth_env\" (environment variable name for API key)"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if let (Some(roles), Some(runtimes)) = (roles, runtimes) {
+        for (id, role) in roles {
+            let Some(rt_id) = role
+                .get("runtime")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            else {
+                continue;
+            };
+            match runtimes.get(rt_id) {
+                None => errors.push(format!(
+                    "Role \"{id}\" references unknown runtime \"{rt_id}\""
+                )),
+                Some(rt) => {
+                    let review_only =
+                        role.get("write_authority").and_then(Value::as_str) == Some("review_only");
+                    if review_only && rt.get("type").and_then(Value::as_str) == Some("local_cli") {
+                        errors.push(format!(
+                            "Role \"{id}\" is review_only but uses local_cli runtime \"{rt_id}\" — review_only roles should not have authoritative write access"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let routing = obj.get("routing").and_then(Value::as_object);
+    if let Some(routing) = routing {
+        for (phase, route) in routing {
+            if !is_phase_name(phase) {
+                errors.push(format!(
+                    "Routing phase name \"{phase}\" must be lowercase alphanumeric starting with a letter (hyphens and underscores allowed)"
+                ));
+            }
+            if let (Some(entry), Some(roles)) =
+                (route.get("entry_role").and_then(Value::as_str), roles)
+                && !entry.is_empty()
+                && !roles.contains_key(entry)
+            {
+                errors.push(format!(
+                    "Routing \"{phase}\": entry_role \"{entry}\" is not a defined role"
+                ));
+            }
+            if let (Some(next), Some(roles)) = (
+                route.get("allowed_next_roles").and_then(Value::as_array),
+                roles,
+            ) {
+                for r in next {
+                    let name = r.as_str().unwrap_or_default();
+                    if name != "human" && !roles.contains_key(name) {
+                        errors.push(format!("Routing \"{phase}\": allowed_next_roles references unknown role \"{}\"", display(r)));
+                    }
+                }
+            }
+            if let Some(m) = route.get("max_concurrent_turns")
+                && !m.as_u64().is_some_and(|n| (1..=4).contains(&n))
+            {
+                errors.push(format!(
+                    "Routing \"{phase}\": max_concurrent_turns must be an integer between 1 and 4"
+                ));
+            }
+        }
+    }
+    if let (Some(gates), Some(routing)) = (obj.get("gates").filter(|g| !g.is_null()), routing) {
+        for route in routing.values() {
+            if let Some(gate) = route
+                .get("exit_gate")
+                .and_then(Value::as_str)
+                .filter(|g| !g.is_empty())
+                && gates.get(gate).is_none()
+            {
+                errors.push(format!("Routing references unknown gate: \"{gate}\""));
+            }
+        }
+    }
+    if let Some(budget) = obj.get("budget").filter(|b| !b.is_null()) {
+        validate_budget(budget, &mut errors);
+    }
+    errors
+}
+
+fn display(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+}
+
+fn validate_budget(budget: &Value, errors: &mut Vec<String>) {
+    let Some(b) = budget.as_object() else {
+        errors.push("budget must be an object".to_owned());
+        return;
+    };
+    for key in ["per_turn_max_usd", "per_run_max_usd"] {
+        match b.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f > 0.0) => {}
+            Some(Value::Number(_)) => {
+                errors.push(format!("budget.{key} must be greater than 0 when provided"))
+            }
+            Some(_) => errors.push(format!(
+                "budget.{key} must be a finite number when provided"
+            )),
+        }
+    }
+    let turn = b.get("per_turn_max_usd").and_then(Value::as_f64);
+    let run = b.get("per_run_max_usd").and_then(Value::as_f64);
+    if let (Some(t), Some(r)) = (turn, run)
+        && t > r
+    {
+        errors.push(
+            "budget.per_turn_max_usd must be less than or equal to budget.per_run_max_usd when both are set".to_owned(),
+        );
+    }
+    if let Some(on) = b.get("on_exceed")
+        && !on
+            .as_str()
+            .is_some_and(|s| s == "pause_and_escalate" || s == "warn")
+    {
+        errors.push("budget.on_exceed must be one of: pause_and_escalate, warn".to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn governed(extra: Value) -> Value {
+        let mut base = json!({
+            "schema_version": "1.0",
+            "project": {"id": "p", "name": "P"},
+            "roles": {"dev": {"title": "Dev", "mandate": "Build.", "write_authority": "authoritative", "runtime": "m"}},
+            "runtimes": {"m": {"type": "manual"}}
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        base
+    }
+
+    #[test]
+    fn versions_are_detected() {
+        assert_eq!(
+            from_value(governed(json!({}))).unwrap().mode,
+            ProtocolMode::Governed
+        );
+        assert_eq!(
+            from_value(governed(json!({"schema_version": 4})))
+                .unwrap()
+                .mode,
+            ProtocolMode::Governed
+        );
+        let legacy = json!({"version": 3, "project": "My App", "agents": {"dev": {"name": "Dev", "mandate": "x"}}});
+        let c = from_value(legacy).unwrap();
+        assert_eq!(c.mode, ProtocolMode::Legacy);
+        assert_eq!(
+            c.project,
+            json!({"id": "my-app", "name": "My App", "default_branch": "main"})
+        );
+        assert_eq!(c.state_file, "state.json");
+        let e = from_value(json!({"schema_version": 2})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "agentxchain.json has issues: Unrecognized config format. Expected version: 3 or schema_version: \"1.0\" / 4"
+        );
+    }
+
+    #[test]
+    fn the_reference_issue_texts_are_kept() {
+        let c = governed(json!({
+            "roles": {
+                "dev": {"title": "Dev", "mandate": "Build.", "write_authority": "superuser", "runtime": "m"},
+                "qa": {"title": "QA", "mandate": "Test.", "write_authority": "review_only", "runtime": "manual-tester"}
+            }
+        }));
+        assert_eq!(
+            from_value(c).unwrap_err().to_string(),
+            "agentxchain.json has issues: Role \"dev\": write_authority must be one of: authoritative, proposed, review_only, Role \"qa\" references unknown runtime \"manual-tester\""
+        );
+    }
+
+    #[test]
+    fn project_is_normalized() {
+        let c = from_value(governed(
+            json!({"project": {"name": "P", "goal": "  Ship it ", "id": "p"}}),
+        ))
+        .unwrap();
+        assert_eq!(
+            c.project,
+            json!({"id": "p", "name": "P", "goal": "Ship it", "default_branch": "main"})
+        );
+        let bad = from_value(governed(json!({"project": {"id": "", "name": 3}}))).unwrap_err();
+        assert_eq!(
+            bad,
+            ConfigError::Issues(vec![
+                "project.id must be a non-empty string".into(),
+                "project.name must be a non-empty string".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn routing_gates_and_runtimes_are_checked() {
+        let c = governed(json!({
+            "runtimes": {"m": {"type": "manual"}, "api": {"type": "api_proxy", "provider": "acme"}, "x": {"type": "cloud"}},
+            "routing": {"Build": {"entry_role": "ghost", "exit_gate": "g1", "max_concurrent_turns": 9, "allowed_next_roles": ["human", "nobody"]}},
+            "gates": {}
+        }));
+        let Err(ConfigError::Issues(errors)) = from_value(c) else {
+            panic!()
+        };
+        assert_eq!(
+            errors,
+            [
+                "Runtime \"api\": api_proxy provider must be one of: anthropic, openai, google, ollama",
+                "Runtime \"api\": api_proxy requires \"model\" (e.g. \"claude-sonnet-4-6\")",
+                "Runtime \"api\": api_proxy requires \"auth_env\" (environment variable name for API key)",
+                "Runtime \"x\": type must be one of: manual, local_cli, api_proxy, mcp, remote_agent",
+                "Routing phase name \"Build\" must be lowercase alphanumeric starting with a letter (hyphens and underscores allowed)",
+                "Routing \"Build\": entry_role \"ghost\" is not a defined role",
+                "Routing \"Build\": allowed_next_roles references unknown role \"nobody\"",
+                "Routing \"Build\": max_concurrent_turns must be an integer between 1 and 4",
+                "Routing references unknown gate: \"g1\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn review_only_on_local_cli_is_rejected() {
+        let c = governed(json!({
+            "roles": {"qa": {"title": "QA", "mandate": "Test.", "write_authority": "review_only", "runtime": "cli"}},
+            "runtimes": {"cli": {"type": "local_cli"}}
+        }));
+        assert!(
+            from_value(c)
+                .unwrap_err()
+                .to_string()
+                .contains("review_only roles should not have authoritative write access")
+        );
+    }
+
+    #[test]
+    fn root_discovery_walks_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a/b");
+        std::fs::create_dir_all(&nested).unwrap();
+        assert_eq!(find_root(&nested), None);
+        std::fs::write(dir.path().join(CONFIG_FILE), "{}").unwrap();
+        assert_eq!(find_root(&nested).as_deref(), Some(dir.path()));
+    }
+}

@@ -1,0 +1,331 @@
+//! The governance read model: what `agentxchain status`, `events`, `history` and the MCP tools
+//! report, as JSON values. Every function re-reads the disk; nothing here writes.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::config::{self, Config};
+use crate::escalations;
+use crate::jsonl;
+use crate::state;
+use crate::util::shell_quote;
+
+pub const EVENTS_FILE: &str = ".agentxchain/events.jsonl";
+pub const RUN_HISTORY_FILE: &str = ".agentxchain/run-history.jsonl";
+pub const SESSION_FILE: &str = ".agentxchain/continuous-session.json";
+pub const STATE_FILE: &str = ".agentxchain/state.json";
+
+/// Default number of events returned.
+pub const DEFAULT_EVENTS: usize = 50;
+/// Default number of run-history entries returned.
+pub const DEFAULT_HISTORY: usize = 20;
+
+/// The intake sources the CLI accepts.
+pub const INTAKE_SOURCES: [&str; 6] = [
+    "manual",
+    "ci_failure",
+    "git_ref_change",
+    "schedule",
+    "vision_scan",
+    "vision_idle_expansion",
+];
+
+/// A governed project found on disk, its config loaded and valid.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub root: PathBuf,
+    pub config: Config,
+}
+
+/// Finds the project at or above `start` and loads its config. Warnings for a config that is
+/// present but unusable are pushed to `warnings` (each a whole stderr line); the project then
+/// counts as absent.
+pub fn open(start: &Path, warnings: &mut Vec<String>) -> Option<Project> {
+    let root = config::find_root(start)?;
+    match config::load(&root) {
+        Ok(config) => Some(Project { root, config }),
+        Err(e) => {
+            warnings.push(format!("  Warning: {e}"));
+            None
+        }
+    }
+}
+
+fn fail(error: impl Into<String>) -> Value {
+    json!({"ok": false, "error": error.into()})
+}
+
+/// `{"ok":false,"error":"No governed project found at <root>"}`.
+pub fn no_project(project_root: &Path) -> Value {
+    fail(format!(
+        "No governed project found at {}",
+        project_root.display()
+    ))
+}
+
+/// The run state, normalized, or `None` (with a warning when a file was set aside).
+pub fn load_state(project: &Project, warnings: &mut Vec<String>) -> Option<Value> {
+    match state::load(&project.root, &project.config) {
+        Ok(s) => s,
+        Err(e) => {
+            warnings.push(format!("  Warning: {e}"));
+            None
+        }
+    }
+}
+
+/// `.agentxchain/continuous-session.json` when it exists and parses as an object.
+pub fn load_session(root: &Path) -> Option<Value> {
+    let bytes = std::fs::read(root.join(SESSION_FILE)).ok()?;
+    serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .filter(Value::is_object)
+}
+
+fn str_or_null(v: Option<&Value>) -> Value {
+    match v {
+        Some(Value::String(s)) if !s.is_empty() => Value::String(s.clone()),
+        _ => Value::Null,
+    }
+}
+
+/// The status report: project, run, active turns, pending gates, blocked state, session.
+pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
+    let state = load_state(project, warnings);
+    let s = state.as_ref().and_then(Value::as_object);
+    let mut m = Map::new();
+    m.insert("ok".into(), json!(true));
+    m.insert("project".into(), project.config.project.clone());
+    m.insert("protocol_mode".into(), json!(project.config.mode.as_str()));
+    let run_status = str_or_null(s.and_then(|s| s.get("status")));
+    let phase = str_or_null(s.and_then(|s| s.get("phase")));
+    m.insert(
+        "run_id".into(),
+        str_or_null(s.and_then(|s| s.get("run_id"))),
+    );
+    m.insert("phase".into(), phase.clone());
+    m.insert("status".into(), run_status.clone());
+    let turns: Vec<Value> = s
+        .and_then(|s| s.get("active_turns"))
+        .and_then(Value::as_object)
+        .map(|turns| {
+            turns
+                .iter()
+                .map(|(id, turn)| {
+                    let turn_phase = turn.get("phase").filter(|p| p.is_string()).cloned();
+                    json!({
+                        "turn_id": turn.get("turn_id").cloned().unwrap_or_else(|| json!(id)),
+                        "role": str_or_null(turn.get("assigned_role")),
+                        "status": str_or_null(turn.get("status")),
+                        "phase": turn_phase.unwrap_or_else(|| phase.clone()),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    m.insert("active_turns".into(), Value::Array(turns));
+    let gates: Vec<Value> = ["pending_phase_transition", "pending_run_completion"]
+        .iter()
+        .filter_map(|k| {
+            s.and_then(|s| s.get(*k))
+                .and_then(|p| p.get("gate"))
+                .filter(|g| g.is_string())
+                .cloned()
+        })
+        .collect();
+    m.insert(
+        "pending_gates".into(),
+        if gates.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(gates)
+        },
+    );
+    m.insert("blocked".into(), json!(run_status == "blocked"));
+    m.insert(
+        "blocked_on".into(),
+        str_or_null(s.and_then(|s| s.get("blocked_on"))),
+    );
+    if let Some(session) = load_session(&project.root) {
+        let count = |k: &str| {
+            session
+                .get(k)
+                .filter(|v| v.is_number())
+                .cloned()
+                .unwrap_or(json!(0))
+        };
+        m.insert(
+            "continuous".into(),
+            json!({
+                "session_id": str_or_null(session.get("session_id")),
+                "status": str_or_null(session.get("status")),
+                "runs_completed": count("runs_completed"),
+                "idle_cycles": count("idle_cycles"),
+            }),
+        );
+    }
+    Value::Object(m)
+}
+
+/// How many entries a `limit` argument asks for: `floor(limit)` when it is a number ≥ 1,
+/// else `default`.
+pub fn limit_from(limit: Option<&Value>, default: usize) -> usize {
+    match limit.and_then(Value::as_f64) {
+        Some(f) if f >= 1.0 => f.floor().min(usize::MAX as f64) as usize,
+        _ => default,
+    }
+}
+
+/// The last `n` events, oldest first: `{ok, count, events}`.
+pub fn events(project_root: &Path, n: usize) -> Value {
+    match jsonl::read_last(&project_root.join(EVENTS_FILE), n) {
+        Ok(events) => json!({"ok": true, "count": events.len(), "events": events}),
+        Err(e) => fail(format!("Cannot read {EVENTS_FILE}: {e}")),
+    }
+}
+
+/// The newest `n` run summaries, newest first: `{ok, count, entries}`.
+pub fn history(project_root: &Path, n: usize) -> Value {
+    match jsonl::read_last(&project_root.join(RUN_HISTORY_FILE), n) {
+        Ok(mut entries) => {
+            entries.reverse();
+            json!({"ok": true, "count": entries.len(), "entries": entries})
+        }
+        Err(e) => fail(format!("Cannot read {RUN_HISTORY_FILE}: {e}")),
+    }
+}
+
+/// Inspects a gate awaiting a person and names the CLI command that resolves it. Handles
+/// `hesc_` escalations of a blocked run and the gates of a run paused for approval. Never writes.
+pub fn approve_gate(project: &Project, gate_id: &str, warnings: &mut Vec<String>) -> Value {
+    let Some(state) = load_state(project, warnings) else {
+        return fail("No governed state found.");
+    };
+    let id = gate_id.trim();
+    if id.is_empty() {
+        return fail("gate_id is required.");
+    }
+    let status_text = match state.get("status") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "undefined".to_owned(),
+    };
+    if id.starts_with("hesc_") {
+        if status_text != "blocked" {
+            return fail(format!(
+                "Run is not blocked (status: \"{status_text}\"). Nothing to approve."
+            ));
+        }
+        let records = match escalations::load(&project.root) {
+            Ok(r) => r,
+            Err(e) => {
+                return fail(format!(
+                    "Cannot read {}: {e}",
+                    escalations::ESCALATIONS_FILE
+                ));
+            }
+        };
+        let Some(record) = records.iter().find(|r| r.open && r.id() == id) else {
+            return fail(format!("No open escalation found for {id}."));
+        };
+        if escalations::current_blocker(&records, &state).map(escalations::Escalation::id)
+            != Some(id)
+        {
+            return fail(format!("{id} is not the current blocker for this run."));
+        }
+        return json!({
+            "ok": true,
+            "gate_id": id,
+            "type": str_or_null(record.record.get("type")),
+            "detail": str_or_null(record.record.get("detail")),
+            "instruction": format!("Gate {id} is the current blocker. Run \"agentxchain unblock {id}\" to approve and resume."),
+        });
+    }
+    if status_text != "paused" && status_text != "blocked" {
+        return fail(format!(
+            "Run is not awaiting approval (status: \"{status_text}\"). Nothing to approve."
+        ));
+    }
+    let pending_gate = |key: &str| {
+        state
+            .get(key)
+            .filter(|p| p.get("gate").and_then(Value::as_str) == Some(id))
+            .cloned()
+    };
+    if let Some(t) = pending_gate("pending_phase_transition") {
+        let from = t.get("from").and_then(Value::as_str).unwrap_or("?");
+        let to = t.get("to").and_then(Value::as_str).unwrap_or("?");
+        return json!({
+            "ok": true,
+            "gate_id": id,
+            "type": "phase_transition",
+            "detail": format!("{from} → {to}"),
+            "instruction": format!("Gate {id} is awaiting human approval. Run \"agentxchain approve-transition\" to approve the transition from {from} to {to}."),
+        });
+    }
+    if pending_gate("pending_run_completion").is_some() {
+        return json!({
+            "ok": true,
+            "gate_id": id,
+            "type": "run_completion",
+            "detail": null,
+            "instruction": format!("Gate {id} is awaiting human approval. Run \"agentxchain approve-completion\" to approve completing the run."),
+        });
+    }
+    fail(format!("No pending approval gate {id} for this run."))
+}
+
+/// Builds the `agentxchain intake record` command that records an event with this title,
+/// description and priority; nothing is written.
+pub fn intake_instruction(
+    source: &str,
+    title: &str,
+    description: Option<&str>,
+    priority: Option<&str>,
+) -> Value {
+    let source = source.trim();
+    let title = title.trim();
+    if source.is_empty() || title.is_empty() {
+        return fail("Both source and title are required.");
+    }
+    if !INTAKE_SOURCES.contains(&source) {
+        return fail(format!(
+            "source must be one of: {}",
+            INTAKE_SOURCES.join(", ")
+        ));
+    }
+    let description = description.map(str::trim).filter(|d| !d.is_empty());
+    let priority = priority.map(str::trim).filter(|p| !p.is_empty());
+    let mut signal = Map::new();
+    signal.insert("title".into(), json!(title));
+    if let Some(d) = description {
+        signal.insert("description".into(), json!(d));
+    }
+    if let Some(p) = priority {
+        signal.insert("priority".into(), json!(p));
+    }
+    let evidence = json!({"type": "text", "value": description.unwrap_or(title)});
+    let signal = compact(&Value::Object(signal));
+    let evidence = compact(&evidence);
+    let command = format!(
+        "agentxchain intake record --source {} --signal {} --evidence {}",
+        shell_quote(source),
+        shell_quote(&signal),
+        shell_quote(&evidence)
+    );
+    json!({
+        "ok": true,
+        "instruction": format!("Use \"{command}\" to record this event."),
+        "command": command,
+        "source": source,
+        "title": title,
+        "description": description,
+        "priority": priority,
+    })
+}
+
+fn compact(v: &Value) -> String {
+    // serde_json's compact form equals JSON.stringify for strings and objects of strings.
+    serde_json::to_string(v).expect("a JSON value serializes")
+}
