@@ -171,7 +171,7 @@ fn replay(fixture: &str) {
     let expected = std::fs::read_to_string(fixtures().join(fixture).join("stderr.txt"))
         .unwrap()
         .replace("<ROOT>", &root_text);
-    let ours = server.stderr();
+    let ours = server.final_stderr();
     let first_two = |s: &str| {
         s.lines()
             .filter(|l| l.starts_with("[agentxchain serve-mcp]"))

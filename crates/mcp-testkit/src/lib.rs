@@ -30,6 +30,7 @@ pub struct ServerProcess {
     lines: Receiver<String>,
     stash: VecDeque<Value>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_reader: Option<thread::JoinHandle<()>>,
 }
 
 impl ServerProcess {
@@ -76,7 +77,7 @@ impl ServerProcess {
         });
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&stderr);
-        thread::spawn(move || {
+        let stderr_reader = thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = err.read(&mut buf) {
                 if n == 0 {
@@ -91,6 +92,7 @@ impl ServerProcess {
             lines,
             stash: VecDeque::new(),
             stderr,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
@@ -233,6 +235,29 @@ impl ServerProcess {
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Everything the server wrote to stderr, complete: call after the process exited.
+    pub fn final_stderr(&mut self) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
+        self.stderr()
+    }
+
+    /// Waits until stderr contains `needle` (stderr is read on its own thread, so it may lag
+    /// behind stdout). Returns whether it appeared within `timeout`.
+    pub fn wait_for_stderr(&self, needle: &str, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Peak resident set size of the live process in KiB (Linux `VmHWM`).
