@@ -28,3 +28,230 @@ fn an_unknown_argument_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
 }
+
+mod support;
+
+use std::path::Path;
+
+use mcp_testkit::tool_text;
+use serde_json::{Value, json};
+
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn mcp_tool(root: &Path, name: &str, args: Value) -> Value {
+    let mut s = support::serve(root);
+    let r = s.request(1, "tools/call", json!({"name": name, "arguments": args}));
+    serde_json::from_str(tool_text(&r["result"])).unwrap()
+}
+
+#[test]
+fn read_commands_print_what_the_mcp_tools_return() {
+    for fixture in [
+        "scratch-blocked-hesc",
+        "scratch-completed-run",
+        "test-suite-fixture",
+    ] {
+        let (_d, root) = support::project_copy(fixture);
+        for (cmd, tool, args) in [
+            (vec!["status", "--json"], "agentxchain_status", json!({})),
+            (vec!["events", "--json"], "agentxchain_events", json!({})),
+            (
+                vec!["events", "--json", "--limit", "2"],
+                "agentxchain_events",
+                json!({"limit": 2}),
+            ),
+            (vec!["history", "--json"], "agentxchain_history", json!({})),
+            (
+                vec!["history", "--json", "--limit", "1"],
+                "agentxchain_history",
+                json!({"limit": 1}),
+            ),
+        ] {
+            let out = run_in(&root, &cmd);
+            assert!(out.status.success(), "{cmd:?}");
+            let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(printed, mcp_tool(&root, tool, args), "{fixture} {cmd:?}");
+            // Pretty JSON with the same key order, as the MCP text block.
+            let mut s = support::serve(&root);
+            let r = s.request(
+                1,
+                "tools/call",
+                json!({"name": tool, "arguments": printed_args(&cmd)}),
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim_end(),
+                tool_text(&r["result"])
+            );
+        }
+    }
+}
+
+fn printed_args(cmd: &[&str]) -> Value {
+    match cmd.iter().position(|a| *a == "--limit") {
+        Some(i) => json!({"limit": cmd[i + 1].parse::<u64>().unwrap()}),
+        None => json!({}),
+    }
+}
+
+#[test]
+fn read_commands_take_root_and_explain_a_missing_project() {
+    let (_d, root) = support::project_copy("test-suite-fixture");
+    let nested = root.join(".agentxchain");
+    let out = Command::new(BIN)
+        .args(["status", "--root"])
+        .arg(&nested)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Run:           run_mcp_test_001"), "{text}");
+    assert!(text.contains("Status:        active"), "{text}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = run_in(empty.path(), &["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("No governed project found at "));
+    let out = run_in(empty.path(), &["events", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+}
+
+#[test]
+fn events_limit_zero_prints_all() {
+    let (_d, root) = support::project_copy("scratch-completed-run");
+    let out = run_in(&root, &["events", "--json", "--limit", "0"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["count"], 24);
+    let out = run_in(&root, &["events", "--limit", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 2, "{text}");
+}
+
+#[test]
+fn intake_record_usage_errors() {
+    let (_d, root) = support::project_copy("test-suite-fixture");
+    for (args, message) in [
+        (
+            vec!["intake", "record"],
+            "one of --file, --stdin, or --source is required",
+        ),
+        (
+            vec!["intake", "record", "--source", "manual"],
+            "--source requires --signal",
+        ),
+        (
+            vec![
+                "intake",
+                "record",
+                "--source",
+                "manual",
+                "--signal",
+                "{\"a\":1}",
+            ],
+            "--source requires --evidence",
+        ),
+        (
+            vec![
+                "intake",
+                "record",
+                "--source",
+                "email",
+                "--signal",
+                "{}",
+                "--evidence",
+                "{\"type\":\"text\"}",
+            ],
+            "source must be one of: manual, ci_failure, git_ref_change, schedule, vision_scan, vision_idle_expansion; signal must be a non-empty object; evidence value must be a non-empty string",
+        ),
+    ] {
+        let out = run_in(&root, &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), message);
+    }
+    let out = run_in(&root, &["intake", "record", "--title", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--title"));
+    let empty = tempfile::tempdir().unwrap();
+    let out = run_in(empty.path(), &["intake", "record", "--source", "manual"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "agentxchain.json not found"
+    );
+    assert!(!root.join(".agentxchain/intake").exists());
+}
+
+#[test]
+fn intake_record_from_flags_file_and_stdin_with_dedupe() {
+    let (_d, root) = support::project_copy("test-suite-fixture");
+    let out = run_in(
+        &root,
+        &[
+            "intake",
+            "record",
+            "--source",
+            "ci_failure",
+            "--signal",
+            r#"{"job":"build","run":7}"#,
+            "--evidence",
+            r#"[{"type":"url","value":"https://ci/7"}]"#,
+            "--category",
+            "ci",
+            "--json",
+        ],
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["deduplicated"], false);
+    assert_eq!(v["event"]["category"], "ci");
+    assert_eq!(v["intent"]["status"], "detected");
+    let key = v["event"]["dedup_key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("ci_failure:") && key.len() == "ci_failure:".len() + 16);
+
+    // The same source and signal from a file: deduplicated, nothing new written.
+    let payload = json!({"source": "ci_failure", "signal": {"run": 7, "job": "build"}, "evidence": [{"type": "text", "value": "again"}]});
+    std::fs::write(root.join("payload.json"), payload.to_string()).unwrap();
+    let out = run_in(&root, &["intake", "record", "--file", "payload.json", "-j"]);
+    let v2: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v2["deduplicated"], true);
+    assert_eq!(v2["event"]["event_id"], v["event"]["event_id"]);
+    assert_eq!(
+        std::fs::read_dir(root.join(".agentxchain/intake/events"))
+            .unwrap()
+            .count(),
+        1
+    );
+
+    let mut child = Command::new(BIN)
+        .args(["intake", "record", "--stdin"])
+        .current_dir(&root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(br#"{"source":"manual","signal":{"title":"from stdin"},"evidence":[{"type":"file","value":"README.md"}]}"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Recorded event evt_") && text.contains("Created intent intent_"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_dir(root.join(".agentxchain/intake/intents"))
+            .unwrap()
+            .count(),
+        2
+    );
+
+    let out = run_in(&root, &["intake", "record", "--stdin"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("standard input is not valid JSON"));
+}
