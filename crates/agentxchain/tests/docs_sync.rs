@@ -4,12 +4,16 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn doc(name: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn headings<'a>(doc: &'a str, prefix: &str) -> Vec<&'a str> {
-    doc.lines().filter_map(|l| l.strip_prefix(prefix)?.strip_suffix('`')).collect()
+    doc.lines()
+        .filter_map(|l| l.strip_prefix(prefix)?.strip_suffix('`'))
+        .collect()
 }
 
 #[test]
@@ -29,7 +33,10 @@ fn the_server_page_lists_every_tool_and_resource() {
 
 #[test]
 fn the_command_page_lists_every_subcommand() {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentxchain")).arg("--help").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agentxchain"))
+        .arg("--help")
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     let commands: Vec<&str> = help
         .lines()
