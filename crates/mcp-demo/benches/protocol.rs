@@ -20,16 +20,20 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
+fn spawn_demo() -> std::process::Child {
+    Command::new(BIN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn mcp-demo")
+}
+
 fn cold_start(runs: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let start = Instant::now();
-        let mut child = Command::new(BIN)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mcp-demo");
+        let mut child = spawn_demo();
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(INIT).unwrap();
         stdin.flush().unwrap();
@@ -49,12 +53,7 @@ fn cold_start(runs: usize) -> Vec<Duration> {
 }
 
 fn round_trips(calls: usize) -> (Vec<Duration>, u64) {
-    let mut child = Command::new(BIN)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcp-demo");
+    let mut child = spawn_demo();
     let mut stdin = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();

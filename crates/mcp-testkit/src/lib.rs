@@ -309,3 +309,31 @@ pub fn tool_text(result: &Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("no text block in {result}"))
 }
+
+/// Checks the basics every binary owes its users: `--version` prints `<name> <version>`, `--help`
+/// prints a usage line, and an unknown flag is a usage error (exit 2) that names the flag.
+pub fn assert_cli_basics(bin: &str, name: &str, version: &str) {
+    use std::process::Command;
+    let out = Command::new(bin)
+        .arg("--version")
+        .output()
+        .expect("run --version");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("{name} {version}")
+    );
+    let out = Command::new(bin)
+        .arg("--help")
+        .output()
+        .expect("run --help");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("Usage: {name}")), "{text}");
+    let out = Command::new(bin)
+        .arg("--no-such-flag")
+        .output()
+        .expect("run with a bad flag");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+}

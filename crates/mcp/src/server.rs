@@ -582,47 +582,53 @@ impl Inner {
     /// Adds the keys a 2026-07-28 result carries (`cached` adds `ttlMs` and `cacheScope`).
     fn finish(&self, mut result: Map<String, Value>, v: ProtocolVersion, cached: bool) -> Value {
         if v.is_stateless() {
-            result.insert("resultType".into(), json!("complete"));
-            if cached {
-                result.insert("ttlMs".into(), json!(0));
-                result.insert("cacheScope".into(), json!("private"));
-            }
-            result.insert(
-                "_meta".into(),
-                json!({ META_SERVER_INFO: self.server_info(v) }),
-            );
+            self.add_stateless_keys(&mut result, v, cached);
         }
         Value::Object(result)
     }
 
-    fn handshake_fields(&self, v: ProtocolVersion) -> Map<String, Value> {
+    fn add_stateless_keys(
+        &self,
+        result: &mut Map<String, Value>,
+        v: ProtocolVersion,
+        cached: bool,
+    ) {
+        result.insert("resultType".into(), json!("complete"));
+        if cached {
+            result.insert("ttlMs".into(), json!(0));
+            result.insert("cacheScope".into(), json!("private"));
+        }
+        result.insert(
+            "_meta".into(),
+            json!({ META_SERVER_INFO: self.server_info(v) }),
+        );
+    }
+
+    /// `protocolVersion`, (`supportedVersions`), `capabilities`, `serverInfo`, `instructions?`.
+    fn handshake_fields(&self, v: ProtocolVersion, with_supported: bool) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert("protocolVersion".into(), json!(v.as_str()));
+        if with_supported {
+            let supported: Vec<&str> = ProtocolVersion::SUPPORTED
+                .iter()
+                .map(|s| s.as_str())
+                .collect();
+            m.insert("supportedVersions".into(), json!(supported));
+        }
+        m.insert("capabilities".into(), self.capabilities.clone());
+        m.insert("serverInfo".into(), self.server_info(v));
+        if let Some(i) = &self.instructions {
+            m.insert("instructions".into(), json!(i));
+        }
         m
     }
 
     fn initialize_result(&self, v: ProtocolVersion) -> Value {
-        let mut m = self.handshake_fields(v);
-        m.insert("capabilities".into(), self.capabilities.clone());
-        m.insert("serverInfo".into(), self.server_info(v));
-        if let Some(i) = &self.instructions {
-            m.insert("instructions".into(), json!(i));
-        }
-        self.finish(m, v, false)
+        self.finish(self.handshake_fields(v, false), v, false)
     }
 
     fn discover_result(&self, v: ProtocolVersion) -> Value {
-        let mut m = self.handshake_fields(v);
-        let supported: Vec<&str> = ProtocolVersion::SUPPORTED
-            .iter()
-            .map(|s| s.as_str())
-            .collect();
-        m.insert("supportedVersions".into(), json!(supported));
-        m.insert("capabilities".into(), self.capabilities.clone());
-        m.insert("serverInfo".into(), self.server_info(v));
-        if let Some(i) = &self.instructions {
-            m.insert("instructions".into(), json!(i));
-        }
+        let mut m = self.handshake_fields(v, true);
         m.insert(
             "tools".into(),
             self.tools.iter().map(|t| t.listing(v)).collect(),
@@ -632,13 +638,7 @@ impl Inner {
             self.resources.iter().map(|r| r.listing(v)).collect(),
         );
         // Discover belongs to 2026-07-28: its cache keys are always present.
-        m.insert("resultType".into(), json!("complete"));
-        m.insert("ttlMs".into(), json!(0));
-        m.insert("cacheScope".into(), json!("private"));
-        m.insert(
-            "_meta".into(),
-            json!({ META_SERVER_INFO: self.server_info(v) }),
-        );
+        self.add_stateless_keys(&mut m, v, true);
         Value::Object(m)
     }
 
