@@ -1,0 +1,8 @@
+//! chant's project model.
+//!
+//! Owns the project and its config, source discovery, the entity model as plain Rust data
+//! ([`model`]), naming, the dependency graph and its order, the [`Lexicon`](lexicon::Lexicon)
+//! trait, catalogs, build orchestration, explain, search and the composites catalog. It knows
+//! nothing of QuickJS (an [`Evaluator`](model::Evaluator) is handed in), of MCP or of git.
+
+pub mod model;

@@ -1,0 +1,161 @@
+//! The entity model as plain Rust data: declarables, their property values, and the module
+//! exports an evaluator hands back.
+
+use std::path::PathBuf;
+
+/// Index of a declarable in [`Evaluation::decls`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DeclId(pub u32);
+
+/// What a declarable is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeclKind {
+    /// A top-level item of its lexicon's output, referenced by name.
+    Resource,
+    /// Inlined wherever it is referenced.
+    Property,
+    /// An output of the producing lexicon (`output(ref, name)`).
+    Output,
+}
+
+impl DeclKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeclKind::Resource => "resource",
+            DeclKind::Property => "property",
+            DeclKind::Output => "output",
+        }
+    }
+}
+
+/// A value inside a declarable's props, as JavaScript had it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `undefined`: kept distinct from `null` (serializers treat them differently).
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<Value>),
+    /// A plain object, keys in insertion order.
+    Object(Vec<(String, Value)>),
+    /// Another declarable.
+    Decl(DeclId),
+    /// `resource.Attr`: an attribute of a declarable.
+    AttrRef {
+        decl: DeclId,
+        attribute: String,
+    },
+    /// A tagged value such as GitLab's `!reference [job, key]`.
+    Tagged {
+        tag: String,
+        value: Box<Value>,
+    },
+    /// A lexicon intrinsic (e.g. AWS `{"Fn::Sub": …}`), rendered by the lexicon.
+    Intrinsic {
+        name: String,
+        args: Box<Value>,
+    },
+    /// A composite instance: its members in declaration order.
+    Composite {
+        name: String,
+        members: Vec<(String, Value)>,
+    },
+}
+
+impl Value {
+    /// The value at `key` of an object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// True for `undefined` and `null`.
+    pub fn is_nullish(&self) -> bool {
+        matches!(self, Value::Undefined | Value::Null)
+    }
+
+    /// Every declarable this value references, in order of first appearance (walking into
+    /// arrays, objects, tagged values, intrinsics and attribute references, not into other
+    /// declarables' props).
+    pub fn visit_refs(&self, f: &mut dyn FnMut(DeclId, Option<&str>)) {
+        match self {
+            Value::Decl(d) => f(*d, None),
+            Value::AttrRef { decl, attribute } => f(*decl, Some(attribute)),
+            Value::Array(items) => items.iter().for_each(|v| v.visit_refs(f)),
+            Value::Object(entries) => entries.iter().for_each(|(_, v)| v.visit_refs(f)),
+            Value::Composite { members, .. } => members.iter().for_each(|(_, v)| v.visit_refs(f)),
+            Value::Tagged { value, .. } | Value::Intrinsic { args: value, .. } => {
+                value.visit_refs(f)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One declarable instance created while evaluating a project.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarable {
+    pub kind: DeclKind,
+    pub lexicon: String,
+    /// e.g. `GitLab::CI::Job`.
+    pub entity_type: String,
+    /// e.g. `Job`.
+    pub class_name: String,
+    pub props: Value,
+    /// AWS resource attributes (`DependsOn`, `Condition`, …); `Undefined` when none.
+    pub attributes: Value,
+}
+
+/// The exports of one evaluated source file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleExports {
+    pub file: PathBuf,
+    /// Export name → value, in the module's own order (`default` for `export default`).
+    pub exports: Vec<(String, Value)>,
+}
+
+/// A file that failed to evaluate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalError {
+    pub file: PathBuf,
+    /// `file:line:column: message`-style text naming the position.
+    pub message: String,
+}
+
+/// Everything one evaluation of a project produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluation {
+    pub decls: Vec<Declarable>,
+    pub modules: Vec<ModuleExports>,
+    pub errors: Vec<EvalError>,
+}
+
+impl Evaluation {
+    pub fn decl(&self, id: DeclId) -> &Declarable {
+        &self.decls[id.0 as usize]
+    }
+}
+
+/// Evaluates a project's source files (implemented by `chant-js`).
+pub trait Evaluator {
+    /// Evaluates `files` (absolute paths) as modules; relative imports may not leave `boundary`.
+    fn evaluate(&self, boundary: &std::path::Path, files: &[PathBuf]) -> Evaluation;
+
+    /// Evaluates one file and returns its default export (used for `chant.config.ts`).
+    fn evaluate_config(
+        &self,
+        boundary: &std::path::Path,
+        file: &std::path::Path,
+    ) -> Result<serde_json::Value, String>;
+}

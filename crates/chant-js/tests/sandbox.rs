@@ -1,0 +1,246 @@
+//! Evaluation and the sandbox: modules, exports, declarables, and what code may not reach.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chant_core::model::{DeclId, DeclKind, Value};
+use chant_js::{EmbeddedModules, Engine, Limits};
+
+const LEXICON: &str = r#"
+import { declarableClass, Tagged } from "@intentius/chant";
+export const Job = declarableClass("test", "Test::Job", "Job", "resource", ["Id"]);
+export const Image = declarableClass("test", "Test::Image", "Image", "property", []);
+export function reference(...path: string[]) { return new Tagged("!reference", path); }
+"#;
+
+fn engine() -> Engine {
+    let mut m = EmbeddedModules::new();
+    m.add("@intentius/chant-lexicon-test", LEXICON);
+    Engine::new(
+        m,
+        Limits {
+            time: Duration::from_secs(2),
+            ..Limits::default()
+        },
+    )
+}
+
+fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (name, text) in files {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        paths.push(p);
+    }
+    (dir, paths)
+}
+
+fn eval_one(src: &str) -> chant_core::model::Evaluation {
+    let (dir, files) = project(&[("main.ts", src)]);
+    engine().evaluate(dir.path(), &files)
+}
+
+fn error_of(src: &str) -> String {
+    let e = eval_one(src);
+    assert_eq!(e.errors.len(), 1, "{:?}", e.errors);
+    e.errors[0].message.clone()
+}
+
+#[test]
+fn exports_and_declarables_are_extracted() {
+    let (dir, files) = project(&[
+        (
+            "images.ts",
+            "import { Image } from \"@intentius/chant-lexicon-test\";\nexport const node: Image = new Image({ name: \"node:20\" });\n",
+        ),
+        (
+            "jobs.ts",
+            "import { Job, reference } from \"@intentius/chant-lexicon-test\";\nimport { node } from \"./images\";\nexport const build = new Job({ image: node, script: [\"make\"], x: undefined, n: null, r: reference(\".setup\", \"script\") });\nexport const test = new Job({ needs: [build], id: build.Id });\nexport default new Job({});\nexport const notDecl = { a: 1 };\n",
+        ),
+    ]);
+    let e = engine().evaluate(dir.path(), &files);
+    assert!(e.errors.is_empty(), "{:?}", e.errors);
+    assert_eq!(e.decls.len(), 4);
+    assert_eq!(e.decls[0].kind, DeclKind::Property);
+    assert_eq!(e.decls[1].class_name, "Job");
+    assert_eq!(
+        e.modules[0].exports,
+        vec![("node".into(), Value::Decl(DeclId(0)))]
+    );
+    let names: Vec<&str> = e.modules[1]
+        .exports
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["build", "default", "notDecl", "test"]);
+    let build = &e.decls[1].props;
+    assert_eq!(build.get("image"), Some(&Value::Decl(DeclId(0))));
+    assert_eq!(build.get("x"), Some(&Value::Undefined));
+    assert_eq!(build.get("n"), Some(&Value::Null));
+    assert_eq!(
+        build.get("r"),
+        Some(&Value::Tagged {
+            tag: "!reference".into(),
+            value: Box::new(Value::Array(vec![
+                Value::String(".setup".into()),
+                Value::String("script".into())
+            ]))
+        })
+    );
+    assert_eq!(
+        e.decls[2].props.get("id"),
+        Some(&Value::AttrRef {
+            decl: DeclId(1),
+            attribute: "Id".into()
+        })
+    );
+}
+
+#[test]
+fn the_clock_and_randomness_are_deterministic() {
+    let src = "export const t = Date.now();\nexport const d = new Date().toISOString();\nexport const r = [Math.random(), Math.random()];\nexport const env = process.env.HOME ?? \"none\";\nexport const perf = typeof performance;\n";
+    let a = eval_one(src);
+    let b = eval_one(src);
+    assert_eq!(
+        a.modules,
+        b.modules
+            .iter()
+            .map(|m| {
+                let mut m = m.clone();
+                m.file = a.modules[0].file.clone();
+                m
+            })
+            .collect::<Vec<_>>()
+    );
+    let ex = &a.modules[0].exports;
+    let get = |n: &str| ex.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    assert_eq!(get("t"), Value::Number(0.0));
+    assert_eq!(get("d"), Value::String("1970-01-01T00:00:00.000Z".into()));
+    assert_eq!(get("env"), Value::String("none".into()));
+    assert_eq!(get("perf"), Value::String("undefined".into()));
+}
+
+#[test]
+fn host_access_is_refused() {
+    for (src, needle) in [
+        (
+            "import { readFileSync } from \"fs\";\nexport const x = readFileSync(\"/etc/passwd\");\n",
+            "Cannot find module 'fs'",
+        ),
+        (
+            "import cp from \"node:child_process\";\nexport const y = cp;\n",
+            "Cannot find module 'node:child_process'",
+        ),
+        (
+            "export const x = require(\"fs\");\n",
+            "require is not defined",
+        ),
+        (
+            "export const x = fetch(\"http://127.0.0.1/\");\n",
+            "fetch is not defined",
+        ),
+        (
+            "process.env.X = \"1\";\nexport const x = process.env.X;\n",
+            "",
+        ),
+        (
+            "import { a } from \"../outside\";\nexport const b = a;\n",
+            "outside the project",
+        ),
+    ] {
+        let e = eval_one(src);
+        if needle.is_empty() {
+            // Writing to the frozen environment is silently ignored in sloppy mode, an error in
+            // strict (module) mode; either way nothing leaks.
+            assert!(
+                e.errors.len() == 1 || e.modules[0].exports[0].1 == Value::Undefined,
+                "{e:?}"
+            );
+            continue;
+        }
+        assert_eq!(e.errors.len(), 1, "{src}: {:?}", e);
+        assert!(
+            e.errors[0].message.contains(needle),
+            "{src}: {}",
+            e.errors[0].message
+        );
+    }
+}
+
+#[test]
+fn errors_name_file_line_and_column() {
+    let msg = error_of(
+        "type T = { a: string };\n\nexport const x: T = { a: \"1\" };\nthrow new Error(\"boom\");\n",
+    );
+    assert!(
+        msg.ends_with("main.ts:4:1: boom") || msg.contains("main.ts:4:"),
+        "{msg}"
+    );
+    let msg = error_of("export const a = {\n  b: 1,,\n};\n");
+    assert!(msg.contains("main.ts:2:"), "{msg}");
+}
+
+#[test]
+fn an_infinite_loop_is_stopped() {
+    let t = Instant::now();
+    let msg = error_of("while (true) {}\n");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(msg.contains("exceeded the 2 s limit"), "{msg}");
+}
+
+#[test]
+fn runaway_allocation_is_stopped() {
+    let mut m = EmbeddedModules::new();
+    m.add("@intentius/chant-lexicon-test", LEXICON);
+    let engine = Engine::new(
+        m,
+        Limits {
+            memory_bytes: 64 << 20,
+            ..Limits::default()
+        },
+    );
+    let (dir, files) = project(&[(
+        "main.ts",
+        "const a: string[] = [];\nwhile (true) { a.push(\"x\".repeat(1000000) + a.length); }\n",
+    )]);
+    let e = engine.evaluate(dir.path(), &files);
+    assert_eq!(e.errors.len(), 1, "{e:?}");
+    assert!(
+        e.errors[0].message.contains("memory limit"),
+        "{}",
+        e.errors[0].message
+    );
+}
+
+#[test]
+fn deep_recursion_is_an_error_not_a_crash() {
+    let msg = error_of(
+        "function f(n: number): number { return f(n + 1) + 1; }\nexport const x = f(0);\n",
+    );
+    assert!(msg.to_lowercase().contains("stack"), "{msg}");
+}
+
+#[test]
+fn a_failing_file_does_not_stop_the_others() {
+    let (dir, files) = project(&[
+        ("a.ts", "throw new Error(\"a fails\");\n"),
+        ("b.ts", "export const ok = 1;\n"),
+    ]);
+    let e = engine().evaluate(dir.path(), &files);
+    assert_eq!(e.errors.len(), 1);
+    assert_eq!(e.modules.len(), 1);
+    assert_eq!(e.modules[0].file, files[1]);
+}
+
+#[test]
+fn config_default_export() {
+    let (dir, files) = project(&[(
+        "chant.config.ts",
+        "import type { ChantConfig } from \"@intentius/chant\";\nexport default { lexicons: [\"gitlab\"] } satisfies ChantConfig;\n",
+    )]);
+    let v = engine().default_export(dir.path(), &files[0]).unwrap();
+    assert_eq!(v, serde_json::json!({"lexicons": ["gitlab"]}));
+    let _ = Path::new("");
+}
