@@ -227,3 +227,62 @@ mod tests {
         assert_eq!(to_compact(&v), r#"{"z":1,"a":2,"m":3}"#);
     }
 }
+
+/// `a.localeCompare(b)`: ICU root collation at default strength (not code-point order).
+pub fn locale_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use icu_collator::options::CollatorOptions;
+    use icu_collator::{Collator, CollatorBorrowed};
+    use std::sync::OnceLock;
+    static COLLATOR: OnceLock<CollatorBorrowed<'static>> = OnceLock::new();
+    COLLATOR
+        .get_or_init(|| {
+            Collator::try_new(Default::default(), CollatorOptions::default())
+                .expect("root collation data is compiled in")
+        })
+        .compare(a, b)
+}
+
+#[cfg(test)]
+mod collation_tests {
+    use super::locale_cmp;
+
+    #[test]
+    fn root_collation_vector() {
+        let mut keys = vec![
+            "Z9",
+            "f",
+            "é",
+            "e",
+            "B",
+            "APIVersion",
+            "apiVersion",
+            "ab",
+            "a-b",
+            "a_b",
+            "a",
+            "-y",
+            "_x",
+            "Z10",
+        ];
+        keys.sort_by(|a, b| locale_cmp(a, b));
+        assert_eq!(
+            keys,
+            [
+                "_x",
+                "-y",
+                "a",
+                "a_b",
+                "a-b",
+                "ab",
+                "apiVersion",
+                "APIVersion",
+                "B",
+                "e",
+                "é",
+                "f",
+                "Z10",
+                "Z9"
+            ]
+        );
+    }
+}

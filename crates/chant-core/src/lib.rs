@@ -5,4 +5,10 @@
 //! trait, catalogs, build orchestration, explain, search and the composites catalog. It knows
 //! nothing of QuickJS (an [`Evaluator`](model::Evaluator) is handed in), of MCP or of git.
 
+pub mod build;
+pub mod discover;
+pub mod explain;
+pub mod lexicon;
 pub mod model;
+pub mod project;
+pub mod session;

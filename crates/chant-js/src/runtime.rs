@@ -482,3 +482,27 @@ impl Sandbox {
 fn internal(e: rquickjs::Error) -> String {
     format!("internal error in the chant runtime module: {e}")
 }
+
+impl EmbeddedModules {
+    /// The core module plus each lexicon's runtime module.
+    pub fn with_lexicons(lexicons: &[Box<dyn chant_core::lexicon::Lexicon>]) -> EmbeddedModules {
+        let mut m = EmbeddedModules::new();
+        for l in lexicons {
+            m.add(
+                &format!("@intentius/chant-lexicon-{}", l.name()),
+                &l.runtime_module(),
+            );
+        }
+        m
+    }
+}
+
+impl chant_core::model::Evaluator for Engine {
+    fn evaluate(&self, boundary: &Path, files: &[PathBuf]) -> Evaluation {
+        Engine::evaluate(self, boundary, files)
+    }
+
+    fn evaluate_config(&self, boundary: &Path, file: &Path) -> Result<serde_json::Value, String> {
+        self.default_export(boundary, file)
+    }
+}

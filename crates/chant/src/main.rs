@@ -1,13 +1,325 @@
-//! `chant`: declarative infrastructure as code in TypeScript. Argument parsing and wiring only.
+//! `chant`: declarative infrastructure as code in TypeScript. Argument parsing and wiring only;
+//! the engine lives in `chant-core`, `chant-js` and `chant-lexicons`, the MCP server in
+//! `chant-mcp`.
 
-use clap::Parser;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use chant_core::build::Format;
+use chant_core::discover::Discovery;
+use chant_core::explain;
+use chant_core::session::Chant;
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Declarative infrastructure as code: declare resources in TypeScript, build them into
 /// CloudFormation, GitLab CI, Kubernetes and more, and serve it all to agents over MCP.
 #[derive(Parser, Debug)]
 #[command(name = "chant", version, about, long_about = None)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let _cli = Cli::parse();
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Build the project into its lexicons' output (e.g. .gitlab-ci.yml)
+    Build {
+        /// Project directory (default: the current directory)
+        path: Option<PathBuf>,
+        /// Build only this lexicon's part of the project
+        #[arg(long, value_name = "L")]
+        lexicon: Option<String>,
+        /// Output format of JSON-producing lexicons (text output is unaffected)
+        #[arg(long, value_enum, default_value = "json")]
+        format: BuildFormat,
+        /// Write the output to FILE instead of standard output
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// List the project's entities: name, lexicon, type, kind
+    List {
+        /// Project directory (default: the current directory)
+        path: Option<PathBuf>,
+    },
+    /// Summarize the project's entities, dependencies and errors
+    Explain {
+        /// Project directory (default: the current directory)
+        path: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: ExplainFormat,
+        /// With --format okf: write the bundle's files into DIR
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BuildFormat {
+    Json,
+    Yaml,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ExplainFormat {
+    Markdown,
+    Json,
+    Okf,
+}
+
+fn chant() -> Chant {
+    let lexicons = chant_lexicons::all();
+    let engine = chant_js::Engine::new(
+        chant_js::EmbeddedModules::with_lexicons(&lexicons),
+        chant_js::Limits::default(),
+    );
+    Chant {
+        lexicons,
+        evaluator: Box::new(engine),
+    }
+}
+
+fn path_or_cwd(path: Option<PathBuf>) -> PathBuf {
+    path.unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let chant = chant();
+    match cli.command {
+        Command::Build {
+            path,
+            lexicon,
+            format,
+            output,
+        } => build(&chant, &path_or_cwd(path), lexicon, format, output),
+        Command::List { path } => list(&chant, &path_or_cwd(path)),
+        Command::Explain {
+            path,
+            format,
+            output,
+        } => explain_cmd(&chant, &path_or_cwd(path), format, output),
+    }
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+fn discover(
+    chant: &Chant,
+    path: &Path,
+) -> Result<(chant_core::project::Project, Discovery), ExitCode> {
+    if !path.exists() {
+        return Err(fail(format!("{}: no such directory", path.display())));
+    }
+    let project = chant.locate(path).map_err(fail)?;
+    let discovery = chant.discover(&project);
+    Ok((project, discovery))
+}
+
+fn build(
+    chant: &Chant,
+    path: &Path,
+    lexicon: Option<String>,
+    format: BuildFormat,
+    output: Option<PathBuf>,
+) -> ExitCode {
+    if !path.exists() {
+        return fail(format!("{}: no such directory", path.display()));
+    }
+    let project = match chant.locate(path) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = chant.lexicons_for(&project) {
+        return fail(e);
+    }
+    let format = match format {
+        BuildFormat::Json => Format::Json,
+        BuildFormat::Yaml => Format::Yaml,
+    };
+    let (discovery, result) = chant.build(&project, format);
+    let built = match result {
+        Ok(b) => b,
+        Err(failure) => {
+            let mut seen: Vec<(String, String, usize)> = Vec::new();
+            for (file, message) in failure.errors {
+                match seen.iter_mut().find(|(_, m, _)| *m == message) {
+                    Some(entry) => entry.2 += 1,
+                    None => seen.push((file, message, 0)),
+                }
+            }
+            for (file, message, more) in seen {
+                let suffix = if more > 0 {
+                    format!(" (and the same from {more} more files)")
+                } else {
+                    String::new()
+                };
+                if file.is_empty() {
+                    eprintln!("error: {message}{suffix}");
+                } else {
+                    eprintln!("{file} - error: {message}{suffix}");
+                }
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let _ = (&discovery, lexicon);
+    for w in &built.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut failed = false;
+    for (lex, f) in &built.findings {
+        let level = if f.error { "error" } else { "warning" };
+        failed |= f.error;
+        eprintln!("{level}: [{}] {} ({lex})", f.entity, f.message);
+    }
+    if failed {
+        return ExitCode::FAILURE;
+    }
+    match output {
+        Some(file) => {
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    return fail(format!("cannot create {}: {e}", dir.display()));
+                }
+            }
+            if let Err(e) = write_atomic(&file, built.output.as_bytes()) {
+                return fail(format!("cannot write {}: {e}", file.display()));
+            }
+            for (name, content) in &built.files {
+                let target = file.parent().unwrap_or(Path::new(".")).join(name);
+                if let Err(e) = write_atomic(&target, content.as_bytes()) {
+                    return fail(format!("cannot write {}: {e}", target.display()));
+                }
+            }
+        }
+        None => {
+            println!("{}", built.output);
+            for (name, content) in &built.files {
+                eprint!("\n--- {name} ---\n{content}");
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes through a temporary file in the same directory, then renames it into place.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.chant-tmp-{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn list(chant: &Chant, path: &Path) -> ExitCode {
+    let (_, d) = match discover(chant, path) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    if !d.errors.is_empty() {
+        for e in &d.errors {
+            println!("{}", e.message);
+        }
+        return ExitCode::FAILURE;
+    }
+    let mut rows: Vec<[String; 4]> = d
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let decl = d.decl(i);
+            [
+                e.name.clone(),
+                decl.lexicon.clone(),
+                decl.entity_type.clone(),
+                decl.kind.as_str().to_owned(),
+            ]
+        })
+        .collect();
+    rows.sort_by(|a, b| canon::locale_cmp(&a[0], &b[0]));
+    let header = ["NAME", "LEXICON", "TYPE", "KIND"].map(str::to_owned);
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(rows.iter()) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(&cells.join("  "));
+        out.push('\n');
+    }
+    print!("{out}");
+    ExitCode::SUCCESS
+}
+
+fn explain_cmd(
+    chant: &Chant,
+    path: &Path,
+    format: ExplainFormat,
+    output: Option<PathBuf>,
+) -> ExitCode {
+    let (project, d) = match discover(chant, path) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    match format {
+        ExplainFormat::Markdown => {
+            println!("{}", explain::markdown(&d));
+            ExitCode::SUCCESS
+        }
+        ExplainFormat::Json => {
+            println!("{}", canon::to_pretty(&explain::json(&d)));
+            ExitCode::SUCCESS
+        }
+        ExplainFormat::Okf => {
+            let (bundle, errors) = explain::okf(&d, &project.path);
+            if let Some(dir) = output {
+                if let Some(files) = bundle["files"].as_object() {
+                    for (name, content) in files {
+                        let target = dir.join(name);
+                        if let Err(e) =
+                            write_atomic(&target, content.as_str().unwrap_or_default().as_bytes())
+                        {
+                            return fail(format!("cannot write {}: {e}", target.display()));
+                        }
+                    }
+                }
+            } else {
+                println!("{}", canon::to_pretty(&bundle));
+            }
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            if errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
 }

@@ -1,0 +1,292 @@
+//! Build orchestration: order the entities, partition them by lexicon, serialize each partition,
+//! assemble the output and run the post-synth checks.
+
+use crate::discover::{Discovery, topological_order};
+use crate::lexicon::{Finding, Lexicon};
+
+/// Output format of `build`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Yaml,
+}
+
+/// A successful build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Built {
+    pub output: String,
+    /// Number of entities (properties included).
+    pub resource_count: usize,
+    /// Additional files `(path, content)` from the serializers.
+    pub files: Vec<(String, String)>,
+    /// `(lexicon, finding)` from the post-synth checks.
+    pub findings: Vec<(String, Finding)>,
+    /// Serializer notes and `No serializer found for lexicon "<x>"`.
+    pub warnings: Vec<String>,
+}
+
+/// A failed build: `(file, message)` per error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildFailure {
+    pub errors: Vec<(String, String)>,
+}
+
+impl BuildFailure {
+    /// The messages joined with `; ` (the MCP `build` tool's error text).
+    pub fn message(&self) -> String {
+        self.errors
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Builds a discovered project with the given lexicons.
+pub fn build(
+    d: &Discovery,
+    lexicons: &[&dyn Lexicon],
+    format: Format,
+) -> Result<Built, BuildFailure> {
+    if !d.errors.is_empty() {
+        return Err(BuildFailure {
+            errors: d
+                .errors
+                .iter()
+                .map(|e| (e.file.display().to_string(), e.message.clone()))
+                .collect(),
+        });
+    }
+    if let Err(cycle) = topological_order(d) {
+        let file = d
+            .entities
+            .iter()
+            .find(|e| e.name == cycle[0])
+            .map(|e| e.file.display().to_string())
+            .unwrap_or_default();
+        return Err(BuildFailure {
+            errors: vec![(file, format!("Circular dependency: {}", cycle.join(" → ")))],
+        });
+    }
+    let mut partitions: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, _) in d.entities.iter().enumerate() {
+        let lexicon = d.decl(i).lexicon.clone();
+        match partitions.iter_mut().find(|(l, _)| *l == lexicon) {
+            Some((_, members)) => members.push(i),
+            None => partitions.push((lexicon, vec![i])),
+        }
+    }
+    partitions.sort_by(|a, b| canon::locale_cmp(&a.0, &b.0));
+    let mut warnings = Vec::new();
+    let mut json_parts: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut text_parts: Vec<(String, String)> = Vec::new();
+    let mut files = Vec::new();
+    let mut findings = Vec::new();
+    let mut errors = Vec::new();
+    for (name, members) in &partitions {
+        let Some(lexicon) = lexicons.iter().find(|l| l.name() == name) else {
+            warnings.push(format!("No serializer found for lexicon \"{name}\""));
+            continue;
+        };
+        match lexicon.serialize(d, members) {
+            Ok(out) => {
+                warnings.extend(out.warnings);
+                files.extend(out.files);
+                if out.is_json {
+                    match serde_json::from_str(&out.primary) {
+                        Ok(v) => json_parts.push((name.clone(), v)),
+                        Err(_) => text_parts.push((name.clone(), out.primary)),
+                    }
+                } else {
+                    text_parts.push((name.clone(), out.primary));
+                }
+                findings.extend(
+                    lexicon
+                        .post_synth_checks(d, members)
+                        .into_iter()
+                        .map(|f| (name.clone(), f)),
+                );
+            }
+            Err(e) => errors.push((String::new(), e)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(BuildFailure { errors });
+    }
+    if json_parts.is_empty() && text_parts.is_empty() {
+        if d.source_files.is_empty() {
+            return Ok(Built {
+                output: String::new(),
+                resource_count: 0,
+                files,
+                findings,
+                warnings,
+            });
+        }
+        return Err(BuildFailure {
+            errors: vec![(
+                String::new(),
+                format!(
+                    "Discovered {} source file(s) but produced no output. Likely causes: imports resolving to undefined (missing exports from a lexicon root), or no Declarables/Composites exported. Check that imported names exist in the target package.",
+                    d.source_files.len()
+                ),
+            )],
+        });
+    }
+    let output = assemble(json_parts, text_parts, format);
+    Ok(Built {
+        output,
+        resource_count: d.entities.len(),
+        files,
+        findings,
+        warnings,
+    })
+}
+
+fn assemble(
+    json_parts: Vec<(String, serde_json::Value)>,
+    text_parts: Vec<(String, String)>,
+    format: Format,
+) -> String {
+    let render = |v: &serde_json::Value| match format {
+        Format::Json => canon::to_pretty(&canonical(v)),
+        Format::Yaml => json_to_yaml(&canonical(v)),
+    };
+    if json_parts.len() + text_parts.len() == 1 {
+        if let Some((_, v)) = json_parts.first() {
+            return render(v);
+        }
+        return text_parts
+            .into_iter()
+            .next()
+            .map(|(_, t)| t)
+            .unwrap_or_default();
+    }
+    let mut parts = Vec::new();
+    if !json_parts.is_empty() {
+        let combined: serde_json::Map<String, serde_json::Value> = json_parts.into_iter().collect();
+        parts.push(render(&serde_json::Value::Object(combined)));
+    }
+    for (name, text) in text_parts {
+        parts.push(format!("# --- {name} ---\n{text}"));
+    }
+    parts.join("\n\n")
+}
+
+/// Keys sorted by `localeCompare`, integer-like keys first (JavaScript's own key order).
+pub fn canonical(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut entries: Vec<(&String, &serde_json::Value)> = m.iter().collect();
+            entries.sort_by(|a, b| key_order(a.0, b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), canonical(v)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(canonical).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn array_index(k: &str) -> Option<u64> {
+    if k == "0" {
+        return Some(0);
+    }
+    if k.starts_with('0') || k.is_empty() || !k.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    k.parse::<u64>().ok().filter(|n| *n < 4_294_967_295)
+}
+
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (array_index(a), array_index(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => canon::locale_cmp(a, b),
+    }
+}
+
+/// The YAML conversion of JSON output (`--format yaml`): keys as given (already sorted), block
+/// style, strings with `\n`, `:` or `#` double-quoted.
+pub fn json_to_yaml(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    yaml_value(v, 0, &mut out);
+    if out.starts_with('\n') {
+        out.remove(0);
+    }
+    out.push('\n');
+    out
+}
+
+fn yaml_scalar(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "null".into(),
+        serde_json::Value::String(s) if s.contains('\n') || s.contains(':') || s.contains('#') => {
+            format!("\"{}\"", s.replace('"', "\\\"").replace('\n', "\\n"))
+        }
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) if a.is_empty() => "[]".into(),
+        serde_json::Value::Object(o) if o.is_empty() => "{}".into(),
+        other => canon::to_compact(other),
+    }
+}
+
+fn yaml_value(v: &serde_json::Value, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    match v {
+        serde_json::Value::Object(m) if !m.is_empty() => {
+            for (k, val) in m {
+                out.push('\n');
+                out.push_str(&pad);
+                out.push_str(k);
+                out.push(':');
+                if matches!(val, serde_json::Value::Object(o) if !o.is_empty())
+                    || matches!(val, serde_json::Value::Array(a) if !a.is_empty())
+                {
+                    yaml_value(val, indent + 1, out);
+                } else {
+                    out.push(' ');
+                    out.push_str(&yaml_scalar(val));
+                }
+            }
+        }
+        serde_json::Value::Array(items) if !items.is_empty() => {
+            for item in items {
+                out.push('\n');
+                out.push_str(&pad);
+                out.push_str("- ");
+                if matches!(item, serde_json::Value::Object(o) if !o.is_empty())
+                    || matches!(item, serde_json::Value::Array(a) if !a.is_empty())
+                {
+                    let mut nested = String::new();
+                    yaml_value(item, indent + 1, &mut nested);
+                    out.push_str(nested.trim_start());
+                } else {
+                    out.push_str(&yaml_scalar(item));
+                }
+            }
+        }
+        other => out.push_str(&yaml_scalar(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_key_order() {
+        let v = canonical(&json!({"10": 1, "9": 2, "b": 3, "a": {"z": 1, "A": 2}}));
+        assert_eq!(
+            canon::to_compact(&v),
+            r#"{"9":2,"10":1,"a":{"A":2,"z":1},"b":3}"#
+        );
+    }
+}

@@ -1,0 +1,6 @@
+import { DockerBuild } from "@intentius/chant-lexicon-gitlab";
+
+export const image = DockerBuild({
+  dockerfile: "Dockerfile",
+  tagLatest: true,
+});

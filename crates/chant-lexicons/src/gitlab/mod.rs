@@ -1,0 +1,324 @@
+//! The GitLab CI lexicon: classes from the catalog, the runtime module, the `.gitlab-ci.yml`
+//! serializer, post-synth checks, composites metadata and init templates.
+
+mod checks;
+pub mod yaml;
+
+use std::sync::OnceLock;
+
+use chant_core::discover::Discovery;
+use chant_core::lexicon::{
+    Catalog, CompositeEntry, Example, Finding, Lexicon, Serialized, TemplateFile, TemplateSet,
+};
+use chant_core::model::{DeclKind, Value};
+
+use yaml::Yaml;
+
+pub const JOB: &str = "GitLab::CI::Job";
+pub const DEFAULT: &str = "GitLab::CI::Default";
+pub const WORKFLOW: &str = "GitLab::CI::Workflow";
+
+const CATALOG: &str = include_str!("../../data/gitlab/gitlab.surface.json");
+const COMPOSITES: &str = include_str!("../../data/gitlab/composites.json");
+const RUNTIME: &str = include_str!("../../runtime/gitlab.ts");
+
+macro_rules! template_set {
+    ($name:literal, [$($file:literal),*]) => {
+        ($name, &[$(($file, include_str!(concat!("../../data/gitlab/templates/", $name, "/", $file)))),*])
+    };
+}
+
+const TEMPLATES: &[(&str, &[(&str, &str)])] = &[
+    template_set!("default", ["config.ts", "pipeline.ts"]),
+    template_set!("node-pipeline", ["pipeline.ts"]),
+    template_set!("python-pipeline", ["pipeline.ts"]),
+    template_set!("docker-build", ["pipeline.ts"]),
+    template_set!("review-app", ["pipeline.ts"]),
+];
+
+const CONTEXT: &str = "## GitLab CI (lexicon `gitlab`)
+
+Declare jobs with `new Job({...})`, shared settings with `new Default({...})` and pipeline rules with
+`new Workflow({...})`, all imported from `@intentius/chant-lexicon-gitlab`. Property keys are GitLab's own
+snake_case keys (`expire_in`, `before_script`). Reusable pieces are property declarables (`Image`,
+`Cache`, `Artifacts`, `Rule`, `Need`, `Service`, …): export them and reference them from jobs; they are
+inlined in the YAML. Referencing an exported job (e.g. in `needs`) renders its kebab-case name.
+`reference(\".setup\", \"script\")` renders `!reference [.setup, script]`; `CI.CommitRefSlug` and friends are
+the predefined variables. Composites: `NodePipeline`, `PythonPipeline`, `DockerBuild`, `ReviewApp`.
+`chant build` writes `.gitlab-ci.yml` with stages in first-use order, then `default:`, `workflow:` and the jobs.
+";
+
+/// The GitLab CI lexicon.
+#[derive(Debug, Default)]
+pub struct Gitlab;
+
+fn catalog() -> &'static Catalog {
+    static C: OnceLock<Catalog> = OnceLock::new();
+    C.get_or_init(|| {
+        Catalog::from_surface_json(CATALOG).expect("the embedded gitlab catalog parses")
+    })
+}
+
+fn composites() -> &'static [CompositeEntry] {
+    static C: OnceLock<Vec<CompositeEntry>> = OnceLock::new();
+    C.get_or_init(|| {
+        CompositeEntry::parse_all("gitlab", COMPOSITES)
+            .expect("the embedded gitlab composites parse")
+    })
+}
+
+fn templates() -> &'static [TemplateSet] {
+    static T: OnceLock<Vec<TemplateSet>> = OnceLock::new();
+    T.get_or_init(|| {
+        TEMPLATES
+            .iter()
+            .map(|(name, files)| TemplateSet {
+                name: (*name).to_owned(),
+                files: files
+                    .iter()
+                    .map(|(f, c)| TemplateFile {
+                        filename: (*f).to_owned(),
+                        content: (*c).to_owned(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    })
+}
+
+fn examples() -> &'static [Example] {
+    static E: OnceLock<Vec<Example>> = OnceLock::new();
+    E.get_or_init(|| {
+        templates()
+            .iter()
+            .filter(|t| t.name != "default")
+            .map(|t| Example {
+                name: t.name.clone(),
+                description: format!("GitLab CI pipeline using the {} template", t.name),
+                content: t
+                    .files
+                    .iter()
+                    .map(|f| f.content.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            })
+            .collect()
+    })
+}
+
+/// `lintJob` → `lint-job`: a dash between a lowercase letter or digit and a capital, then lower case.
+pub fn kebab(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if (c.is_ascii_lowercase() || c.is_ascii_digit())
+            && chars.get(i + 1).is_some_and(char::is_ascii_uppercase)
+        {
+            out.push(c);
+            out.push('-');
+            out.push(chars[i + 1]);
+            i += 2;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out.to_lowercase()
+}
+
+/// One emitted section: its name in the YAML, the entity behind it and its walked props.
+pub(crate) struct Section {
+    pub name: String,
+    pub kind: &'static str,
+    pub props: Yaml,
+}
+
+pub(crate) struct Walker<'a> {
+    pub d: &'a Discovery,
+}
+
+impl Walker<'_> {
+    /// Walks a prop value into YAML. `drop_undefined` is set inside inlined declarables.
+    fn value(&self, v: &Value, depth: usize) -> Yaml {
+        if depth > 64 {
+            return Yaml::Null;
+        }
+        match v {
+            Value::Undefined | Value::Null => Yaml::Null,
+            Value::Bool(b) => Yaml::Bool(*b),
+            Value::Number(n) => Yaml::Number(*n),
+            Value::String(s) => Yaml::String(s.clone()),
+            Value::Array(items) => {
+                Yaml::Seq(items.iter().map(|i| self.value(i, depth + 1)).collect())
+            }
+            Value::Object(entries) => Yaml::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), self.value(v, depth + 1)))
+                    .collect(),
+            ),
+            Value::Decl(id) => {
+                let decl = self.d.evaluation.decl(*id);
+                match (decl.kind, self.d.entity_of(*id)) {
+                    (DeclKind::Resource, Some(e)) => Yaml::String(kebab(&self.d.entities[e].name)),
+                    (DeclKind::Output, Some(e)) => Yaml::String(self.d.entities[e].name.clone()),
+                    _ => self.inline(&decl.props, depth + 1),
+                }
+            }
+            Value::AttrRef { decl, .. } => Yaml::String(
+                self.d
+                    .entity_of(*decl)
+                    .map(|e| self.d.entities[e].name.clone())
+                    .unwrap_or_default(),
+            ),
+            Value::Tagged { tag, value } => {
+                Yaml::Tagged(tag.clone(), Box::new(self.value(value, depth + 1)))
+            }
+            Value::Intrinsic { args, .. } => self.value(args, depth + 1),
+            Value::Composite { .. } => Yaml::Null,
+        }
+    }
+
+    /// An inlined declarable: its props, keys holding `undefined` left out.
+    fn inline(&self, props: &Value, depth: usize) -> Yaml {
+        match props {
+            Value::Object(entries) => Yaml::Map(
+                entries
+                    .iter()
+                    .filter(|(_, v)| !matches!(v, Value::Undefined))
+                    .map(|(k, v)| (k.clone(), self.value(v, depth + 1)))
+                    .collect(),
+            ),
+            other => self.value(other, depth),
+        }
+    }
+
+    /// A top-level section's props (explicit `undefined` becomes `null`).
+    fn section_props(&self, props: &Value) -> Yaml {
+        self.value(props, 0)
+    }
+}
+
+/// The sections of the pipeline, in output order (stages excluded).
+pub(crate) fn sections(d: &Discovery, entities: &[usize]) -> (Vec<String>, Vec<Section>) {
+    let walker = Walker { d };
+    let of_type = |ty: &'static str| {
+        entities.iter().copied().filter(move |&e| {
+            let decl = d.decl(e);
+            decl.kind == DeclKind::Resource && decl.entity_type == ty
+        })
+    };
+    let mut stages: Vec<String> = Vec::new();
+    for e in of_type(JOB) {
+        if let Some(stage) = d.decl(e).props.get("stage").and_then(Value::as_str)
+            && !stages.iter().any(|s| s == stage)
+        {
+            stages.push(stage.to_owned());
+        }
+    }
+    let mut out = Vec::new();
+    for (ty, kind) in [(DEFAULT, "default"), (WORKFLOW, "workflow"), (JOB, "job")] {
+        for e in of_type(ty) {
+            let props = walker.section_props(&d.decl(e).props);
+            let name = if kind == "job" {
+                kebab(&d.entities[e].name)
+            } else {
+                kind.to_owned()
+            };
+            out.push(Section { name, kind, props });
+        }
+    }
+    (stages, out)
+}
+
+impl Lexicon for Gitlab {
+    fn name(&self) -> &'static str {
+        "gitlab"
+    }
+
+    fn runtime_module(&self) -> String {
+        let mut src = String::from(RUNTIME);
+        src.push_str(
+            "\nimport { declarableClass as __declarableClass } from \"@intentius/chant\";\n",
+        );
+        for entry in &catalog().entries {
+            src.push_str(&format!(
+                "export const {} = __declarableClass(\"gitlab\", {:?}, {:?}, {:?}, {:?});\n",
+                entry.class_name, entry.resource_type, entry.class_name, entry.kind, entry.attrs
+            ));
+        }
+        src
+    }
+
+    fn catalog(&self) -> &Catalog {
+        catalog()
+    }
+
+    fn composites(&self) -> &[CompositeEntry] {
+        composites()
+    }
+
+    fn serialize(&self, d: &Discovery, entities: &[usize]) -> Result<Serialized, String> {
+        let (stages, sections) = sections(d, entities);
+        let mut parts = Vec::new();
+        if !stages.is_empty() {
+            parts.push(yaml::section(
+                "stages",
+                &Yaml::Seq(stages.into_iter().map(Yaml::String).collect()),
+            ));
+        }
+        for s in &sections {
+            if matches!(&s.props, Yaml::Map(m) if m.is_empty()) {
+                continue;
+            }
+            parts.push(yaml::section(&s.name, &s.props));
+        }
+        let mut primary = parts.join("\n\n");
+        primary.push('\n');
+        Ok(Serialized {
+            primary,
+            is_json: false,
+            files: Vec::new(),
+            warnings: Vec::new(),
+        })
+    }
+
+    fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
+        checks::run(d, entities)
+    }
+
+    fn templates(&self) -> &[TemplateSet] {
+        templates()
+    }
+
+    fn context(&self) -> &str {
+        CONTEXT
+    }
+
+    fn examples(&self) -> &[Example] {
+        examples()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kebab;
+
+    #[test]
+    fn kebab_case_names() {
+        for (input, out) in [
+            ("lintJob", "lint-job"),
+            ("Deploy", "deploy"),
+            ("deployToEU", "deploy-to-eu"),
+            ("buildV2Image", "build-v2-image"),
+            ("e2eTests", "e2e-tests"),
+            ("snake_case_job", "snake_case_job"),
+            ("shardJobs_0", "shard-jobs_0"),
+            ("Backendlint", "backendlint"),
+        ] {
+            assert_eq!(kebab(input), out);
+        }
+    }
+}

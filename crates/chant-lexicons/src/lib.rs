@@ -1,0 +1,17 @@
+//! chant's lexicons, one module each: the catalog a lexicon's classes come from, its embedded
+//! runtime module (TypeScript, evaluated by `chant-js`), its serializer, post-synth checks,
+//! composites metadata, init templates and examples. Lexicons know nothing of MCP or QuickJS.
+
+pub mod gitlab;
+
+use chant_core::lexicon::Lexicon;
+
+/// Every lexicon this chant embeds, in delivery order.
+pub fn all() -> Vec<Box<dyn Lexicon>> {
+    vec![Box::new(gitlab::Gitlab)]
+}
+
+/// The embedded lexicon named `name`.
+pub fn by_name(name: &str) -> Option<Box<dyn Lexicon>> {
+    all().into_iter().find(|l| l.name() == name)
+}
