@@ -181,11 +181,6 @@ fn build(
     }
     match output {
         Some(file) => {
-            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if let Err(e) = std::fs::create_dir_all(dir) {
-                    return fail(format!("cannot create {}: {e}", dir.display()));
-                }
-            }
             if let Err(e) = write_atomic(&file, built.output.as_bytes()) {
                 return fail(format!("cannot write {}: {e}", file.display()));
             }
