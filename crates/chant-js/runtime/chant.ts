@@ -59,7 +59,7 @@ export class CompositeInstance {
 
 export type CompositeDefinition<P> = ((props: P) => CompositeInstance) & { compositeName: string };
 
-export function Composite<P>(factory: (props: P) => Record<string, unknown>, name: string): CompositeDefinition<P> {
+export function Composite<P>(factory: (props: P) => Record<string, unknown>, name = "anonymous"): CompositeDefinition<P> {
   const definition = ((props: P) => new CompositeInstance(name, factory(props))) as CompositeDefinition<P>;
   Object.defineProperty(definition, "compositeName", { value: name });
   return definition;
@@ -111,7 +111,7 @@ function encode(value: unknown, depth: number): unknown {
   if (value instanceof Intrinsic) return { $i: value.name, v: encode(value.args, depth + 1) };
   if (value instanceof CompositeInstance) {
     const members: [string, unknown][] = Object.entries(value.members).map(([k, v]) => [k, encode(v, depth + 1)]);
-    return { $c: value.compositeName, m: members };
+    return { $c: value.compositeName ?? "anonymous", m: members };
   }
   if (Array.isArray(value)) return value.map((v) => encode(v, depth + 1));
   const withToJson = value as { toJSON?: () => unknown };

@@ -431,6 +431,13 @@ impl Sandbox {
             CaughtError::Value(v) => (format!("{v:?}"), String::new()),
             CaughtError::Error(e) => (e.to_string(), String::new()),
         };
+        // QuickJS words a temporal-dead-zone access differently from V8; use the familiar text.
+        let message = match message.strip_suffix(" is not initialized") {
+            Some(name) if !name.contains(' ') => {
+                format!("Cannot access '{name}' before initialization")
+            }
+            _ => message,
+        };
         if message.contains("interrupted") {
             return format!(
                 "evaluation of {name} exceeded the {} s limit",

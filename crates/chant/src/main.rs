@@ -269,6 +269,7 @@ fn list(chant: &Chant, path: &Path) -> ExitCode {
         out.push('\n');
     }
     print!("{out}");
+    eprintln!("Found {} entities", rows.len());
     ExitCode::SUCCESS
 }
 
