@@ -168,7 +168,7 @@ pub struct Example {
 }
 
 /// A lexicon: everything chant needs to evaluate, build, search and scaffold for one target.
-pub trait Lexicon: Send + Sync {
+pub trait Lexicon: LexiconPlugin + Send + Sync {
     /// e.g. `gitlab`.
     fn name(&self) -> &'static str;
     /// TypeScript source of `@intentius/chant-lexicon-<name>`.
@@ -183,4 +183,55 @@ pub trait Lexicon: Send + Sync {
     /// Markdown appended to `chant://context`.
     fn context(&self) -> &str;
     fn examples(&self) -> &[Example];
+}
+
+/// A tool a lexicon adds to the MCP server (namespaced `<lexicon>:<name>` there).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PluginTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Json,
+}
+
+/// What a plugin tool answers: an object or a plain string.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PluginOutput {
+    Json(Json),
+    Text(String),
+}
+
+/// A resource a lexicon adds (its URI is namespaced `chant://<lexicon>/…` by the server).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginResource {
+    pub uri: String,
+    pub name: String,
+    pub description: String,
+    pub mime_type: String,
+}
+
+/// Plugin surface of a lexicon; everything defaults to nothing.
+pub trait LexiconPlugin {
+    fn plugin_tools(&self) -> Vec<PluginTool> {
+        Vec::new()
+    }
+
+    /// Runs plugin tool `name` against a discovered project (`entities` are this lexicon's).
+    fn call_plugin_tool(
+        &self,
+        name: &str,
+        _args: &Json,
+        _d: &Discovery,
+        _entities: &[usize],
+    ) -> Result<PluginOutput, String> {
+        Err(format!("Unknown tool: {name}"))
+    }
+
+    fn plugin_resources(&self) -> Vec<PluginResource> {
+        Vec::new()
+    }
+
+    /// Reads a plugin resource by the URI it declared: `(mime type, text)`.
+    fn read_plugin_resource(&self, _uri: &str) -> Option<(String, String)> {
+        None
+    }
 }

@@ -43,6 +43,11 @@ enum Command {
         path: Option<PathBuf>,
     },
     /// Summarize the project's entities, dependencies and errors
+    /// Serve the project to agents
+    Serve {
+        #[command(subcommand)]
+        command: ServeCommand,
+    },
     Explain {
         /// Project directory (default: the current directory)
         path: Option<PathBuf>,
@@ -51,6 +56,15 @@ enum Command {
         /// With --format okf: write the bundle's files into DIR
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ServeCommand {
+    /// Start an MCP server over stdio for the project at PATH (default: the current directory)
+    Mcp {
+        /// Project directory; relative tool paths resolve against it
+        path: Option<PathBuf>,
     },
 }
 
@@ -99,6 +113,26 @@ fn main() -> ExitCode {
             format,
             output,
         } => explain_cmd(&chant, &path_or_cwd(path), format, output),
+        Command::Serve {
+            command: ServeCommand::Mcp { path },
+        } => serve_mcp(chant, path_or_cwd(path)),
+    }
+}
+
+fn serve_mcp(chant: Chant, root: PathBuf) -> ExitCode {
+    if !root.is_dir() {
+        return fail(format!("{}: no such directory", root.display()));
+    }
+    let options = chant_mcp::Options {
+        root,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    match chant_mcp::server(chant, options) {
+        Ok(server) => match server.serve_stdio() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(format!("reading stdin failed: {e}")),
+        },
+        Err(e) => fail(e),
     }
 }
 

@@ -2,6 +2,7 @@
 //! serializer, post-synth checks, composites metadata and init templates.
 
 mod checks;
+mod plugin;
 pub mod yaml;
 
 use std::sync::OnceLock;

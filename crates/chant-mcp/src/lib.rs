@@ -1,0 +1,513 @@
+//! `chant serve mcp`: chant's tools and resources as thin adapters from MCP arguments to the
+//! engine (`chant-core` with an evaluator and lexicons) and back.
+//!
+//! Owns the tool listings (seed descriptions, hand-written schemas, annotations), argument
+//! handling, result shapes, the core resources, and plugin namespacing (`<lexicon>:<tool>`,
+//! `chant://<lexicon>/<path>`). It knows no wire mechanics (the `mcp` crate) and no build rules
+//! (the engine). The project is evaluated per call, never cached.
+
+mod catalog;
+mod namespace;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chant_core::build::Format;
+use chant_core::explain;
+use chant_core::lexicon::{Lexicon, PluginOutput};
+use chant_core::project::ProjectError;
+use chant_core::session::Chant;
+use mcp::{
+    Arguments, RequestContext, Resource, ResourceContents, ResourceError, Server, ServerBuilder,
+    Tool, ToolAnnotations, ToolError, ToolOutput,
+};
+use serde_json::{Map, Value, json};
+
+pub use namespace::{namespace_resource, namespace_tool};
+
+/// chant's development context (`chant://context`); lexicon sections are appended.
+pub const CONTEXT: &str = include_str!("context.md");
+
+/// How the server is set up.
+pub struct Options {
+    /// The server's project directory; relative tool paths resolve against it.
+    pub root: PathBuf,
+    /// `serverInfo.version`: the version `chant --version` prints.
+    pub version: String,
+}
+
+struct State {
+    chant: Chant,
+    root: PathBuf,
+    /// Names of the lexicons loaded at startup, in resolution order.
+    loaded: Vec<String>,
+}
+
+impl State {
+    fn lexicons(&self) -> Vec<&dyn Lexicon> {
+        self.loaded
+            .iter()
+            .filter_map(|n| self.chant.lexicon(n))
+            .collect()
+    }
+
+    fn resolve(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.root.join(p)
+        }
+    }
+}
+
+fn args_object(args: &Arguments) -> Map<String, Value> {
+    match args {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    }
+}
+
+fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+fn required<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolError> {
+    string_arg(args, key)
+        .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
+}
+
+fn limit(args: &Map<String, Value>, default: usize) -> usize {
+    match args.get("limit").and_then(Value::as_f64) {
+        Some(n) if n >= 0.0 => n.floor() as usize,
+        _ => default,
+    }
+}
+
+fn schema(props: &[(&str, Value)], required: &[&str]) -> Value {
+    let mut properties = Map::new();
+    for (name, s) in props {
+        properties.insert((*name).to_owned(), s.clone());
+    }
+    let mut s = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        s["required"] = json!(required);
+    }
+    s
+}
+
+fn string_prop(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let path = state.resolve(required(&args, "path")?);
+    let format = match string_arg(&args, "format").unwrap_or("json") {
+        "json" => Format::Json,
+        "yaml" => Format::Yaml,
+        other => {
+            return Err(ToolError(format!(
+                "format must be \"json\" or \"yaml\", got \"{other}\""
+            )));
+        }
+    };
+    if !path.exists() {
+        return Err(ToolError(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    let project = state
+        .chant
+        .locate(&path)
+        .map_err(|e| ToolError(e.to_string()))?;
+    let (_, result) = state.chant.build(&project, format);
+    let built = result.map_err(|f| ToolError(f.message()))?;
+    let mut output = built.output;
+    for (name, content) in &built.files {
+        output.push_str(&format!("\n--- {name} ---\n{content}"));
+    }
+    Ok(ToolOutput::Json(json!({
+        "success": true,
+        "resourceCount": built.resource_count,
+        "output": output,
+        "format": if format == Format::Json { "json" } else { "yaml" },
+    })))
+}
+
+fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let path = state.resolve(required(&args, "path")?);
+    let format = string_arg(&args, "format").unwrap_or("markdown");
+    if !matches!(format, "markdown" | "json" | "okf") {
+        return Err(ToolError(format!(
+            "format must be \"markdown\", \"json\" or \"okf\", got \"{format}\""
+        )));
+    }
+    if !path.exists() {
+        return Err(ToolError(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    let project = state
+        .chant
+        .locate(&path)
+        .map_err(|e| ToolError(e.to_string()))?;
+    let d = state.chant.discover(&project);
+    Ok(match format {
+        "markdown" => ToolOutput::Text(explain::markdown(&d)),
+        "json" => ToolOutput::Json(explain::json(&d)),
+        _ => {
+            let (mut bundle, errors) = explain::okf(&d, &project.path);
+            bundle["errors"] = json!(errors);
+            ToolOutput::Json(bundle)
+        }
+    })
+}
+
+fn tool_scaffold(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let pattern = required(&args, "pattern")?;
+    let lexicon = string_arg(&args, "lexicon");
+    let template = string_arg(&args, "template");
+    Ok(ToolOutput::Json(catalog::scaffold(
+        &state.lexicons(),
+        pattern,
+        lexicon,
+        template,
+    )))
+}
+
+fn tool_search(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let query = required(&args, "query")?;
+    Ok(ToolOutput::Json(catalog::search(
+        &state.lexicons(),
+        query,
+        string_arg(&args, "lexicon"),
+        limit(&args, 20),
+    )))
+}
+
+fn tool_composites(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    Ok(ToolOutput::Json(catalog::composites(
+        &state.lexicons(),
+        string_arg(&args, "lexicon"),
+        string_arg(&args, "query"),
+        limit(&args, 50),
+    )))
+}
+
+fn plugin_call(
+    state: &State,
+    lexicon: &str,
+    tool: &str,
+    args: Arguments,
+) -> Result<ToolOutput, ToolError> {
+    let lex = state
+        .chant
+        .lexicon(lexicon)
+        .ok_or_else(|| ToolError(format!("lexicon {lexicon} is not loaded")))?;
+    let args = Value::Object(args_object(&args));
+    let path = state.resolve(args.get("path").and_then(Value::as_str).unwrap_or("."));
+    let project = state
+        .chant
+        .locate(&path)
+        .map_err(|e| ToolError(e.to_string()))?;
+    let d = state.chant.discover(&project);
+    if let Some(e) = d.errors.first() {
+        return Err(ToolError(e.message.clone()));
+    }
+    let entities: Vec<usize> = (0..d.entities.len())
+        .filter(|&i| d.decl(i).lexicon == lexicon)
+        .collect();
+    match lex
+        .call_plugin_tool(tool, &args, &d, &entities)
+        .map_err(ToolError)?
+    {
+        PluginOutput::Json(v) => Ok(ToolOutput::Json(v)),
+        PluginOutput::Text(t) => Ok(ToolOutput::Text(t)),
+    }
+}
+
+const READ_ONLY: ToolAnnotations = ToolAnnotations::READ_ONLY;
+
+/// Builds the server for the project at `options.root`. Refuses a project with no lexicon.
+pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
+    let project = chant.locate(&options.root)?;
+    let loaded: Vec<String> = chant
+        .lexicons_for(&project)?
+        .iter()
+        .map(|l| l.name().to_owned())
+        .collect();
+    let state = Arc::new(State {
+        chant,
+        root: project.path.clone(),
+        loaded,
+    });
+    let mut b = ServerBuilder::new("chant", options.version);
+    type Handler = fn(&State, Arguments) -> Result<ToolOutput, ToolError>;
+    let core: [(&str, &str, &str, Value, Handler); 5] = [
+        (
+            "build",
+            "Build",
+            "Build chant infrastructure code and generate output for the target lexicon.",
+            schema(
+                &[
+                    (
+                        "path",
+                        string_prop("Path to the infrastructure directory or file"),
+                    ),
+                    (
+                        "output",
+                        string_prop(
+                            "Accepted by the schema and currently ignored; the built output always comes back in the response",
+                        ),
+                    ),
+                    (
+                        "format",
+                        json!({"type": "string", "enum": ["json", "yaml"], "description": "Output format (default: json)"}),
+                    ),
+                ],
+                &["path"],
+            ),
+            tool_build,
+        ),
+        (
+            "explain",
+            "Explain",
+            "Summarize the resources in a chant project.",
+            schema(
+                &[
+                    ("path", string_prop("Path to the infrastructure directory")),
+                    (
+                        "format",
+                        json!({"type": "string", "enum": ["markdown", "json", "okf"], "description": "Output format (default: markdown)"}),
+                    ),
+                ],
+                &["path"],
+            ),
+            tool_explain,
+        ),
+        (
+            "scaffold",
+            "Scaffold",
+            "Generate starter files for a chant project.",
+            schema(
+                &[
+                    (
+                        "pattern",
+                        string_prop(
+                            "Resource pattern to scaffold (e.g. \"s3-bucket\", \"pipeline\")",
+                        ),
+                    ),
+                    (
+                        "lexicon",
+                        string_prop("Lexicon to use for templates. Auto-detected if omitted"),
+                    ),
+                    (
+                        "template",
+                        string_prop(
+                            "Named init template (e.g. \"node-pipeline\"). Given one, the template's own source files come back instead of a pattern match",
+                        ),
+                    ),
+                ],
+                &["pattern"],
+            ),
+            tool_scaffold,
+        ),
+        (
+            "search",
+            "Search",
+            "Search the resource types and the composites of the loaded lexicons.",
+            schema(
+                &[
+                    (
+                        "query",
+                        string_prop("Search query (case-insensitive substring match)"),
+                    ),
+                    ("lexicon", string_prop("Filter to a specific lexicon")),
+                    (
+                        "limit",
+                        json!({"type": "number", "description": "Maximum results (default: 20)"}),
+                    ),
+                ],
+                &["query"],
+            ),
+            tool_search,
+        ),
+        (
+            "composites",
+            "Composites",
+            "List the composites the loaded lexicons export.",
+            schema(
+                &[
+                    ("lexicon", string_prop("Only composites from this lexicon")),
+                    (
+                        "query",
+                        string_prop(
+                            "Keyword matched against the name, description, bundled resource kinds and parameter names",
+                        ),
+                    ),
+                    (
+                        "limit",
+                        json!({"type": "number", "description": "Maximum composites (default: 50)"}),
+                    ),
+                ],
+                &[],
+            ),
+            tool_composites,
+        ),
+    ];
+    for (name, title, description, input, handler) in core {
+        let st = Arc::clone(&state);
+        b = b.tool(
+            Tool::new(name, description, input, move |args, _ctx| {
+                handler(&st, args)
+            })
+            .with_title(title)
+            .with_annotations(READ_ONLY),
+        );
+    }
+    let mut registered: Vec<String> = Vec::new();
+    let mut plugin_resources: Vec<(String, String, String)> = Vec::new(); // (namespaced uri, lexicon, declared uri)
+    for lex in state.lexicons() {
+        for tool in lex.plugin_tools() {
+            let name = namespace_tool(lex.name(), &tool.name);
+            if registered.contains(&name) {
+                continue;
+            }
+            registered.push(name.clone());
+            let st = Arc::clone(&state);
+            let lexicon = lex.name().to_owned();
+            let tool_name = tool.name.clone();
+            b = b.tool(Tool::new(
+                name,
+                tool.description,
+                tool.input_schema,
+                move |args, _ctx| plugin_call(&st, &lexicon, &tool_name, args),
+            ));
+        }
+    }
+    let core_resources = [
+        (
+            "chant://context",
+            "chant Context",
+            "Lexicon-specific instructions, patterns, and best practices",
+            "text/markdown",
+        ),
+        (
+            "chant://examples/list",
+            "Examples List",
+            "JSON array of available examples ([{ name, description }])",
+            "application/json",
+        ),
+        (
+            "chant://composites",
+            "Composites",
+            "Every composite the loaded lexicons export, the same entries the composites tool returns, unfiltered",
+            "application/json",
+        ),
+    ];
+    for (uri, name, description, mime) in core_resources {
+        b = b.resource(Resource::new(uri, name, description, mime));
+    }
+    for lex in state.lexicons() {
+        for r in lex.plugin_resources() {
+            let uri = namespace_resource(lex.name(), &r.uri);
+            if core_resources.iter().any(|c| c.0 == uri)
+                || plugin_resources.iter().any(|p| p.0 == uri)
+            {
+                continue;
+            }
+            plugin_resources.push((uri.clone(), lex.name().to_owned(), r.uri.clone()));
+            b = b.resource(Resource::new(uri, r.name, r.description, r.mime_type));
+        }
+    }
+    let st = Arc::clone(&state);
+    b = b.resource_reader(move |uri, ctx| read_resource(&st, &plugin_resources, uri, ctx));
+    Ok(b.build())
+}
+
+fn contents(uri: &str, mime: &str, text: String) -> Vec<ResourceContents> {
+    vec![ResourceContents {
+        uri: uri.to_owned(),
+        mime_type: mime.to_owned(),
+        text,
+    }]
+}
+
+fn read_resource(
+    state: &State,
+    plugins: &[(String, String, String)],
+    uri: &str,
+    _ctx: &RequestContext,
+) -> Result<Vec<ResourceContents>, ResourceError> {
+    let read_plugin = |(_, lexicon, declared): &(String, String, String)| {
+        state
+            .chant
+            .lexicon(lexicon)
+            .and_then(|l| l.read_plugin_resource(declared))
+    };
+    match uri {
+        "chant://context" => {
+            let mut text = CONTEXT.to_owned();
+            for lex in state.lexicons() {
+                text.push('\n');
+                text.push_str(lex.context());
+            }
+            return Ok(contents(uri, "text/markdown", text));
+        }
+        "chant://examples/list" => {
+            let list: Vec<Value> = plugins
+                .iter()
+                .filter(|p| p.0.contains("/examples/"))
+                .filter_map(|p| {
+                    let lex = state.chant.lexicon(&p.1)?;
+                    let r = lex.plugin_resources().into_iter().find(|r| r.uri == p.2)?;
+                    Some(json!({"name": p.0.rsplit('/').next().unwrap_or_default(), "description": r.description}))
+                })
+                .collect();
+            return Ok(contents(
+                uri,
+                "application/json",
+                canon::to_compact(&Value::Array(list)),
+            ));
+        }
+        "chant://composites" => {
+            let all = catalog::composites(&state.lexicons(), None, None, usize::MAX);
+            return Ok(contents(
+                uri,
+                "application/json",
+                canon::to_pretty(&all["composites"]),
+            ));
+        }
+        _ => {}
+    }
+    if let Some(name) = uri.strip_prefix("chant://examples/") {
+        let suffix = format!("/examples/{name}");
+        return plugins
+            .iter()
+            .find(|p| p.0.ends_with(&suffix))
+            .and_then(|p| read_plugin(p).map(|(mime, text)| (mime, text, p)))
+            .map(|(mime, text, _)| {
+                contents(
+                    uri,
+                    if mime.is_empty() {
+                        "text/typescript"
+                    } else {
+                        &mime
+                    },
+                    text,
+                )
+            })
+            .ok_or_else(|| ResourceError::NotFound(format!("Example not found: {name}")));
+    }
+    match plugins.iter().find(|p| p.0 == uri).and_then(read_plugin) {
+        Some((mime, text)) => Ok(contents(uri, &mime, text)),
+        None => Err(ResourceError::NotFound(format!("Unknown resource: {uri}"))),
+    }
+}
