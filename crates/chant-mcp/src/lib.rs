@@ -511,3 +511,121 @@ fn read_resource(
         None => Err(ResourceError::NotFound(format!("Unknown resource: {uri}"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chant_core::discover::Discovery;
+    use chant_core::lexicon::{
+        Catalog, CompositeEntry, Example, Finding, LexiconPlugin, PluginResource, Serialized,
+        TemplateSet,
+    };
+    use chant_core::model::{Evaluation, Evaluator};
+
+    struct Fake;
+
+    impl LexiconPlugin for Fake {
+        fn plugin_resources(&self) -> Vec<PluginResource> {
+            let r = |uri: &str| PluginResource {
+                uri: uri.into(),
+                name: uri.into(),
+                description: "d".into(),
+                mime_type: "text/plain".into(),
+            };
+            vec![r("chant://context"), r("examples/demo"), r("fake:catalog")]
+        }
+
+        fn read_plugin_resource(&self, uri: &str) -> Option<(String, String)> {
+            Some(("text/plain".into(), format!("plugin {uri}")))
+        }
+    }
+
+    impl Lexicon for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn runtime_module(&self) -> String {
+            String::new()
+        }
+        fn catalog(&self) -> &Catalog {
+            static C: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+            C.get_or_init(Catalog::default)
+        }
+        fn composites(&self) -> &[CompositeEntry] {
+            &[]
+        }
+        fn serialize(&self, _d: &Discovery, _e: &[usize]) -> Result<Serialized, String> {
+            Ok(Serialized::default())
+        }
+        fn post_synth_checks(&self, _d: &Discovery, _e: &[usize]) -> Vec<Finding> {
+            Vec::new()
+        }
+        fn templates(&self) -> &[TemplateSet] {
+            &[]
+        }
+        fn context(&self) -> &str {
+            "## fake"
+        }
+        fn examples(&self) -> &[Example] {
+            &[]
+        }
+    }
+
+    struct NoEval;
+
+    impl Evaluator for NoEval {
+        fn evaluate(&self, _b: &Path, _f: &[PathBuf]) -> Evaluation {
+            Evaluation::default()
+        }
+        fn evaluate_config(&self, _b: &Path, _f: &Path) -> Result<Value, String> {
+            Ok(json!({"lexicons": ["fake"]}))
+        }
+    }
+
+    #[test]
+    fn a_plugin_cannot_shadow_a_core_resource() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("chant.config.ts"), "export default {};\n").unwrap();
+        let chant = Chant {
+            lexicons: vec![Box::new(Fake)],
+            evaluator: Box::new(NoEval),
+        };
+        let server = server(
+            chant,
+            Options {
+                root: dir.path().to_path_buf(),
+                version: "0".into(),
+            },
+        )
+        .unwrap();
+        let uris: Vec<&str> = server.resources().iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "chant://context",
+                "chant://examples/list",
+                "chant://composites",
+                "chant://fake/examples/demo",
+                "chant://fake/catalog"
+            ]
+        );
+        let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"chant://context\"}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"chant://examples/demo\"}}\n";
+        let out = String::from_utf8(server.serve_sync(input)).unwrap();
+        let replies: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let context = replies[0]["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(
+            context.starts_with("# chant Development Context"),
+            "the core context wins"
+        );
+        assert!(context.ends_with("## fake"));
+        assert_eq!(
+            replies[1]["result"]["contents"][0]["text"],
+            "plugin examples/demo"
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! `cargo bench -p chant`: the figures issue 4 names.
+//!
+//! - `chant serve mcp` cold start: spawn to the `initialize` reply (50 runs);
+//! - MCP `build` of the largest gitlab fixture (median of 200 calls on one server);
+//! - a generated project of 10,000 gitlab jobs across 100 files: `chant build` wall time
+//!   (median of 5 runs) and, through one MCP server, the `build` call time and the server's
+//!   peak RSS.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_chant");
+const INIT: &str =
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(root: &Path) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "mcp"])
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn chant serve mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Server {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn roundtrip(&mut self, line: &str) -> String {
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+        let mut reply = String::new();
+        self.stdout.read_line(&mut reply).unwrap();
+        reply
+    }
+
+    fn peak_rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        self.child.wait().unwrap();
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn p90(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() * 9 / 10]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn report(name: &str, value: f64, unit: &str, target: f64, reference: &str) {
+    println!(
+        "{name:<46} {value:>9.3} {unit:<3} target <= {target:>6.1} {unit:<3} ratio {:>5.2}  {}  {reference}",
+        value / target,
+        if value <= target { "ok" } else { "MISSED" }
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.file_name() == "expected" {
+            continue;
+        }
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn dir_size(p: &Path) -> u64 {
+    std::fs::read_dir(p)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    if e.path().is_dir() {
+                        dir_size(&e.path())
+                    } else {
+                        e.metadata().map_or(0, |m| m.len())
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// 100 files of 100 jobs each, sharing exported property declarables.
+fn generate(root: &Path) {
+    std::fs::create_dir_all(root.join("src/jobs")).unwrap();
+    std::fs::write(
+        root.join("chant.config.ts"),
+        "export default { lexicons: [\"gitlab\"] };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/shared.ts"),
+        "import { Image, Cache } from \"@intentius/chant-lexicon-gitlab\";\nexport const node = new Image({ name: \"node:22-alpine\" });\nexport const deps = new Cache({ key: \"$CI_COMMIT_REF_SLUG\", paths: [\"node_modules/\"], policy: \"pull-push\" });\n",
+    )
+    .unwrap();
+    for f in 0..100 {
+        let mut src = String::from(
+            "import { Job, Artifacts } from \"@intentius/chant-lexicon-gitlab\";\nimport { node, deps } from \"../shared\";\n\n",
+        );
+        for j in 0..100 {
+            let needs = if j > 0 {
+                format!("  needs: [m{f}j{}],\n", j - 1)
+            } else {
+                String::new()
+            };
+            src.push_str(&format!(
+                "export const m{f}j{j} = new Job({{\n  stage: \"{}\",\n  image: node,\n  cache: deps,\n{needs}  script: [\"npm ci\", \"npm run task-{f}-{j}\"],\n  artifacts: new Artifacts({{ paths: [\"out/{f}/{j}/\"], expire_in: \"1 day\" }}),\n  timeout: \"10m\",\n}});\n\n",
+                ["build", "test", "deploy"][j % 3]
+            ));
+        }
+        std::fs::write(root.join(format!("src/jobs/f{f:03}.ts")), src).unwrap();
+    }
+}
+
+fn main() {
+    let scratch = std::env::temp_dir().join(format!("chant-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/chant");
+    let largest: PathBuf = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("gitlab-")
+                && !p.ends_with("gitlab-import")
+        })
+        .filter(|p| !p.to_string_lossy().contains("-err-"))
+        .max_by_key(|p| dir_size(&p.join("src")))
+        .unwrap();
+    let fixture_root = scratch.join("fixture");
+    copy_dir(&largest, &fixture_root);
+
+    let mut cold = Vec::new();
+    for i in 0..55 {
+        let t = Instant::now();
+        let mut s = Server::start(&fixture_root);
+        let reply = s.roundtrip(INIT);
+        if i >= 5 {
+            cold.push(t.elapsed());
+        }
+        assert!(reply.contains("\"serverInfo\""), "{reply}");
+        s.stop();
+    }
+
+    let mut s = Server::start(&fixture_root);
+    s.roundtrip(INIT);
+    let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
+    for _ in 0..10 {
+        s.roundtrip(build);
+    }
+    let builds: Vec<Duration> = (0..200)
+        .map(|_| {
+            let t = Instant::now();
+            let r = s.roundtrip(build);
+            let d = t.elapsed();
+            assert!(
+                r.contains("\\\"success\\\": true"),
+                "{}",
+                &r[..r.len().min(300)]
+            );
+            d
+        })
+        .collect();
+    s.stop();
+
+    let big = scratch.join("big");
+    generate(&big);
+    let mut cli = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = Command::new(BIN)
+            .args(["build", "src", "-o", "out.yml"])
+            .current_dir(&big)
+            .output()
+            .unwrap();
+        cli.push(t.elapsed());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let yaml = std::fs::read_to_string(big.join("out.yml")).unwrap();
+    let jobs = yaml
+        .lines()
+        .filter(|l| l.starts_with('m') && l.ends_with(':'))
+        .count();
+    assert_eq!(jobs, 10_000);
+    let mut s = Server::start(&big);
+    s.roundtrip(INIT);
+    let mcp_build: Vec<Duration> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let r = s.roundtrip(build);
+            assert!(
+                r.contains("\\\"resourceCount\\\": 10002"),
+                "{}",
+                &r[..r.len().min(300)]
+            );
+            t.elapsed()
+        })
+        .collect();
+    let rss = s.peak_rss_mib();
+    s.stop();
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    println!(
+        "chant benchmark ({BIN}); largest gitlab fixture: {}",
+        largest.file_name().unwrap().to_string_lossy()
+    );
+    report(
+        "serve mcp cold start to initialize, median",
+        ms(median(cold.clone())),
+        "ms",
+        3.0,
+        "(TypeScript reference: ~2.5 s to first reply)",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "serve mcp cold start to initialize, p90",
+        ms(p90(cold))
+    );
+    report(
+        "MCP build of the largest gitlab fixture, median",
+        ms(median(builds.clone())),
+        "ms",
+        5.0,
+        "(reference: 5-50 ms per call, and no real output)",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "MCP build of the largest gitlab fixture, p90",
+        ms(p90(builds))
+    );
+    report(
+        "chant build, 10,000 jobs / 100 files, median",
+        ms(median(cli)),
+        "ms",
+        300.0,
+        "(process spawn to exit, YAML written)",
+    );
+    report(
+        "MCP build, 10,000 jobs / 100 files, median",
+        ms(median(mcp_build)),
+        "ms",
+        300.0,
+        "",
+    );
+    report(
+        "peak RSS of the server building 10,000 jobs",
+        rss,
+        "MiB",
+        100.0,
+        "",
+    );
+}
