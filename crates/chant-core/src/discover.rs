@@ -53,6 +53,8 @@ pub struct Discovery {
     /// Per entity (same index), the entities it depends on, in first-reference order.
     pub dependencies: Vec<Vec<usize>>,
     pub errors: Vec<DiscoveryError>,
+    /// Declarable → the (first) entity it is exported as.
+    entity_index: HashMap<DeclId, usize>,
 }
 
 impl Discovery {
@@ -62,7 +64,7 @@ impl Discovery {
 
     /// The entity a declarable is exported as (the first, when exported twice).
     pub fn entity_of(&self, decl: DeclId) -> Option<usize> {
-        self.entities.iter().position(|e| e.decl == decl)
+        self.entity_index.get(&decl).copied()
     }
 
     /// `(from, to)` edges in entity order.
@@ -258,12 +260,17 @@ pub fn discover(path: &Path, boundary: &Path, evaluator: &dyn Evaluator) -> Disc
             Vec::new()
         }
     };
+    let mut entity_index = HashMap::with_capacity(entities.len());
+    for (i, e) in entities.iter().enumerate() {
+        entity_index.entry(e.decl).or_insert(i);
+    }
     let mut discovery = Discovery {
         source_files,
         evaluation,
         entities,
         dependencies: Vec::new(),
         errors,
+        entity_index,
     };
     discovery.dependencies = dependencies(&discovery);
     discovery
@@ -323,10 +330,7 @@ fn name_entities(raw: Vec<Raw>) -> Result<Vec<Entity>, DiscoveryError> {
 /// reference to B. References inside inlined declarables count for the entity inlining them;
 /// inlining a property entity is not an edge. No self-edges; `to` in first-reference order.
 fn dependencies(d: &Discovery) -> Vec<Vec<usize>> {
-    let mut entity_of: HashMap<DeclId, usize> = HashMap::new();
-    for (i, e) in d.entities.iter().enumerate() {
-        entity_of.entry(e.decl).or_insert(i);
-    }
+    let entity_of = &d.entity_index;
     d.entities
         .iter()
         .enumerate()
@@ -335,7 +339,7 @@ fn dependencies(d: &Discovery) -> Vec<Vec<usize>> {
             let decl = d.evaluation.decl(e.decl);
             let mut visiting = vec![e.decl];
             for v in [&decl.props, &decl.attributes] {
-                refs(d, &entity_of, v, &mut visiting, &mut |to| {
+                refs(d, entity_of, v, &mut visiting, &mut |to| {
                     if to != i && !out.contains(&to) {
                         out.push(to);
                     }

@@ -4,33 +4,50 @@
 type Props = Record<string, unknown>;
 
 const REGISTRY: Declarable[] = [];
-const ID = Symbol("chant.id");
+const REGISTRY_PROPS: unknown[] = [];
+const REGISTRY_ATTRIBUTES: unknown[] = [];
 
 export type DeclarableKind = "resource" | "property" | "output";
+
+/** Marks a class's instances for the engine: a string kind on the prototype. */
+function mark(target: object, kind: string) {
+  Object.defineProperty(target, "__chant", { value: kind, enumerable: false });
+}
 
 export class Declarable {
   declare readonly lexicon: string;
   declare readonly entityType: string;
   declare readonly kind: DeclarableKind;
-  declare readonly props: Props;
-  declare readonly attributes: unknown;
   declare readonly className: string;
 
-  constructor(kind: DeclarableKind, lexicon: string, entityType: string, className: string, props: Props, attributes?: unknown) {
-    const hidden = (key: string | symbol, value: unknown) =>
-      Object.defineProperty(this, key, { value, enumerable: false, writable: false, configurable: false });
-    hidden("kind", kind);
-    hidden("lexicon", lexicon);
-    hidden("entityType", entityType);
-    hidden("className", className);
-    hidden("props", props ?? {});
-    hidden("attributes", attributes);
-    hidden(ID, REGISTRY.length);
+  constructor(props: Props, attributes?: unknown) {
+    // One hidden own property per instance (its registry index); the rest lives in the registry
+    // and, for what all instances of a class share, on the prototype.
+    Object.defineProperty(this, "__chant", { value: REGISTRY.length, enumerable: false });
     REGISTRY.push(this);
+    REGISTRY_PROPS.push(props ?? {});
+    REGISTRY_ATTRIBUTES.push(attributes);
+  }
+
+  get props(): Props {
+    return REGISTRY_PROPS[(this as unknown as { __chant: number }).__chant] as Props;
+  }
+
+  get attributes(): unknown {
+    return REGISTRY_ATTRIBUTES[(this as unknown as { __chant: number }).__chant];
   }
 
   get Ref(): this {
     return this;
+  }
+}
+
+/** Sets what every instance of a declarable class shares: kind, lexicon, type and class name. */
+function describe(target: { prototype: object }, kind: DeclarableKind, lexicon: string, entityType: string, className: string) {
+  const info = [kind, lexicon, entityType, className];
+  Object.defineProperty(target.prototype, "__chantInfo", { value: info, enumerable: false });
+  for (const [key, value] of [["kind", kind], ["lexicon", lexicon], ["entityType", entityType], ["className", className]]) {
+    Object.defineProperty(target.prototype, key, { value, enumerable: false });
   }
 }
 
@@ -40,22 +57,26 @@ export class AttrRef {
     return `\${${this.attribute}}`;
   }
 }
+mark(AttrRef.prototype, "attr");
 
 /** A value with a YAML-style tag, e.g. GitLab's `!reference [job, key]`. */
 export class Tagged {
   constructor(readonly tag: string, readonly value: unknown) {}
 }
+mark(Tagged.prototype, "tagged");
 
 /** A lexicon intrinsic such as `{"Fn::Sub": …}`, rendered by its lexicon's serializer. */
 export class Intrinsic {
   constructor(readonly name: string, readonly args: unknown) {}
 }
+mark(Intrinsic.prototype, "intrinsic");
 
 export class CompositeInstance {
   constructor(readonly compositeName: string, readonly members: Record<string, unknown>) {
     Object.assign(this, members);
   }
 }
+mark(CompositeInstance.prototype, "composite");
 
 export type CompositeDefinition<P> = ((props: P) => CompositeInstance) & { compositeName: string };
 
@@ -67,7 +88,9 @@ export function Composite<P>(factory: (props: P) => Record<string, unknown>, nam
 
 export class LexiconOutput extends Declarable {
   constructor(ref: AttrRef, name: string) {
-    super("output", ref?.parent?.lexicon ?? "unknown", "Output", "Output", { ref, name });
+    super({ ref, name });
+    const info = ["output", ref?.parent?.lexicon ?? "unknown", "Output", "Output"];
+    Object.defineProperty(this, "__chantInfo", { value: info, enumerable: false });
   }
 }
 
@@ -77,13 +100,16 @@ export function output(ref: AttrRef, name: string): LexiconOutput {
 
 /** Makes a declarable class for a catalog entry. */
 export function declarableClass(lexicon: string, entityType: string, className: string, kind: DeclarableKind, attrs: string[]) {
-  const C = class extends Declarable {
-    constructor(props: Props = {}, attributes?: unknown) {
-      super(kind, lexicon, entityType, className, props, attributes);
-      for (const a of attrs) (this as Record<string, unknown>)[a] = new AttrRef(this, a);
-    }
-  };
+  const C = attrs.length
+    ? class extends Declarable {
+        constructor(props: Props = {}, attributes?: unknown) {
+          super(props, attributes);
+          for (const a of attrs) (this as Record<string, unknown>)[a] = new AttrRef(this, a);
+        }
+      }
+    : class extends Declarable {};
   Object.defineProperty(C, "name", { value: className });
+  describe(C, kind, lexicon, entityType, className);
   return C;
 }
 
@@ -96,42 +122,9 @@ export type ChantConfig = {
   [key: string]: unknown;
 };
 
-// ---- encoding for the engine: plain JSON with markers ----
+// ---- for the engine ----
 
-function encode(value: unknown, depth: number): unknown {
-  if (depth > 200) throw new Error("value nested too deeply (a cycle?)");
-  if (value === undefined) return { $u: 1 };
-  if (value === null || typeof value === "boolean" || typeof value === "string") return value;
-  if (typeof value === "number") return Number.isFinite(value) ? value : { $n: String(value) };
-  if (typeof value === "bigint") return Number(value);
-  if (typeof value === "function" || typeof value === "symbol") return { $u: 1 };
-  if (value instanceof Declarable) return { $d: (value as unknown as Record<symbol, number>)[ID] };
-  if (value instanceof AttrRef) return { $a: [(value.parent as unknown as Record<symbol, number>)[ID], value.attribute] };
-  if (value instanceof Tagged) return { $t: value.tag, v: encode(value.value, depth + 1) };
-  if (value instanceof Intrinsic) return { $i: value.name, v: encode(value.args, depth + 1) };
-  if (value instanceof CompositeInstance) {
-    const members: [string, unknown][] = Object.entries(value.members).map(([k, v]) => [k, encode(v, depth + 1)]);
-    return { $c: value.compositeName ?? "anonymous", m: members };
-  }
-  if (Array.isArray(value)) return value.map((v) => encode(v, depth + 1));
-  const withToJson = value as { toJSON?: () => unknown };
-  if (typeof withToJson.toJSON === "function" && !(value instanceof Date)) return encode(withToJson.toJSON(), depth + 1);
-  if (value instanceof Date) return value.toISOString();
-  const entries: [string, unknown][] = Object.entries(value as object).map(([k, v]) => [k, encode(v, depth + 1)]);
-  return { $o: entries };
-}
-
-export function __chant_encode_exports(namespace: Record<string, unknown>): string {
-  const names = Object.keys(namespace);
-  return JSON.stringify(names.map((n) => [n, encode(namespace[n], 0)]));
-}
-
-export function __chant_dump(): string {
-  return JSON.stringify(
-    REGISTRY.map((d) => [d.kind, d.lexicon, d.entityType, d.className, encode(d.props, 0), encode(d.attributes, 0)]),
-  );
-}
-
-export function __chant_default(namespace: Record<string, unknown>): string {
-  return JSON.stringify(namespace.default ?? null);
+/** Every declarable created so far, in creation order (the engine reads props from here). */
+export function __chant_registry(): [Declarable[], unknown[], unknown[]] {
+  return [REGISTRY, REGISTRY_PROPS, REGISTRY_ATTRIBUTES];
 }

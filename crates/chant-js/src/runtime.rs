@@ -10,7 +10,7 @@ use chant_core::model::{EvalError, Evaluation, ModuleExports};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{
-    CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Promise, Runtime,
+    Array, CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Promise, Runtime,
 };
 
 use crate::extract;
@@ -277,38 +277,29 @@ impl Engine {
         let mut evaluation = Evaluation::default();
         let result = self.with_sandbox(boundary, |ctx, sandbox| {
             let core = sandbox.import(ctx, CORE_SPECIFIER)?;
-            let encode: Function = core.get("__chant_encode_exports").map_err(internal)?;
             for file in files {
                 let name = file.to_string_lossy().into_owned();
-                match sandbox.import(ctx, &name) {
-                    Ok(namespace) => match encode.call::<_, String>((namespace,)).catch(ctx) {
-                        Ok(json) => match extract::exports(&json) {
-                            Ok(exports) => evaluation.modules.push(ModuleExports {
-                                file: file.clone(),
-                                exports,
-                            }),
-                            Err(e) => evaluation.errors.push(EvalError {
-                                file: file.clone(),
-                                message: format!("{name}: {e}"),
-                            }),
-                        },
-                        Err(e) => evaluation.errors.push(EvalError {
-                            file: file.clone(),
-                            message: sandbox.describe(&name, e),
-                        }),
-                    },
+                match sandbox
+                    .import(ctx, &name)
+                    .and_then(|ns| extract::exports(ctx, &ns).map_err(|e| format!("{name}: {e}")))
+                {
+                    Ok(exports) => evaluation.modules.push(ModuleExports {
+                        file: file.clone(),
+                        exports,
+                    }),
                     Err(message) => evaluation.errors.push(EvalError {
                         file: file.clone(),
                         message,
                     }),
                 }
             }
-            let dump: Function = core.get("__chant_dump").map_err(internal)?;
-            let json: String = dump
+            let registry: Function = core.get("__chant_registry").map_err(internal)?;
+            let registry: Array = registry
                 .call(())
                 .catch(ctx)
                 .map_err(|e| sandbox.describe(CORE_SPECIFIER, e))?;
-            evaluation.decls = extract::decls(&json).map_err(|e| format!("internal: {e}"))?;
+            evaluation.decls =
+                extract::decls(ctx, &registry).map_err(|e| format!("internal: {e}"))?;
             Ok(())
         });
         if let Err(message) = result {
@@ -327,16 +318,11 @@ impl Engine {
         file: &Path,
     ) -> Result<serde_json::Value, String> {
         self.with_sandbox(boundary, |ctx, sandbox| {
-            let core = sandbox.import(ctx, CORE_SPECIFIER)?;
             let name = file.to_string_lossy().into_owned();
             let namespace = sandbox.import(ctx, &name)?;
-            let to_json: Function = core.get("__chant_default").map_err(internal)?;
-            let json: String = to_json
-                .call((namespace,))
-                .catch(ctx)
-                .map_err(|e| sandbox.describe(&name, e))?;
-            serde_json::from_str(&json)
-                .map_err(|e| format!("{name}: default export is not plain data: {e}"))
+            let default: rquickjs::Value = namespace.get("default").map_err(internal)?;
+            let value = extract::value(ctx, &default, 0).map_err(|e| format!("{name}: {e}"))?;
+            extract::to_json(&value).map_err(|e| format!("{name}: default export: {e}"))
         })
     }
 

@@ -201,15 +201,18 @@ fn build(
         }
     };
     let _ = (&discovery, lexicon);
+    // One write for all diagnostics: a large project can have tens of thousands.
+    let mut diagnostics = String::new();
     for w in &built.warnings {
-        eprintln!("warning: {w}");
+        diagnostics.push_str(&format!("warning: {w}\n"));
     }
     let mut failed = false;
     for (lex, f) in &built.findings {
         let level = if f.error { "error" } else { "warning" };
         failed |= f.error;
-        eprintln!("{level}: [{}] {} ({lex})", f.entity, f.message);
+        diagnostics.push_str(&format!("{level}: [{}] {} ({lex})\n", f.entity, f.message));
     }
+    let _ = std::io::stderr().lock().write_all(diagnostics.as_bytes());
     if failed {
         return ExitCode::FAILURE;
     }

@@ -110,12 +110,12 @@ pub(crate) fn run(d: &Discovery, entities: &[usize]) -> Vec<Finding> {
 
     let (stages, sections) = sections(d, entities);
     let stage_index = |s: &Yaml| s.as_str().and_then(|s| stages.iter().position(|x| x == s));
-    let job_stage = |job: &str| {
-        sections
-            .iter()
-            .find(|s| s.kind == "job" && s.name == job)
-            .and_then(|s| s.props.get("stage"))
-    };
+    let stage_of: std::collections::HashMap<&str, &Yaml> = sections
+        .iter()
+        .filter(|s| s.kind == "job")
+        .filter_map(|s| s.props.get("stage").map(|st| (s.name.as_str(), st)))
+        .collect();
+    let job_stage = |job: &str| stage_of.get(job).copied();
     for s in sections.iter().filter(|s| s.kind == "job") {
         let Some((Some(own), Yaml::Seq(needs))) = s
             .props
