@@ -42,11 +42,12 @@ impl BuildFailure {
     }
 }
 
-/// Builds a discovered project with the given lexicons.
+/// Builds a discovered project with the given lexicons (`only`: just that lexicon's part).
 pub fn build(
     d: &Discovery,
     lexicons: &[&dyn Lexicon],
     format: Format,
+    only: Option<&str>,
 ) -> Result<Built, BuildFailure> {
     if !d.errors.is_empty() {
         return Err(BuildFailure {
@@ -84,6 +85,9 @@ pub fn build(
     let mut findings = Vec::new();
     let mut errors = Vec::new();
     for (name, members) in &partitions {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
         let Some(lexicon) = lexicons.iter().find(|l| l.name() == name) else {
             warnings.push(format!("No serializer found for lexicon \"{name}\""));
             continue;

@@ -45,15 +45,16 @@ impl Chant {
         discover::discover(&project.path, &project.boundary, self.evaluator.as_ref())
     }
 
-    /// Discovers and builds `path`.
+    /// Discovers and builds a project (`only`: just that lexicon's part).
     pub fn build(
         &self,
         project: &Project,
         format: Format,
+        only: Option<&str>,
     ) -> (Discovery, Result<Built, BuildFailure>) {
         let discovery = self.discover(project);
         let lexicons: Vec<&dyn Lexicon> = self.lexicons.iter().map(|l| l.as_ref()).collect();
-        let result = build::build(&discovery, &lexicons, format);
+        let result = build::build(&discovery, &lexicons, format, only);
         (discovery, result)
     }
 }

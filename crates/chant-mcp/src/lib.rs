@@ -122,7 +122,7 @@ fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
         .chant
         .locate(&path)
         .map_err(|e| ToolError(e.to_string()))?;
-    let (_, result) = state.chant.build(&project, format);
+    let (_, result) = state.chant.build(&project, format, None);
     let built = result.map_err(|f| ToolError(f.message()))?;
     let mut output = built.output;
     for (name, content) in &built.files {

@@ -174,7 +174,12 @@ fn build(
         BuildFormat::Json => Format::Json,
         BuildFormat::Yaml => Format::Yaml,
     };
-    let (discovery, result) = chant.build(&project, format);
+    if let Some(l) = &lexicon
+        && chant.lexicon(l).is_none()
+    {
+        return fail(chant_core::project::ProjectError::UnknownLexicon(l.clone()));
+    }
+    let (_, result) = chant.build(&project, format, lexicon.as_deref());
     let built = match result {
         Ok(b) => b,
         Err(failure) => {
@@ -200,7 +205,6 @@ fn build(
             return ExitCode::FAILURE;
         }
     };
-    let _ = (&discovery, lexicon);
     // One write for all diagnostics: a large project can have tens of thousands.
     let mut diagnostics = String::new();
     for w in &built.warnings {

@@ -6,3 +6,86 @@ const BIN: &str = env!("CARGO_BIN_EXE_chant");
 fn version_help_and_usage_errors() {
     mcp_testkit::assert_cli_basics(BIN, "chant", env!("CARGO_PKG_VERSION"));
 }
+
+use std::process::Command;
+
+fn fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/chant")
+        .join(name);
+    copy(&src, &root);
+    (dir, root)
+}
+
+fn copy(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.file_name() == "expected" {
+            continue;
+        }
+        if e.path().is_dir() {
+            copy(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::write(to.join(e.file_name()), std::fs::read(e.path()).unwrap()).unwrap();
+        }
+    }
+}
+
+fn chant(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn build_lexicon_filter_and_refusals() {
+    let (_d, root) = fixture_copy("gitlab-shared-props");
+    let out = chant(&root, &["build", "src", "--lexicon", "gitlab"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("stages:\n"));
+    let out = chant(&root, &["build", "src", "--lexicon", "azure"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Lexicon \"azure\" is not available in this chant\n"
+    );
+    let out = chant(&root, &["build", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope: no such directory"));
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("a.ts"), "export const x = 1;\n").unwrap();
+    let out = chant(empty.path(), &["build"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: No lexicon detected in infrastructure files\n"
+    );
+}
+
+#[test]
+fn explain_okf_writes_a_bundle_directory() {
+    let (_d, root) = fixture_copy("gitlab-flow-control");
+    let out = chant(&root, &["explain", "src", "--format", "okf", "-o", "kb"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let index = std::fs::read_to_string(root.join("kb/index.md")).unwrap();
+    assert!(index.starts_with("---\nokf_version: '0.2'\n---\n\n# Lexicon: gitlab\n"));
+    assert!(root.join("kb/gitlab/rspecSuite.md").is_file());
+}
+
+#[test]
+fn the_same_sources_build_the_same_bytes() {
+    let (_d, root) = fixture_copy("gitlab-composites");
+    let a = chant(&root, &["build", "src"]).stdout;
+    let b = chant(&root, &["build", "src"]).stdout;
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+}
