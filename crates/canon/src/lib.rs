@@ -286,3 +286,91 @@ mod collation_tests {
         );
     }
 }
+
+/// JavaScript's own key order for an object: integer-like keys (`0`…`4294967294`, no leading
+/// zeros) first, ascending; then the rest.
+fn array_index(k: &str) -> Option<u64> {
+    if k == "0" {
+        return Some(0);
+    }
+    if k.is_empty() || k.starts_with('0') || !k.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    k.parse::<u64>().ok().filter(|n| *n < 4_294_967_295)
+}
+
+/// The key order of chant's canonical JSON: `localeCompare`, then JavaScript's integer-keys-first.
+pub fn canonical_key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    match (array_index(a), array_index(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => locale_cmp(a, b),
+    }
+}
+
+/// The value with every object's keys in canonical order
+/// (`JSON.stringify(v, sortedJsonReplacer)`'s order).
+pub fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_by(|a, b| canonical_key_cmp(a.0, b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Compact canonical JSON (for hashes and JSONL lines).
+pub fn to_canonical_compact(v: &Value) -> String {
+    to_compact(&canonical(v))
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod canonical_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_key_order() {
+        let v = canonical(&json!({"10": 1, "9": 2, "b": 3, "a": {"z": 1, "A": 2}}));
+        assert_eq!(to_compact(&v), r#"{"9":2,"10":1,"a":{"A":2,"z":1},"b":3}"#);
+    }
+
+    #[test]
+    fn the_hello_props_hash_vector() {
+        let props = json!({
+            "name": "hello",
+            "overview": "Minimal local Op — no Temporal server required",
+            "taskQueue": "hello",
+            "phases": [{"name": "Greet", "steps": [{"kind": "activity", "fn": "shellCmd", "args": {"cmd": "echo hello from chant"}}]}]
+        });
+        let text = to_canonical_compact(&props);
+        assert_eq!(
+            text,
+            r#"{"name":"hello","overview":"Minimal local Op — no Temporal server required","phases":[{"name":"Greet","steps":[{"args":{"cmd":"echo hello from chant"},"fn":"shellCmd","kind":"activity"}]}],"taskQueue":"hello"}"#
+        );
+        assert_eq!(
+            sha256_hex(text.as_bytes()),
+            "501540a574e8e5896a1261cae7b949dd0bcb4e3f9a0d8c1c31bd5cf70c292e92"
+        );
+    }
+}

@@ -177,44 +177,7 @@ fn assemble(
     parts.join("\n\n")
 }
 
-/// Keys sorted by `localeCompare`, integer-like keys first (JavaScript's own key order).
-pub fn canonical(v: &serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => {
-            let mut entries: Vec<(&String, &serde_json::Value)> = m.iter().collect();
-            entries.sort_by(|a, b| key_order(a.0, b.0));
-            serde_json::Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), canonical(v)))
-                    .collect(),
-            )
-        }
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.iter().map(canonical).collect())
-        }
-        other => other.clone(),
-    }
-}
-
-fn array_index(k: &str) -> Option<u64> {
-    if k == "0" {
-        return Some(0);
-    }
-    if k.starts_with('0') || k.is_empty() || !k.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    k.parse::<u64>().ok().filter(|n| *n < 4_294_967_295)
-}
-
-fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
-    match (array_index(a), array_index(b)) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => canon::locale_cmp(a, b),
-    }
-}
+pub use canon::canonical;
 
 /// The YAML conversion of JSON output (`--format yaml`): keys as given (already sorted), block
 /// style, strings with `\n`, `:` or `#` double-quoted.

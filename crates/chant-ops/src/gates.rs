@@ -1,0 +1,497 @@
+//! The gate ledger (`_gates/<op>.jsonl`): pending facts and resolutions, plan digests, origins,
+//! the same-origin rule, `neverOverMcp`, and the one approval function every channel uses.
+
+use gitledger::Ledger;
+use serde_json::{Map, Value as Json, json};
+
+use crate::time::{Clock, parse_iso};
+
+/// The channel a gate fact came through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Cli,
+    Mcp,
+    Acp,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Cli => "cli",
+            Origin::Mcp => "mcp",
+            Origin::Acp => "acp",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Origin> {
+        match s {
+            "cli" => Some(Origin::Cli),
+            "mcp" => Some(Origin::Mcp),
+            "acp" => Some(Origin::Acp),
+            _ => None,
+        }
+    }
+
+    /// `mcp` and `acp` are model-authored.
+    pub fn model_authored(self) -> bool {
+        self != Origin::Cli
+    }
+}
+
+/// The ledger path of an Op's gate facts.
+pub fn gates_path(op: &str) -> String {
+    format!("_gates/{op}.jsonl")
+}
+
+/// A gate line as read from the ledger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fact {
+    pub pending: bool,
+    pub op: String,
+    pub gate: String,
+    pub timestamp: String,
+    pub expires_at: Option<String>,
+    pub plan_digest: Option<String>,
+    pub origin: Option<Origin>,
+    pub never_over_mcp: bool,
+    pub resolved_by: Option<String>,
+    pub url: Option<String>,
+    pub raw: Json,
+}
+
+/// Parses gate lines, skipping (and counting) malformed ones.
+pub fn parse_facts(bytes: &[u8]) -> (Vec<Fact>, usize) {
+    let mut out = Vec::new();
+    let mut malformed = 0;
+    for line in gitledger::lines(bytes) {
+        match parse_fact(line) {
+            Some(f) => out.push(f),
+            None => malformed += 1,
+        }
+    }
+    (out, malformed)
+}
+
+fn parse_fact(line: &str) -> Option<Fact> {
+    let v: Json = serde_json::from_str(line).ok()?;
+    let o = v.as_object()?;
+    if o.get("version") != Some(&json!(1)) {
+        return None;
+    }
+    let s = |k: &str| o.get(k).and_then(Json::as_str).map(str::to_owned);
+    let (op, gate, timestamp) = (s("op")?, s("gate")?, s("timestamp")?);
+    if o.get("planDigest").is_some_and(|d| !d.is_string()) {
+        return None;
+    }
+    let pending = o.get("kind").and_then(Json::as_str) == Some("pending");
+    if pending && s("expiresAt").is_none() || !pending && s("resolvedBy").is_none() {
+        return None;
+    }
+    Some(Fact {
+        pending,
+        op,
+        gate,
+        timestamp,
+        expires_at: s("expiresAt"),
+        plan_digest: s("planDigest"),
+        origin: s("origin").and_then(|o| Origin::parse(&o)),
+        never_over_mcp: o.get("neverOverMcp") == Some(&Json::Bool(true)),
+        resolved_by: s("resolvedBy"),
+        url: s("url"),
+        raw: v,
+    })
+}
+
+/// How a gate stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GateState {
+    /// No unexpired pending fact.
+    Open,
+    /// A pending fact stands with no counting resolution.
+    Standing(Fact),
+    /// Resolved for the pending plan.
+    Passed { pending: Fact, resolution: Fact },
+    /// Resolutions exist, but for another plan.
+    Mismatched { pending: Fact, resolution: Fact },
+}
+
+fn is_expired(f: &Fact, now_ms: u64) -> bool {
+    f.expires_at
+        .as_deref()
+        .and_then(parse_iso)
+        .is_none_or(|e| e <= now_ms)
+}
+
+/// Decides one gate from the Op's facts.
+pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
+    let mut pending: Option<&Fact> = None;
+    for f in facts.iter().filter(|f| f.pending && f.gate == gate) {
+        if pending.is_none_or(|p| f.timestamp >= p.timestamp) {
+            pending = Some(f);
+        }
+    }
+    let Some(p) = pending.filter(|p| !is_expired(p, now_ms)) else {
+        return GateState::Open;
+    };
+    let counting: Vec<&Fact> = facts
+        .iter()
+        .filter(|f| !f.pending && f.gate == gate && f.timestamp >= p.timestamp)
+        .collect();
+    let matching = counting.iter().rev().find(|r| match &p.plan_digest {
+        None => true,
+        Some(d) => r.plan_digest.as_deref() == Some(d),
+    });
+    match (matching, counting.last()) {
+        (Some(r), _) => GateState::Passed {
+            pending: p.clone(),
+            resolution: (*r).clone(),
+        },
+        (None, Some(r)) => GateState::Mismatched {
+            pending: p.clone(),
+            resolution: (*r).clone(),
+        },
+        (None, None) => GateState::Standing(p.clone()),
+    }
+}
+
+/// `"sha256:" + sha256hex(canonical({kind, subject}))`.
+pub fn plan_digest(kind: &str, subject: &Json) -> String {
+    format!(
+        "sha256:{}",
+        canon::sha256_hex(
+            canon::to_canonical_compact(&json!({"kind": kind, "subject": subject})).as_bytes()
+        )
+    )
+}
+
+/// `^sha256:[0-9a-f]{64}$`.
+pub fn valid_digest(d: &str) -> bool {
+    d.strip_prefix("sha256:").is_some_and(|h| {
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// An absolute http/https URL.
+pub fn valid_url(u: &str) -> bool {
+    let rest = u
+        .strip_prefix("https://")
+        .or_else(|| u.strip_prefix("http://"));
+    rest.is_some_and(|r| {
+        let host = r.split(['/', '?', '#']).next().unwrap_or_default();
+        !host.is_empty() && !host.contains(char::is_whitespace)
+    })
+}
+
+/// The core same-origin refusal reason.
+pub fn same_origin_reason(o: Origin) -> String {
+    format!(
+        "the gate was reached over {0} and this resolution arrived over {0} too, so the same caller wrote both halves",
+        o.as_str()
+    )
+}
+
+/// What an approval asks for.
+#[derive(Clone, Debug)]
+pub struct Approval<'a> {
+    pub op: &'a str,
+    pub gate: &'a str,
+    pub origin: Origin,
+    pub resolved_by: String,
+    pub note: Option<String>,
+    pub url: Option<String>,
+    /// A plan digest named by hand (shell only).
+    pub plan: Option<String>,
+    pub allow_same_origin: bool,
+    /// The Op declares `neverOverMcp`.
+    pub declared_never_over_mcp: bool,
+}
+
+/// Why an approval was refused (each text is what the user sees).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    NeverOverMcp(String),
+    NoLedger(String),
+    BadUrl(String),
+    BadPlan(String),
+    NoPendingFact(String),
+    SameOrigin(String),
+    Ledger(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NeverOverMcp(t)
+            | Refusal::NoLedger(t)
+            | Refusal::BadUrl(t)
+            | Refusal::BadPlan(t)
+            | Refusal::NoPendingFact(t)
+            | Refusal::SameOrigin(t)
+            | Refusal::Ledger(t) => f.write_str(t),
+        }
+    }
+}
+
+/// The neverOverMcp approval text.
+pub fn never_over_mcp_approve_text(op: &str, gate: &str) -> String {
+    format!(
+        "Op \"{op}\" declares neverOverMcp, so its gates are not resolved over MCP, whichever channel reached them. Approvals belong to people: approve at a shell with `chant approve {op} {gate}`."
+    )
+}
+
+/// A recorded resolution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub record: Json,
+    pub plan_digest: Option<String>,
+    pub timestamp: String,
+}
+
+/// Records a gate's resolution after every check, in the order every channel shares.
+pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<Resolved, Refusal> {
+    let model = a.origin.model_authored();
+    if model && a.declared_never_over_mcp {
+        return Err(Refusal::NeverOverMcp(never_over_mcp_approve_text(
+            a.op, a.gate,
+        )));
+    }
+    let flag = if a.origin == Origin::Mcp {
+        "url"
+    } else {
+        "--url"
+    };
+    match ledger.exists() {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(Refusal::NoLedger(
+                "Cannot record the approval: this clone has no chant/lifecycle branch; fetch it first".into(),
+            ));
+        }
+        Err(e) => {
+            return Err(Refusal::NoLedger(format!(
+                "Cannot record the approval: {e}"
+            )));
+        }
+    }
+    if let Some(u) = &a.url
+        && !valid_url(u)
+    {
+        return Err(Refusal::BadUrl(format!(
+            "{flag} must be an absolute http/https URL (got \"{u}\")"
+        )));
+    }
+    if let Some(p) = &a.plan
+        && !valid_digest(p)
+    {
+        return Err(Refusal::BadPlan(format!(
+            "--plan must be a plan digest (\"sha256:\" and 64 hex characters), got \"{p}\""
+        )));
+    }
+    let bytes = ledger
+        .read(&gates_path(a.op))
+        .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
+    let (facts, _) = parse_facts(bytes.as_deref().unwrap_or_default());
+    let now = clock.now_ms();
+    let standing = match decide(&facts, a.gate, now) {
+        GateState::Standing(p)
+        | GateState::Mismatched { pending: p, .. }
+        | GateState::Passed { pending: p, .. } => Some(p),
+        GateState::Open => None,
+    };
+    if let Some(p) = &standing
+        && p.never_over_mcp
+        && model
+    {
+        return Err(Refusal::NeverOverMcp(never_over_mcp_approve_text(
+            a.op, a.gate,
+        )));
+    }
+    let no_fact = format!(
+        "Gate \"{}\" on \"{}\" has no pending fact, so there is no plan to approve",
+        a.gate, a.op
+    );
+    let plan_digest = match (&standing, &a.plan) {
+        (_, Some(p)) => Some(p.clone()),
+        (Some(p), None) => p.plan_digest.clone(),
+        (None, None) => return Err(Refusal::NoPendingFact(no_fact)),
+    };
+    if let Some(pending_origin) = standing.as_ref().and_then(|p| p.origin)
+        && model
+        && pending_origin == a.origin
+        && !(a.allow_same_origin && a.origin == Origin::Cli)
+    {
+        let _ = same_origin_reason(a.origin);
+        return Err(Refusal::SameOrigin(format!(
+            "Gate \"{1}\" on \"{0}\" was not recorded. If the gate was reached over MCP, it cannot also be resolved over MCP — approve it from another channel, normally `chant approve {0} {1}` at a shell.",
+            a.op, a.gate
+        )));
+    }
+    let timestamp = crate::time::iso(now);
+    let mut r = Map::new();
+    r.insert("version".into(), json!(1));
+    r.insert("kind".into(), json!("resolution"));
+    r.insert("op".into(), json!(a.op));
+    r.insert("gate".into(), json!(a.gate));
+    r.insert("resolvedBy".into(), json!(a.resolved_by));
+    r.insert("timestamp".into(), json!(timestamp));
+    if let Some(n) = &a.note {
+        r.insert("note".into(), json!(n));
+    }
+    if let Some(u) = &a.url {
+        r.insert("url".into(), json!(u));
+    }
+    if let Some(d) = &plan_digest {
+        r.insert("planDigest".into(), json!(d));
+    }
+    r.insert("origin".into(), json!(a.origin.as_str()));
+    let overridden = a.allow_same_origin
+        && standing.as_ref().and_then(|p| p.origin) == Some(a.origin)
+        && a.origin == Origin::Cli;
+    if overridden {
+        r.insert("sameOriginOverride".into(), json!(true));
+    }
+    let record = Json::Object(r);
+    ledger
+        .append_line(
+            &gates_path(a.op),
+            &canon::to_canonical_compact(&record),
+            &format!("Approve {} {}", a.op, a.gate),
+        )
+        .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
+    Ok(Resolved {
+        record,
+        plan_digest,
+        timestamp,
+    })
+}
+
+/// Appends a pending fact (a run reaching a gate, or `chant approve --expire`).
+#[allow(clippy::too_many_arguments)]
+pub fn record_pending(
+    ledger: &Ledger,
+    op: &str,
+    gate: &str,
+    now_ms: u64,
+    timeout_ms: u64,
+    plan_digest: Option<&str>,
+    origin: Origin,
+    extra: &[(&str, Json)],
+) -> Result<Json, gitledger::LedgerError> {
+    let mut p = Map::new();
+    p.insert("version".into(), json!(1));
+    p.insert("kind".into(), json!("pending"));
+    p.insert("op".into(), json!(op));
+    p.insert("gate".into(), json!(gate));
+    p.insert("timestamp".into(), json!(crate::time::iso(now_ms)));
+    p.insert(
+        "expiresAt".into(),
+        json!(crate::time::iso(now_ms + timeout_ms)),
+    );
+    if let Some(d) = plan_digest {
+        p.insert("planDigest".into(), json!(d));
+    }
+    p.insert("origin".into(), json!(origin.as_str()));
+    for (k, v) in extra {
+        p.insert((*k).to_owned(), v.clone());
+    }
+    let record = Json::Object(p);
+    ledger.append_line(
+        &gates_path(op),
+        &canon::to_canonical_compact(&record),
+        &format!("Gate {op} {gate} pending"),
+    )?;
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(line: Json) -> Fact {
+        parse_fact(&line.to_string()).unwrap()
+    }
+
+    fn pending(ts: &str, exp: &str, digest: Option<&str>) -> Fact {
+        let mut v = json!({"version": 1, "kind": "pending", "op": "o", "gate": "g", "timestamp": ts, "expiresAt": exp});
+        if let Some(d) = digest {
+            v["planDigest"] = json!(d);
+        }
+        fact(v)
+    }
+
+    fn resolution(ts: &str, digest: Option<&str>) -> Fact {
+        let mut v = json!({"version": 1, "kind": "resolution", "op": "o", "gate": "g", "timestamp": ts, "resolvedBy": "alex"});
+        if let Some(d) = digest {
+            v["planDigest"] = json!(d);
+        }
+        fact(v)
+    }
+
+    const NOW: u64 = 1_796_000_000_000; // 2026-11-29
+
+    #[test]
+    fn deciding_gates() {
+        let p = pending(
+            "2026-11-29T00:00:00.000Z",
+            "2026-12-01T00:00:00.000Z",
+            Some("sha256:aa"),
+        );
+        assert!(matches!(
+            decide(std::slice::from_ref(&p), "g", NOW),
+            GateState::Standing(_)
+        ));
+        let early = resolution("2026-11-28T00:00:00.000Z", Some("sha256:aa"));
+        assert!(
+            matches!(
+                decide(&[p.clone(), early], "g", NOW),
+                GateState::Standing(_)
+            ),
+            "a resolution before the pending fact does not count"
+        );
+        let other = resolution("2026-11-29T01:00:00.000Z", Some("sha256:bb"));
+        assert!(matches!(
+            decide(&[p.clone(), other.clone()], "g", NOW),
+            GateState::Mismatched { .. }
+        ));
+        let none = resolution("2026-11-29T01:00:00.000Z", None);
+        assert!(
+            matches!(
+                decide(&[p.clone(), none], "g", NOW),
+                GateState::Mismatched { .. }
+            ),
+            "no digest when the pending fact has one"
+        );
+        let ok = resolution("2026-11-29T02:00:00.000Z", Some("sha256:aa"));
+        assert!(matches!(
+            decide(&[p.clone(), other, ok], "g", NOW),
+            GateState::Passed { .. }
+        ));
+        let expired = pending("2026-11-20T00:00:00.000Z", "2026-11-22T00:00:00.000Z", None);
+        assert_eq!(decide(&[expired], "g", NOW), GateState::Open);
+        assert_eq!(decide(&[], "g", NOW), GateState::Open);
+    }
+
+    #[test]
+    fn malformed_lines_are_counted() {
+        let text = b"{\"version\":2,\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"t\"}\nnot json\n{\"version\":1,\"kind\":\"pending\",\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"t\"}\n\n{\"version\":1,\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"t\",\"resolvedBy\":\"a\"}";
+        let (facts, malformed) = parse_facts(text);
+        assert_eq!((facts.len(), malformed), (1, 3));
+        assert!(!facts[0].pending, "kind absent means a resolution");
+    }
+
+    #[test]
+    fn digests_and_urls() {
+        let d = plan_digest(
+            "op-gate",
+            &json!({"op": "o", "gate": "g", "env": "local", "props": {}}),
+        );
+        assert!(valid_digest(&d), "{d}");
+        assert!(!valid_digest("sha256:ABC"));
+        assert!(valid_url("https://github.com/a/b/pull/1"));
+        for bad in ["ftp://x", "github.com/x", "https://", "http:// x"] {
+            assert!(!valid_url(bad), "{bad}");
+        }
+    }
+}

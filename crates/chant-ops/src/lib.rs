@@ -1,0 +1,130 @@
+//! chant's Ops: the Op model and discovery, the local runtime, run records, and the gate
+//! ledger with approvals, origins and `neverOverMcp` — everything an Op does, on `gitledger` and
+//! `canon`.
+//!
+//! The origin of a write (`cli`, `mcp`, `acp`) is a value the caller passes in, never ambient
+//! state. It knows nothing of MCP transport details or command-line parsing: front ends call
+//! [`list`], [`status`], [`runtime::run`], [`gates::approve`] and [`report::markdown`].
+
+pub mod gates;
+pub mod model;
+pub mod records;
+pub mod report;
+pub mod runtime;
+pub mod time;
+
+use std::path::{Path, PathBuf};
+
+use chant_core::model::Evaluator;
+use gitledger::Ledger;
+use serde_json::{Map, Value as Json, json};
+
+pub use gates::Origin;
+pub use model::{OpDef, OpSet};
+
+/// The runtime a tool or command addresses (`local` is the only one in this release).
+pub fn check_runtime(runtime: Option<&str>, configured: &[String]) -> Result<&'static str, String> {
+    match runtime {
+        None | Some("local") => Ok("local"),
+        Some(r) if configured.iter().any(|c| c == r) => {
+            Err(format!("lexicon \"{r}\" does not host Op runs"))
+        }
+        Some(r) => Err(format!(
+            "runtime \"{r}\" is not a configured lexicon (configured: {})",
+            configured.join(", ")
+        )),
+    }
+}
+
+/// Where Ops live: the git top level and its ledger.
+#[derive(Clone, Debug)]
+pub struct Repo {
+    pub root: PathBuf,
+    pub ledger: Ledger,
+}
+
+impl Repo {
+    /// The repository containing `dir` (`Not in a git repository` outside one).
+    pub fn open(dir: &Path) -> Result<Repo, String> {
+        let ledger = Ledger::open(dir).map_err(|e| e.to_string())?;
+        Ok(Repo {
+            root: ledger.toplevel().to_path_buf(),
+            ledger,
+        })
+    }
+
+    pub fn discover(&self, evaluator: &dyn Evaluator) -> OpSet {
+        model::discover(&self.root, evaluator)
+    }
+
+    /// `{name, since}` of a standing gate of `op`, if any.
+    pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> Option<Json> {
+        let bytes = self.ledger.read(&gates::gates_path(&op.name)).ok()??;
+        let (facts, _) = gates::parse_facts(&bytes);
+        let mut gate_names: Vec<&str> = facts
+            .iter()
+            .filter(|f| f.pending)
+            .map(|f| f.gate.as_str())
+            .collect();
+        gate_names.dedup();
+        gate_names
+            .into_iter()
+            .rev()
+            .find_map(|g| match gates::decide(&facts, g, now_ms) {
+                gates::GateState::Standing(p) | gates::GateState::Mismatched { pending: p, .. } => {
+                    Some(json!({"name": g, "since": p.timestamp}))
+                }
+                _ => None,
+            })
+    }
+
+    /// The `op-status` object.
+    pub fn status(&self, op: &OpDef, runtime: &str, now_ms: u64) -> Json {
+        let history = records::history(&self.ledger, &op.name);
+        records::status(
+            &op.name,
+            runtime,
+            history.first(),
+            self.standing_gate(op, now_ms),
+        )
+    }
+
+    /// One `op-list` entry.
+    pub fn list_entry(&self, op: &OpDef) -> Json {
+        let history = records::history(&self.ledger, &op.name);
+        let mut m = summary(op);
+        m.insert(
+            "runState".into(),
+            history.first().map_or(Json::Null, |r| {
+                json!(records::state_of(r["status"].as_str().unwrap_or_default()))
+            }),
+        );
+        Json::Object(m)
+    }
+}
+
+/// `{name, overview, phases: <count>, labels, depends}` (`chant://ops` entries).
+pub fn summary(op: &OpDef) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(op.name));
+    m.insert("overview".into(), json!(op.overview));
+    m.insert("phases".into(), json!(op.phases.len()));
+    m.insert("labels".into(), Json::Object(op.labels.clone()));
+    m.insert("depends".into(), json!(op.depends));
+    m
+}
+
+/// `Op "<n>" not found. Available: <names>`.
+pub fn not_found(name: &str, set: &OpSet) -> String {
+    format!(
+        "Op \"{name}\" not found. Available: {}",
+        set.names().join(", ")
+    )
+}
+
+/// The `neverOverMcp` run refusal.
+pub fn never_over_mcp_run_text(op: &str) -> String {
+    format!(
+        "Op \"{op}\" declares neverOverMcp, so it is not run over MCP. Run it at a shell with `chant run {op}`; op-status and op-report still answer here."
+    )
+}

@@ -1,0 +1,624 @@
+//! The local runtime: runs an Op's phases in this process — activities with profiles (timeouts,
+//! retries with backoff), gates decided against the ledger, `onFailure` in reverse — and records
+//! the run on the ledger.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use gitledger::Ledger;
+use serde_json::{Map, Value as Json, json};
+
+use crate::gates::{self, GateState, Origin};
+use crate::model::{OpDef, Phase, Step, parse_duration};
+use crate::records::runs_path;
+use crate::time::{Clock, iso};
+
+/// The activities this runtime knows, sorted.
+pub const KNOWN_ACTIVITIES: [&str; 1] = ["shellCmd"];
+
+/// An activity profile: timeout and retry policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Profile {
+    pub timeout_ms: u64,
+    pub attempts: u32,
+    pub initial_ms: u64,
+    pub coefficient: f64,
+    pub non_retryable: &'static [&'static str],
+}
+
+/// The built-in profiles (`fastIdempotent` for anything unknown).
+pub fn profile(name: Option<&str>) -> Profile {
+    let p = |timeout_ms, attempts, initial_ms, non_retryable| Profile {
+        timeout_ms,
+        attempts,
+        initial_ms,
+        coefficient: 2.0,
+        non_retryable,
+    };
+    match name.unwrap_or("fastIdempotent") {
+        "longInfra" => p(20 * 60_000, 3, 30_000, &[]),
+        "k8sWait" => p(15 * 60_000, 3, 10_000, &["ReadinessFailedError"]),
+        "humanGate" => p(48 * 3_600_000, 1, 0, &[]),
+        "argoSync" => p(30 * 60_000, 5, 5_000, &[]),
+        "policyCheck" => p(5 * 60_000, 1, 0, &[]),
+        _ => p(5 * 60_000, 3, 5_000, &[]),
+    }
+}
+
+/// How to run.
+pub struct RunOptions<'a> {
+    /// The environment; else `labels.Env`; else `local`.
+    pub env: Option<String>,
+    /// Stamped on pending facts this run writes.
+    pub origin: Origin,
+    /// Where shell steps run (the project directory).
+    pub cwd: PathBuf,
+    pub ledger: Option<&'a Ledger>,
+    pub clock: &'a dyn Clock,
+    pub cancel: &'a AtomicBool,
+    /// Called with each settled step record, the number settled so far, and the step total.
+    pub on_step: &'a (dyn Fn(&Json, usize, usize) + Sync),
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub op: String,
+    pub run_id: String,
+    /// `ok`, `fail`, `gated` or `cancelled`.
+    pub status: &'static str,
+    pub started: String,
+    pub ended: String,
+    pub total_ms: u64,
+    pub records: Vec<Json>,
+    /// `{name, since}` when gated.
+    pub gate: Option<Json>,
+    pub env: String,
+    /// The run record appended to the ledger.
+    pub record: Json,
+    /// Set when the record could not be written (the run still stands).
+    pub ledger_error: Option<String>,
+}
+
+impl RunOutcome {
+    pub fn state(&self) -> &'static str {
+        crate::records::state_of(self.status)
+    }
+
+    /// `{op, runId, state, startedAt, endedAt, records?, gate?}` (the `op-run` result).
+    pub fn to_status(&self) -> Json {
+        let mut m = Map::new();
+        m.insert("op".into(), json!(self.op));
+        m.insert("runId".into(), json!(self.run_id));
+        m.insert("state".into(), json!(self.state()));
+        m.insert("startedAt".into(), json!(self.started));
+        m.insert("endedAt".into(), json!(self.ended));
+        if !self.records.is_empty() {
+            m.insert("records".into(), Json::Array(self.records.clone()));
+        }
+        if let Some(g) = &self.gate {
+            m.insert("gate".into(), g.clone());
+        }
+        Json::Object(m)
+    }
+
+    /// `{op, records, totalMs, ok}` (+ `status: "gated"`): `chant run --json`.
+    pub fn to_cli_json(&self) -> Json {
+        let mut m = Map::new();
+        m.insert("op".into(), json!(self.op));
+        m.insert("records".into(), Json::Array(self.records.clone()));
+        m.insert("totalMs".into(), json!(self.total_ms));
+        m.insert("ok".into(), json!(self.status == "ok"));
+        if self.status == "gated" {
+            m.insert("status".into(), json!("gated"));
+        }
+        Json::Object(m)
+    }
+}
+
+struct StepResult {
+    record: Json,
+    failed: bool,
+    gated: Option<Json>,
+}
+
+fn base_record(phase: &str, function: &str, args: Option<&Json>) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("phase".into(), json!(phase));
+    m.insert("fn".into(), json!(function));
+    if let Some(a) = args.filter(|a| a.as_object().is_none_or(|o| !o.is_empty())) {
+        m.insert("args".into(), a.clone());
+    }
+    m
+}
+
+fn skipped(phase: &str, step: &Step) -> Json {
+    let mut m = match step {
+        Step::Activity { function, args, .. } => base_record(phase, function, args.as_ref()),
+        Step::Gate { gate, .. } => base_record(phase, &format!("gate:{gate}"), None),
+    };
+    m.insert("status".into(), json!("skipped"));
+    m.insert("durationMs".into(), json!(0));
+    Json::Object(m)
+}
+
+fn total_steps(op: &OpDef) -> usize {
+    op.phases.iter().map(|p| p.steps.len()).sum()
+}
+
+/// Runs `op` to a terminal state and records it.
+pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
+    let started_ms = opts.clock.now_ms();
+    let wall = Instant::now();
+    let run_id = format!("local-{started_ms}");
+    let env = opts
+        .env
+        .clone()
+        .or_else(|| {
+            op.labels
+                .get("Env")
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "local".to_owned());
+    let total = total_steps(op);
+    let settled = std::sync::atomic::AtomicUsize::new(0);
+    let report = |r: &Json| {
+        let n = settled.fetch_add(1, Ordering::SeqCst) + 1;
+        (opts.on_step)(r, n, total.max(n));
+    };
+    let ctx = StepContext {
+        op,
+        opts,
+        env: &env,
+        run_id: &run_id,
+        report: &report,
+    };
+    let mut records: Vec<Json> = Vec::new();
+    let mut phases_out: Vec<Json> = Vec::new();
+    let mut status: &'static str = "ok";
+    let mut gate: Option<Json> = None;
+    for phase in &op.phases {
+        if opts.cancel.load(Ordering::SeqCst) {
+            status = "cancelled";
+            break;
+        }
+        let (results, phase_status) = run_phase(&ctx, phase);
+        records.extend(results.iter().map(|r| r.record.clone()));
+        phases_out.push(phase_json(phase, &results, phase_status));
+        if let Some(g) = results.iter().find_map(|r| r.gated.clone()) {
+            status = "gated";
+            gate = Some(g);
+            break;
+        }
+        if phase_status == "fail" {
+            status = if opts.cancel.load(Ordering::SeqCst) {
+                "cancelled"
+            } else {
+                "fail"
+            };
+            break;
+        }
+    }
+    if status == "fail" {
+        for phase in op.on_failure.iter().rev() {
+            let (results, phase_status) = run_phase(&ctx, phase);
+            records.extend(results.iter().map(|r| r.record.clone()));
+            phases_out.push(phase_json(phase, &results, phase_status));
+        }
+    }
+    let total_ms = wall.elapsed().as_millis() as u64;
+    let ended = iso(started_ms + total_ms);
+    let started = iso(started_ms);
+    let outcomes: Map<String, Json> = records
+        .iter()
+        .filter_map(|r| {
+            r.get("outcome")
+                .and_then(|o| Some((o["name"].as_str()?.to_owned(), o["value"].clone())))
+        })
+        .collect();
+    let mut record = Map::new();
+    record.insert("version".into(), json!(1));
+    record.insert("id".into(), json!(run_id));
+    record.insert("op".into(), json!(op.name));
+    record.insert("env".into(), json!(env));
+    record.insert("started".into(), json!(started));
+    record.insert("ended".into(), json!(ended));
+    record.insert("status".into(), json!(status));
+    record.insert("labels".into(), Json::Object(op.labels.clone()));
+    record.insert("outcomes".into(), Json::Object(outcomes));
+    record.insert("phases".into(), Json::Array(phases_out));
+    if let Some(g) = &gate {
+        record.insert("gate".into(), g.clone());
+    }
+    let record = Json::Object(record);
+    let ledger_error = opts.ledger.and_then(|l| {
+        l.append_line(
+            &runs_path(&env, &op.name),
+            &canon::to_canonical_compact(&record),
+            &format!("Run {} {status}", op.name),
+        )
+        .err()
+        .map(|e| e.to_string())
+    });
+    RunOutcome {
+        op: op.name.clone(),
+        run_id,
+        status,
+        started,
+        ended,
+        total_ms,
+        records,
+        gate,
+        env,
+        record,
+        ledger_error,
+    }
+}
+
+fn phase_json(phase: &Phase, results: &[StepResult], status: &str) -> Json {
+    let duration: u64 = results
+        .iter()
+        .filter_map(|r| r.record["durationMs"].as_u64())
+        .sum();
+    json!({"name": phase.name, "status": status, "durationMs": duration, "steps": results.iter().map(|r| r.record.clone()).collect::<Vec<_>>()})
+}
+
+struct StepContext<'a> {
+    op: &'a OpDef,
+    opts: &'a RunOptions<'a>,
+    env: &'a str,
+    run_id: &'a str,
+    report: &'a (dyn Fn(&Json) + Sync),
+}
+
+/// Runs one phase; returns its step results and `ok`, `fail` or `gated`.
+fn run_phase(ctx: &StepContext<'_>, phase: &Phase) -> (Vec<StepResult>, &'static str) {
+    let mut results: Vec<StepResult> = Vec::new();
+    if phase.parallel {
+        let outs: Vec<StepResult> = thread::scope(|s| {
+            let handles: Vec<_> = phase
+                .steps
+                .iter()
+                .map(|step| s.spawn(move || run_step(ctx, &phase.name, step)))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| StepResult { record: json!({"phase": phase.name, "status": "fail", "durationMs": 0, "error": "step crashed"}), failed: true, gated: None })).collect()
+        });
+        results.extend(outs);
+    } else {
+        let mut stop = false;
+        for step in &phase.steps {
+            if stop {
+                let r = skipped(&phase.name, step);
+                (ctx.report)(&r);
+                results.push(StepResult {
+                    record: r,
+                    failed: false,
+                    gated: None,
+                });
+                continue;
+            }
+            let r = run_step(ctx, &phase.name, step);
+            stop = r.failed || r.gated.is_some();
+            results.push(r);
+        }
+    }
+    let status = if results.iter().any(|r| r.gated.is_some()) {
+        "gated"
+    } else if results.iter().any(|r| r.failed) {
+        "fail"
+    } else {
+        "ok"
+    };
+    (results, status)
+}
+
+fn run_step(ctx: &StepContext<'_>, phase: &str, step: &Step) -> StepResult {
+    let result = match step {
+        Step::Activity {
+            function,
+            args,
+            profile: p,
+            outcome,
+        } => run_activity(
+            ctx,
+            phase,
+            function,
+            args.as_ref(),
+            p.as_deref(),
+            outcome.as_ref(),
+        ),
+        Step::Gate {
+            gate,
+            timeout,
+            description,
+        } => run_gate(ctx, phase, gate, timeout, description.as_deref()),
+    };
+    (ctx.report)(&result.record);
+    result
+}
+
+fn run_activity(
+    ctx: &StepContext<'_>,
+    phase: &str,
+    function: &str,
+    args: Option<&Json>,
+    profile_name: Option<&str>,
+    outcome: Option<&(String, Option<String>)>,
+) -> StepResult {
+    let mut record = base_record(phase, function, args);
+    if !KNOWN_ACTIVITIES.contains(&function) {
+        record.insert("status".into(), json!("fail"));
+        record.insert("durationMs".into(), json!(0));
+        record.insert(
+            "error".into(),
+            json!(format!(
+                "no activity named \"{function}\" (known: {})",
+                KNOWN_ACTIVITIES.join(", ")
+            )),
+        );
+        return StepResult {
+            record: Json::Object(record),
+            failed: true,
+            gated: None,
+        };
+    }
+    let profile = profile(profile_name);
+    let start = Instant::now();
+    let mut attempt = 1;
+    let result = loop {
+        match shell_cmd(args, &ctx.opts.cwd, profile.timeout_ms, ctx.opts.cancel) {
+            Ok(v) => break Ok(v),
+            Err(e) => {
+                let retryable = !profile.non_retryable.contains(&e.name.as_str())
+                    && !ctx.opts.cancel.load(Ordering::SeqCst)
+                    && e.name != "Cancelled";
+                if attempt >= profile.attempts.max(1) || !retryable {
+                    break Err(e.message);
+                }
+                let wait = (profile.initial_ms as f64
+                    * profile.coefficient.powi(attempt as i32 - 1))
+                    as u64;
+                let until = Instant::now() + Duration::from_millis(wait);
+                while Instant::now() < until && !ctx.opts.cancel.load(Ordering::SeqCst) {
+                    thread::sleep(Duration::from_millis(20));
+                }
+                attempt += 1;
+            }
+        }
+    };
+    let duration = start.elapsed().as_millis() as u64;
+    let failed = result.is_err();
+    match result {
+        Ok(value) => {
+            record.insert("status".into(), json!("ok"));
+            record.insert("durationMs".into(), json!(duration));
+            if let Some((name, from)) = outcome {
+                let parsed = value
+                    .as_str()
+                    .and_then(|s| serde_json::from_str::<Json>(s).ok())
+                    .unwrap_or(value.clone());
+                let picked = from.as_deref().map_or(parsed.clone(), |path| {
+                    path.split('.').fold(parsed.clone(), |v, k| {
+                        v.get(k).cloned().unwrap_or(Json::Null)
+                    })
+                });
+                record.insert("outcome".into(), json!({"name": name, "value": picked}));
+            }
+        }
+        Err(message) => {
+            record.insert("status".into(), json!("fail"));
+            record.insert("durationMs".into(), json!(duration));
+            record.insert("error".into(), json!(message));
+        }
+    }
+    StepResult {
+        record: Json::Object(record),
+        failed,
+        gated: None,
+    }
+}
+
+struct ActivityError {
+    name: String,
+    message: String,
+}
+
+/// `shellCmd {cmd, cwd?, env?}`: `sh -c <cmd>` in the project directory with the process
+/// environment plus `env`; the result is stdout, trimmed.
+fn shell_cmd(
+    args: Option<&Json>,
+    cwd: &Path,
+    timeout_ms: u64,
+    cancel: &AtomicBool,
+) -> Result<Json, ActivityError> {
+    let fail = |name: &str, message: String| ActivityError {
+        name: name.into(),
+        message,
+    };
+    let cmd = args
+        .and_then(|a| a.get("cmd"))
+        .and_then(Json::as_str)
+        .ok_or_else(|| fail("Error", "shellCmd needs a cmd string".into()))?;
+    let dir = match args.and_then(|a| a.get("cwd")).and_then(Json::as_str) {
+        Some(d) => cwd.join(d),
+        None => cwd.to_path_buf(),
+    };
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(env) = args.and_then(|a| a.get("env")).and_then(Json::as_object) {
+        for (k, v) in env {
+            command.env(k, v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+        }
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| fail("Error", format!("Command failed: {cmd}\n{e}")))?;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out_reader = thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = out.read_to_end(&mut b);
+        b
+    });
+    let err_reader = thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = err.read_to_end(&mut b);
+        b
+    });
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) => {}
+            Err(e) => break Err(fail("Error", e.to_string())),
+        }
+        if cancel.load(Ordering::SeqCst) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Err(fail("Cancelled", format!("Command cancelled: {cmd}")));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Err(fail(
+                "TimeoutError",
+                format!("activity timed out after {timeout_ms}ms"),
+            ));
+        }
+        thread::sleep(Duration::from_millis(2));
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    let status = status?;
+    if !status.success() {
+        return Err(fail(
+            "Error",
+            format!(
+                "Command failed: {cmd}\n{}",
+                String::from_utf8_lossy(&stderr)
+            ),
+        ));
+    }
+    Ok(Json::String(
+        String::from_utf8_lossy(&stdout).trim().to_owned(),
+    ))
+}
+
+fn run_gate(
+    ctx: &StepContext<'_>,
+    phase: &str,
+    gate: &str,
+    timeout: &str,
+    description: Option<&str>,
+) -> StepResult {
+    let mut record = base_record(phase, &format!("gate:{gate}"), None);
+    let fail = |mut record: Map<String, Json>, message: String| {
+        record.insert("status".into(), json!("fail"));
+        record.insert("durationMs".into(), json!(0));
+        record.insert("error".into(), json!(message));
+        StepResult {
+            record: Json::Object(record),
+            failed: true,
+            gated: None,
+        }
+    };
+    let Some(ledger) = ctx.opts.ledger else {
+        return fail(
+            record,
+            format!(
+                "gate \"{gate}\" needs the chant/lifecycle ledger, and this run has none (not in a git repository)"
+            ),
+        );
+    };
+    let timeout_ms = match parse_duration(timeout) {
+        Ok(ms) => ms,
+        Err(e) => return fail(record, e),
+    };
+    let facts = match ledger.read(&gates::gates_path(&ctx.op.name)) {
+        Ok(b) => gates::parse_facts(b.as_deref().unwrap_or_default()).0,
+        Err(e) => return fail(record, e.to_string()),
+    };
+    let digest = gates::plan_digest(
+        "op-gate",
+        &json!({"op": ctx.op.name, "gate": gate, "env": ctx.env, "props": ctx.op.props}),
+    );
+    let now = ctx.opts.clock.now_ms();
+    let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
+        record.insert("status".into(), json!("gated"));
+        record.insert("durationMs".into(), json!(0));
+        record.insert("gate".into(), json!(gate));
+        if let Some(r) = refusal {
+            record.insert("refusal".into(), json!(r));
+        }
+        StepResult {
+            record: Json::Object(record),
+            failed: false,
+            gated: Some(json!({"name": gate, "since": since})),
+        }
+    };
+    match gates::decide(&facts, gate, now) {
+        GateState::Passed { resolution, .. } => {
+            let mut approval = Map::new();
+            approval.insert("gate".into(), json!(gate));
+            approval.insert("resolvedBy".into(), json!(resolution.resolved_by));
+            approval.insert("timestamp".into(), json!(resolution.timestamp));
+            if let Some(u) = &resolution.url {
+                approval.insert("url".into(), json!(u));
+            }
+            record.insert("status".into(), json!("ok"));
+            record.insert("durationMs".into(), json!(0));
+            record.insert("approval".into(), Json::Object(approval));
+            StepResult {
+                record: Json::Object(record),
+                failed: false,
+                gated: None,
+            }
+        }
+        GateState::Mismatched {
+            pending,
+            resolution,
+        } => {
+            let refusal = format!(
+                "the resolution by {} approves plan {}, not the plan this gate is waiting on ({})",
+                resolution.resolved_by.as_deref().unwrap_or("?"),
+                resolution.plan_digest.as_deref().unwrap_or("(none)"),
+                pending.plan_digest.as_deref().unwrap_or("(none)")
+            );
+            gated(record, &pending.timestamp, Some(refusal))
+        }
+        GateState::Standing(pending) => gated(record, &pending.timestamp, None),
+        GateState::Open => {
+            let mut extra: Vec<(&str, Json)> = vec![("runId", json!(ctx.run_id))];
+            if let Some(d) = description {
+                extra.push(("description", json!(d)));
+            }
+            if ctx.op.never_over_mcp {
+                extra.push(("neverOverMcp", json!(true)));
+            }
+            match gates::record_pending(
+                ledger,
+                &ctx.op.name,
+                gate,
+                now,
+                timeout_ms,
+                Some(&digest),
+                ctx.opts.origin,
+                &extra,
+            ) {
+                Ok(p) => gated(record, p["timestamp"].as_str().unwrap_or_default(), None),
+                Err(e) => fail(record, format!("could not record the pending gate: {e}")),
+            }
+        }
+    }
+}
