@@ -3,12 +3,13 @@
 //! composites metadata, init templates and examples. Lexicons know nothing of MCP or QuickJS.
 
 pub mod gitlab;
+pub mod temporal;
 
 use chant_core::lexicon::Lexicon;
 
 /// Every lexicon this chant embeds, in delivery order.
 pub fn all() -> Vec<Box<dyn Lexicon>> {
-    vec![Box::new(gitlab::Gitlab)]
+    vec![Box::new(gitlab::Gitlab), Box::new(temporal::Temporal)]
 }
 
 /// The embedded lexicon named `name`.

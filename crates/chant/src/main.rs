@@ -12,6 +12,8 @@ use chant_core::explain;
 use chant_core::session::Chant;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod ops;
+
 /// Declarative infrastructure as code: declare resources in TypeScript, build them into
 /// CloudFormation, GitLab CI, Kubernetes and more, and serve it all to agents over MCP.
 #[derive(Parser, Debug)]
@@ -43,6 +45,60 @@ enum Command {
         path: Option<PathBuf>,
     },
     /// Summarize the project's entities, dependencies and errors
+    /// Run an Op locally (`run list`, `run status <op>`, `run log <op>` read the run ledger)
+    Run {
+        /// The Op to run, or `list`, `status`, `log`
+        target: String,
+        /// With `status` or `log`: the Op
+        op: Option<String>,
+        /// Print the result as one JSON line
+        #[arg(long)]
+        json: bool,
+        /// Stream each settled step as an NDJSON line on stdout
+        #[arg(long)]
+        progress_json: bool,
+        /// Environment the run targets (default: the Op's labels.Env, else local)
+        #[arg(long, value_name = "E")]
+        env: Option<String>,
+        /// Runtime to run on (default: local)
+        #[arg(long, value_name = "RUNTIME")]
+        on: Option<String>,
+        /// Exit code of a run that stops at a gate
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        gated_exit: u8,
+    },
+    /// Approve a gate an Op run is waiting at, recording who and which plan on the gate ledger
+    Approve {
+        op: String,
+        gate: String,
+        /// Who approves (default: $GITHUB_ACTOR, $GITLAB_USER_LOGIN or $USER)
+        #[arg(long, value_name = "A")]
+        actor: Option<String>,
+        /// Who approves, when it differs from the actor
+        #[arg(long, value_name = "A")]
+        approver: Option<String>,
+        /// Free-text context recorded on the resolution
+        #[arg(long, value_name = "N")]
+        note: Option<String>,
+        /// Absolute http/https URL where the approval happened (default: derived from CI)
+        #[arg(long, value_name = "U")]
+        url: Option<String>,
+        /// Approve this plan digest instead of the one the gate recorded
+        #[arg(long, value_name = "DIGEST")]
+        plan: Option<String>,
+        /// Approve a gate reached over the same channel (both halves in one session)
+        #[arg(long)]
+        allow_same_origin: bool,
+        /// Expire the standing pending fact instead of approving it
+        #[arg(long)]
+        expire: bool,
+        /// Environment of the woken run
+        #[arg(long, value_name = "E")]
+        env: Option<String>,
+        /// Runtime hosting the gated run (default: local)
+        #[arg(long, value_name = "RUNTIME")]
+        on: Option<String>,
+    },
     /// Serve the project to agents
     Serve {
         #[command(subcommand)]
@@ -113,6 +169,60 @@ fn main() -> ExitCode {
             format,
             output,
         } => explain_cmd(&chant, &path_or_cwd(path), format, output),
+        Command::Run {
+            target,
+            op,
+            json,
+            progress_json,
+            env,
+            on,
+            gated_exit,
+        } => match (target.as_str(), op) {
+            ("list", None) => ops::list(&chant, json),
+            ("status", Some(op)) => ops::status(&chant, &op, false),
+            ("log", Some(op)) => ops::status(&chant, &op, true),
+            (_, Some(extra)) => fail(format!(
+                "unexpected argument '{extra}': chant run <op> takes one Op name"
+            )),
+            (name, None) => ops::run(
+                &chant,
+                ops::RunArgs {
+                    op: name.to_owned(),
+                    json,
+                    progress_json,
+                    env,
+                    on,
+                    gated_exit,
+                },
+            ),
+        },
+        Command::Approve {
+            op,
+            gate,
+            actor,
+            approver,
+            note,
+            url,
+            plan,
+            allow_same_origin,
+            expire,
+            env: _,
+            on,
+        } => ops::approve(
+            &chant,
+            ops::ApproveArgs {
+                op,
+                gate,
+                actor,
+                approver,
+                note,
+                url,
+                plan,
+                allow_same_origin,
+                expire,
+                on,
+            },
+        ),
         Command::Serve {
             command: ServeCommand::Mcp { path },
         } => serve_mcp(chant, path_or_cwd(path)),

@@ -345,7 +345,10 @@ impl Ledger {
 
     /// Pushes the branch with a lease on `expected` (the remote's value when the write began).
     pub fn push(&self, remote: &str, expected: Option<&str>) -> Result<(), LedgerError> {
-        let lease = format!("--force-with-lease={REF}:{}", expected.unwrap_or(""));
+        let lease = match expected {
+            Some(e) => format!("--force-with-lease={REF}:{e}"),
+            None => format!("--force-with-lease={REF}"),
+        };
         self.git(
             &[
                 "push",

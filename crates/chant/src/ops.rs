@@ -1,0 +1,347 @@
+//! `chant run` and `chant approve`: argument handling and rendering around `chant-ops`.
+
+use std::io::Write;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use chant_core::session::Chant;
+use chant_ops::gates::{self, Approval, Origin};
+use chant_ops::runtime::{self, RunOptions};
+use chant_ops::time::{Clock, SystemClock};
+use chant_ops::{Repo, model};
+use serde_json::{Value, json};
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+fn render_args(args: &Value) -> String {
+    args.as_object()
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}={s}"),
+                    other => format!("{k}={}", canon::to_compact(other)),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+/// The human line of a settled step.
+fn render_step(r: &Value) -> String {
+    let call = format!(
+        "{}({})",
+        r["fn"].as_str().unwrap_or_default(),
+        render_args(&r["args"])
+    );
+    let ms = r["durationMs"].as_u64().unwrap_or(0);
+    let mut line = match r["status"].as_str() {
+        Some("ok") => format!("  ✓ {call}   {ms}ms"),
+        Some("skipped") => format!("  • {call}   skipped"),
+        Some("gated") => format!("  ⏸ {call}   waiting for approval"),
+        _ => format!("  ✗ {call}   {ms}ms"),
+    };
+    if let Some(e) = r["error"].as_str() {
+        line.push_str(&format!("\n    {e}"));
+    }
+    if let Some(o) = r["outcome"].as_object() {
+        line.push_str(&format!(
+            "\n    [outcome] {}={}",
+            o["name"].as_str().unwrap_or_default(),
+            canon::to_compact(&o["value"])
+        ));
+    }
+    line
+}
+
+pub struct RunArgs {
+    pub op: String,
+    pub json: bool,
+    pub progress_json: bool,
+    pub env: Option<String>,
+    pub on: Option<String>,
+    pub gated_exit: u8,
+}
+
+fn repo_and_ops(chant: &Chant) -> Result<(Repo, chant_ops::OpSet), ExitCode> {
+    let cwd = std::env::current_dir().map_err(fail)?;
+    let repo = Repo::open(&cwd).map_err(fail)?;
+    let ops = repo.discover(chant.evaluator.as_ref());
+    for e in &ops.errors {
+        eprintln!("warning: {e}");
+    }
+    Ok((repo, ops))
+}
+
+fn configured_lexicons(chant: &Chant) -> Vec<String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    chant
+        .locate(&cwd)
+        .ok()
+        .and_then(|p| p.lexicon_names().ok())
+        .unwrap_or_default()
+}
+
+pub fn run(chant: &Chant, args: RunArgs) -> ExitCode {
+    if let Err(e) = chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant)) {
+        return fail(e);
+    }
+    let (repo, ops) = match repo_and_ops(chant) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let Some(op) = ops.get(&args.op) else {
+        return fail(format!(
+            "Op \"{}\" not found\n  Available: {}",
+            args.op,
+            ops.names().join(", ")
+        ));
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&cancel));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&cancel));
+    let last_phase = std::sync::Mutex::new(String::new());
+    let progress_json = args.progress_json;
+    let human = !args.json && !progress_json;
+    let on_step = move |r: &Value, _n: usize, _total: usize| {
+        if progress_json {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", canon::to_compact(r));
+            let _ = out.flush();
+        }
+        if human {
+            let phase = r["phase"].as_str().unwrap_or_default().to_owned();
+            let mut last = last_phase.lock().unwrap_or_else(|p| p.into_inner());
+            let mut err = std::io::stderr().lock();
+            if *last != phase {
+                let _ = writeln!(err, "[phase] {phase}");
+                *last = phase;
+            }
+            let _ = writeln!(err, "{}", render_step(r));
+        }
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| repo.root.clone());
+    let opts = RunOptions {
+        env: args.env.clone(),
+        origin: Origin::Cli,
+        cwd,
+        ledger: Some(&repo.ledger),
+        clock: &SystemClock,
+        cancel: &cancel,
+        on_step: &on_step,
+    };
+    let outcome = runtime::run(op, &opts);
+    if let Some(e) = &outcome.ledger_error {
+        eprintln!("warning: the run was not recorded on chant/lifecycle: {e}");
+    }
+    if args.json {
+        println!("{}", canon::to_compact(&outcome.to_cli_json()));
+    }
+    let secs = outcome.total_ms as f64 / 1000.0;
+    if human {
+        match outcome.status {
+            "ok" => eprintln!("Op \"{}\" completed in {secs:.1}s", op.name),
+            "gated" => {
+                let gate = outcome
+                    .gate
+                    .as_ref()
+                    .and_then(|g| g["name"].as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                eprintln!(
+                    "Op \"{}\" is waiting at gate \"{gate}\". A person approves it with: chant approve {} {gate}",
+                    op.name, op.name
+                );
+            }
+            "cancelled" => eprintln!("Op \"{}\" cancelled after {secs:.1}s", op.name),
+            _ => eprintln!("Op \"{}\" failed after {secs:.1}s", op.name),
+        }
+    }
+    match outcome.status {
+        "ok" => ExitCode::SUCCESS,
+        "gated" => ExitCode::from(args.gated_exit),
+        "cancelled" => ExitCode::from(130),
+        _ => ExitCode::FAILURE,
+    }
+}
+
+/// `chant run list`: every Op with its latest run state.
+pub fn list(chant: &Chant, json_out: bool) -> ExitCode {
+    let (repo, ops) = match repo_and_ops(chant) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let entries: Vec<Value> = ops.ops.iter().map(|o| repo.list_entry(o)).collect();
+    if json_out {
+        println!(
+            "{}",
+            canon::to_pretty(&json!({"ops": entries, "errors": ops.errors}))
+        );
+    } else {
+        for e in &entries {
+            println!(
+                "{:<24} {:<10} {}",
+                e["name"].as_str().unwrap_or_default(),
+                e["runState"].as_str().unwrap_or("-"),
+                e["overview"].as_str().unwrap_or_default()
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `chant run status <op>` and `chant run log <op>`.
+pub fn status(chant: &Chant, name: &str, log: bool) -> ExitCode {
+    let (repo, ops) = match repo_and_ops(chant) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let Some(op) = ops.get(name) else {
+        return fail(chant_ops::not_found(name, &ops));
+    };
+    if log {
+        println!(
+            "{}",
+            canon::to_pretty(&Value::Array(chant_ops::records::history(
+                &repo.ledger,
+                name
+            )))
+        );
+    } else {
+        println!(
+            "{}",
+            canon::to_pretty(&repo.status(op, "local", SystemClock.now_ms()))
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+pub struct ApproveArgs {
+    pub op: String,
+    pub gate: String,
+    pub actor: Option<String>,
+    pub approver: Option<String>,
+    pub note: Option<String>,
+    pub url: Option<String>,
+    pub plan: Option<String>,
+    pub allow_same_origin: bool,
+    pub expire: bool,
+    pub on: Option<String>,
+}
+
+fn ci_url() -> Option<String> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if let (Some(r), Some(repo)) = (env("GITHUB_REF_NAME"), env("GITHUB_REPOSITORY"))
+        && let Some(n) = r.strip_suffix("/merge").or_else(|| r.strip_suffix("/head"))
+    {
+        return Some(format!("https://github.com/{repo}/pull/{n}"));
+    }
+    match (
+        env("CI_MERGE_REQUEST_PROJECT_URL"),
+        env("CI_MERGE_REQUEST_IID"),
+    ) {
+        (Some(u), Some(iid)) => Some(format!("{u}/-/merge_requests/{iid}")),
+        _ => None,
+    }
+}
+
+pub fn approve(chant: &Chant, args: ApproveArgs) -> ExitCode {
+    for (what, name) in [("Op", &args.op), ("gate", &args.gate)] {
+        if !(model::valid_name(name) || (what == "gate" && name == ".")) {
+            return fail(format!(
+                "{what} name \"{name}\" must match ^[a-z0-9][a-z0-9._-]*$"
+            ));
+        }
+    }
+    if let Err(e) = chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant)) {
+        return fail(e);
+    }
+    let (repo, ops) = match repo_and_ops(chant) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let declared = ops.get(&args.op);
+    if declared.is_none() && args.op != "fan-out" {
+        eprintln!(
+            "warning: Op \"{}\" was not found among discovered *.op.ts declarations — recording the resolution anyway",
+            args.op
+        );
+    }
+    let clock = SystemClock;
+    if args.expire {
+        let now = clock.now_ms();
+        return match gates::record_pending(
+            &repo.ledger,
+            &args.op,
+            &args.gate,
+            now,
+            0,
+            None,
+            Origin::Cli,
+            &[],
+        ) {
+            Ok(_) => {
+                eprintln!(
+                    "Gate \"{}\" on \"{}\" expired: the standing pending fact no longer stands.",
+                    args.gate, args.op
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format!("Cannot record the expiry: {e}")),
+        };
+    }
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let resolved_by = args
+        .approver
+        .clone()
+        .or(args.actor.clone())
+        .or_else(|| env("GITHUB_ACTOR"))
+        .or_else(|| env("GITLAB_USER_LOGIN"))
+        .or_else(|| env("USER"))
+        .unwrap_or_else(|| "unknown".into());
+    let approval = Approval {
+        op: &args.op,
+        gate: &args.gate,
+        origin: Origin::Cli,
+        resolved_by: resolved_by.clone(),
+        note: args.note.clone(),
+        url: args.url.clone().or_else(ci_url),
+        plan: args.plan.clone(),
+        allow_same_origin: args.allow_same_origin,
+        declared_never_over_mcp: declared.is_some_and(|o| o.never_over_mcp),
+    };
+    match gates::approve(&repo.ledger, &approval, &clock) {
+        Ok(resolved) => {
+            push(&repo);
+            eprintln!(
+                "Approved gate \"{}\" on \"{}\" as {resolved_by}.",
+                args.gate, args.op
+            );
+            if let Some(d) = &resolved.plan_digest {
+                println!("This approves the plan {d}, and only that plan.");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(gates::Refusal::NoPendingFact(text)) => fail(format!(
+            "{text}\n  Run `chant run {}` first so the gate records its plan, or name the plan with --plan <digest>.",
+            args.op
+        )),
+        Err(refusal) => fail(refusal),
+    }
+}
+
+/// Pushes the ledger when a remote is configured; a failure only warns.
+pub fn push(repo: &Repo) {
+    if let Some(remote) = repo.ledger.remote()
+        && let Err(e) = repo.ledger.push(&remote, None)
+    {
+        eprintln!(
+            "warning: could not push chant/lifecycle to {remote}: {e}; the record stays local"
+        );
+    }
+}
