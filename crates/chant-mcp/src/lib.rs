@@ -8,6 +8,7 @@
 
 mod catalog;
 mod namespace;
+mod ops_tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,11 +37,11 @@ pub struct Options {
     pub version: String,
 }
 
-struct State {
-    chant: Chant,
-    root: PathBuf,
+pub(crate) struct State {
+    pub(crate) chant: Chant,
+    pub(crate) root: PathBuf,
     /// Names of the lexicons loaded at startup, in resolution order.
-    loaded: Vec<String>,
+    pub(crate) loaded: Vec<String>,
 }
 
 impl State {
@@ -61,14 +62,14 @@ impl State {
     }
 }
 
-fn args_object(args: &Arguments) -> Map<String, Value> {
+pub(crate) fn args_object(args: &Arguments) -> Map<String, Value> {
     match args {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
     }
 }
 
-fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+pub(crate) fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
 
@@ -372,6 +373,154 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
             .with_annotations(READ_ONLY),
         );
     }
+    let runtime_prop = || {
+        string_prop("Runtime to address: a lexicon name with an opRuntime, or local (the default)")
+    };
+    let no_write = ToolAnnotations {
+        read_only: Some(false),
+        destructive: Some(false),
+        idempotent: Some(false),
+        open_world: Some(false),
+    };
+    let lifecycle: [(&str, &str, &str, Value, Handler, ToolAnnotations); 6] = [
+        (
+            "lifecycle-snapshot",
+            "Lifecycle Snapshot",
+            "Capture deployed state for an environment, reading every loaded lexicon that implements describeResources.",
+            schema(
+                &[
+                    ("environment", string_prop("Target environment")),
+                    (
+                        "lexicon",
+                        string_prop("Restrict to one lexicon; snapshots all of them if omitted"),
+                    ),
+                ],
+                &["environment"],
+            ),
+            ops_tools::lifecycle_snapshot,
+            ToolAnnotations {
+                read_only: Some(false),
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(true),
+            },
+        ),
+        (
+            "lifecycle-diff",
+            "Lifecycle Diff",
+            "Compare the current build's digest against the digest stored in an environment's last snapshot.",
+            schema(
+                &[
+                    ("environment", string_prop("Target environment")),
+                    (
+                        "lexicon",
+                        string_prop("Restrict to one lexicon; diffs all of them if omitted"),
+                    ),
+                ],
+                &["environment"],
+            ),
+            ops_tools::lifecycle_diff,
+            READ_ONLY,
+        ),
+        (
+            "op-list",
+            "List Ops",
+            "List every Op discovered from *.op.ts files with the run state the runtime reports.",
+            schema(&[("runtime", runtime_prop())], &[]),
+            ops_tools::op_list,
+            READ_ONLY,
+        ),
+        (
+            "op-status",
+            "Op Status",
+            "Show the state the runtime reports for an Op's latest run.",
+            schema(
+                &[
+                    ("name", string_prop("Op name")),
+                    ("runtime", runtime_prop()),
+                ],
+                &["name"],
+            ),
+            ops_tools::op_status,
+            READ_ONLY,
+        ),
+        (
+            "op-approve",
+            "Approve Op Gate",
+            "Record a gate's resolution on the gate ledger, then wake the runtime hosting the gated run. Refuses a gate this same channel reached (approve it with chant approve <op> <gate> at a shell) and records the resolver as unattested.",
+            schema(
+                &[
+                    ("name", string_prop("Op name")),
+                    (
+                        "gate",
+                        string_prop("Gate name (must match the gate's name in the Op)"),
+                    ),
+                    (
+                        "note",
+                        string_prop("Free-text context recorded on the resolution"),
+                    ),
+                    (
+                        "url",
+                        string_prop("Absolute http/https URL this resolution happened at"),
+                    ),
+                    (
+                        "env",
+                        string_prop(
+                            "Environment the woken run runs in, as chant run approve --env names it; omitted, the runtime keeps the gated run's",
+                        ),
+                    ),
+                    ("runtime", runtime_prop()),
+                ],
+                &["name", "gate"],
+            ),
+            ops_tools::op_approve,
+            no_write,
+        ),
+        (
+            "op-report",
+            "Op Report",
+            "Return a markdown report for an Op's latest run.",
+            schema(
+                &[
+                    ("name", string_prop("Op name")),
+                    ("runtime", runtime_prop()),
+                ],
+                &["name"],
+            ),
+            ops_tools::op_report,
+            READ_ONLY,
+        ),
+    ];
+    for (name, title, description, input, handler, annotations) in lifecycle {
+        let st = Arc::clone(&state);
+        b = b.tool(
+            Tool::new(name, description, input, move |args, _ctx| {
+                handler(&st, args)
+            })
+            .with_title(title)
+            .with_annotations(annotations),
+        );
+        if name == "op-list" {
+            let st = Arc::clone(&state);
+            b = b.tool(
+                Tool::new(
+                    "op-run",
+                    "Run an Op on a runtime and return its result.",
+                    schema(
+                        &[
+                            ("name", string_prop("Op name (must match an *.op.ts file)")),
+                            ("env", string_prop("Environment the run targets, as chant run --env names it; omitted, the runtime uses its own default")),
+                            ("runtime", runtime_prop()),
+                        ],
+                        &["name"],
+                    ),
+                    move |args, ctx| ops_tools::op_run(&st, args, ctx),
+                )
+                .with_title("Run Op")
+                .with_annotations(ToolAnnotations { read_only: Some(false), destructive: Some(true), idempotent: Some(false), open_world: Some(true) }),
+            );
+        }
+    }
     let mut registered: Vec<String> = Vec::new();
     let mut plugin_resources: Vec<(String, String, String)> = Vec::new(); // (namespaced uri, lexicon, declared uri)
     for lex in state.lexicons() {
@@ -406,14 +555,47 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
             "application/json",
         ),
         (
+            "chant://ops",
+            "Ops",
+            "Every Op discovered from *.op.ts, with overview, phase count, labels and dependencies",
+            "application/json",
+        ),
+        (
+            "chant://ops/{name}/runs",
+            "Op run history",
+            "Run history for a named Op, newest first",
+            "application/json",
+        ),
+        (
+            "chant://ops/{name}/runs/latest",
+            "Op latest run",
+            "Latest run state for a named Op",
+            "application/json",
+        ),
+        (
             "chant://composites",
             "Composites",
             "Every composite the loaded lexicons export, the same entries the composites tool returns, unfiltered",
             "application/json",
         ),
+        (
+            "chant://state/{environment}",
+            "State (all lexicons)",
+            "Every lexicon's snapshot for an environment, keyed by lexicon",
+            "application/json",
+        ),
+        (
+            "chant://state/{environment}/{lexicon}",
+            "State (single lexicon)",
+            "One lexicon's snapshot for an environment",
+            "application/json",
+        ),
     ];
     for (uri, name, description, mime) in core_resources {
         b = b.resource(Resource::new(uri, name, description, mime));
+        if uri.contains('{') {
+            b = b.resource_template(mcp::ResourceTemplate::new(uri, name, description, mime));
+        }
     }
     for lex in state.lexicons() {
         for r in lex.plugin_resources() {
@@ -486,6 +668,12 @@ fn read_resource(
             ));
         }
         _ => {}
+    }
+    if let Some(result) = ops_tools::read(state, uri) {
+        return match result {
+            Ok(text) => Ok(contents(uri, "application/json", text)),
+            Err(message) => Err(ResourceError::NotFound(message)),
+        };
     }
     if let Some(name) = uri.strip_prefix("chant://examples/") {
         let suffix = format!("/examples/{name}");
@@ -604,7 +792,12 @@ mod tests {
             [
                 "chant://context",
                 "chant://examples/list",
+                "chant://ops",
+                "chant://ops/{name}/runs",
+                "chant://ops/{name}/runs/latest",
                 "chant://composites",
+                "chant://state/{environment}",
+                "chant://state/{environment}/{lexicon}",
                 "chant://fake/examples/demo",
                 "chant://fake/catalog"
             ]

@@ -320,7 +320,7 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
     if let Some(pending_origin) = standing.as_ref().and_then(|p| p.origin)
         && model
         && pending_origin == a.origin
-        && !(a.allow_same_origin && a.origin == Origin::Cli)
+        && !a.allow_same_origin
     {
         let _ = same_origin_reason(a.origin);
         return Err(Refusal::SameOrigin(format!(

@@ -7,6 +7,7 @@
 //! [`list`], [`status`], [`runtime::run`], [`gates::approve`] and [`report::markdown`].
 
 pub mod gates;
+pub mod lifecycle;
 pub mod model;
 pub mod records;
 pub mod report;

@@ -147,6 +147,13 @@ fn core_tools_match_the_seed_page() {
             "scaffold",
             "search",
             "composites",
+            "lifecycle-snapshot",
+            "lifecycle-diff",
+            "op-list",
+            "op-run",
+            "op-status",
+            "op-approve",
+            "op-report",
             "gitlab:pipeline-yaml",
             "gitlab:pipeline",
             "gitlab:checks"
@@ -181,7 +188,8 @@ fn core_tools_match_the_seed_page() {
             .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
             .unwrap_or_default();
         assert_eq!(ours, required, "{name}: required");
-        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{name}");
+        let writes = ["op-run", "op-approve", "lifecycle-snapshot"].contains(&name);
+        assert_eq!(tool["annotations"]["readOnlyHint"], !writes, "{name}");
     }
 }
 
@@ -438,11 +446,16 @@ fn resources_core_then_plugin_and_examples() {
         .map(|r| r["uri"].as_str().unwrap())
         .collect();
     assert_eq!(
-        uris[..3],
+        uris[..8],
         [
             "chant://context",
             "chant://examples/list",
-            "chant://composites"
+            "chant://ops",
+            "chant://ops/{name}/runs",
+            "chant://ops/{name}/runs/latest",
+            "chant://composites",
+            "chant://state/{environment}",
+            "chant://state/{environment}/{lexicon}"
         ]
     );
     assert!(uris.contains(&"chant://gitlab/resource-catalog"));

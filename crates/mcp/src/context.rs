@@ -26,6 +26,11 @@ impl CancelToken {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
+
+    /// The flag itself, for code that polls an `AtomicBool`.
+    pub fn as_atomic(&self) -> &AtomicBool {
+        &self.0
+    }
 }
 
 /// The per-request context handed to tool handlers and the resource reader.

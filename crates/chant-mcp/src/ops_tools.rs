@@ -1,0 +1,274 @@
+//! The Op and lifecycle tools and resources. Every fact this server writes carries origin `mcp`;
+//! `op-approve` records `resolvedBy: "unattested"` and takes no approver.
+
+use chant_core::build::Format;
+use chant_ops::gates::{self, Approval, Origin, Refusal};
+use chant_ops::runtime::{self, RunOptions};
+use chant_ops::time::{Clock, SystemClock};
+use chant_ops::{OpDef, OpSet, Repo};
+use mcp::{Arguments, RequestContext, ToolError, ToolOutput};
+use serde_json::{Map, Value, json};
+
+use crate::{State, args_object, string_arg};
+
+fn repo(state: &State) -> Result<Repo, ToolError> {
+    Repo::open(&state.root).map_err(ToolError)
+}
+
+fn runtime(state: &State, args: &Map<String, Value>) -> Result<&'static str, ToolError> {
+    chant_ops::check_runtime(string_arg(args, "runtime"), &state.loaded).map_err(ToolError)
+}
+
+fn op<'a>(set: &'a OpSet, name: &str) -> Result<&'a OpDef, ToolError> {
+    set.get(name)
+        .ok_or_else(|| ToolError(chant_ops::not_found(name, set)))
+}
+
+fn name_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolError> {
+    string_arg(args, key)
+        .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
+}
+
+pub(crate) fn op_list(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let rt = runtime(state, &args)?;
+    let _ = rt;
+    let repo = match repo(state) {
+        Ok(r) => r,
+        Err(e) => return Ok(ToolOutput::Json(json!({"ops": [], "errors": [e.0]}))),
+    };
+    let set = repo.discover(state.chant.evaluator.as_ref());
+    let ops: Vec<Value> = set.ops.iter().map(|o| repo.list_entry(o)).collect();
+    Ok(ToolOutput::Json(json!({"ops": ops, "errors": set.errors})))
+}
+
+pub(crate) fn op_run(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let name = name_arg(&args, "name")?;
+    runtime(state, &args)?;
+    let repo = repo(state)?;
+    let set = repo.discover(state.chant.evaluator.as_ref());
+    let op = op(&set, name)?;
+    if op.never_over_mcp {
+        return Err(ToolError(chant_ops::never_over_mcp_run_text(&op.name)));
+    }
+    let on_step = |r: &Value, settled: usize, total: usize| {
+        let message = format!(
+            "{}: {} {}",
+            r["phase"].as_str().unwrap_or_default(),
+            r["fn"].as_str().unwrap_or_default(),
+            r["status"].as_str().unwrap_or_default()
+        );
+        ctx.report_progress(settled as f64, Some(total as f64), Some(&message));
+    };
+    let opts = RunOptions {
+        env: string_arg(&args, "env").map(str::to_owned),
+        origin: Origin::Mcp,
+        cwd: state.root.clone(),
+        ledger: Some(&repo.ledger),
+        clock: &SystemClock,
+        cancel: ctx.cancel.as_atomic(),
+        on_step: &on_step,
+    };
+    let outcome = runtime::run(op, &opts);
+    if let Some(e) = &outcome.ledger_error {
+        eprintln!("warning: the run was not recorded on chant/lifecycle: {e}");
+    }
+    Ok(ToolOutput::Json(outcome.to_status()))
+}
+
+pub(crate) fn op_status(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let name = name_arg(&args, "name")?;
+    let rt = runtime(state, &args)?;
+    let repo = repo(state)?;
+    let set = repo.discover(state.chant.evaluator.as_ref());
+    let op = op(&set, name)?;
+    Ok(ToolOutput::Json(repo.status(op, rt, SystemClock.now_ms())))
+}
+
+pub(crate) fn op_report(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let name = name_arg(&args, "name")?;
+    let rt = runtime(state, &args)?;
+    let repo = repo(state)?;
+    let set = repo.discover(state.chant.evaluator.as_ref());
+    let op = op(&set, name)?;
+    let status = repo.status(op, rt, SystemClock.now_ms());
+    Ok(ToolOutput::Text(chant_ops::report::markdown(
+        op, rt, &status,
+    )))
+}
+
+pub(crate) fn op_approve(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let (Some(name), Some(gate)) = (string_arg(&args, "name"), string_arg(&args, "gate")) else {
+        return Err(ToolError(
+            "op-approve needs both an Op name and a gate name".into(),
+        ));
+    };
+    for (what, v) in [("Op", name), ("gate", gate)] {
+        if !(chant_ops::model::valid_name(v) || (what == "gate" && v == ".")) {
+            return Err(ToolError(format!(
+                "{what} name \"{v}\" must match ^[a-z0-9][a-z0-9._-]*$"
+            )));
+        }
+    }
+    let repo = repo(state)?;
+    let set = repo.discover(state.chant.evaluator.as_ref());
+    let declared = set.get(name).is_some_and(|o| o.never_over_mcp);
+    if declared {
+        return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
+    }
+    runtime(state, &args)?;
+    let approval = Approval {
+        op: name,
+        gate,
+        origin: Origin::Mcp,
+        resolved_by: "unattested".into(),
+        note: string_arg(&args, "note").map(str::to_owned),
+        url: string_arg(&args, "url").map(str::to_owned),
+        plan: None,
+        allow_same_origin: false,
+        declared_never_over_mcp: declared,
+    };
+    let resolved = gates::approve(&repo.ledger, &approval, &SystemClock)
+        .map_err(|r: Refusal| ToolError(r.to_string()))?;
+    if let Some(remote) = repo.ledger.remote()
+        && let Err(e) = repo.ledger.push(&remote, None)
+    {
+        eprintln!(
+            "warning: could not push chant/lifecycle to {remote}: {e}; the approval stays local"
+        );
+    }
+    Ok(ToolOutput::Json(json!({
+        "op": name,
+        "gate": gate,
+        "resolvedBy": "unattested",
+        "origin": "mcp",
+        "timestamp": resolved.timestamp,
+        "runtimeNotified": false,
+    })))
+}
+
+pub(crate) fn lifecycle_snapshot(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    name_arg(&args, "environment")?;
+    // No loaded lexicon observes live state yet (describeResources).
+    let _ = state;
+    Ok(ToolOutput::Text(
+        "No plugins implement describeResources".into(),
+    ))
+}
+
+pub(crate) fn lifecycle_diff(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let env = name_arg(&args, "environment")?;
+    let project = state
+        .chant
+        .locate(&state.root)
+        .map_err(|e| ToolError(e.to_string()))?;
+    let (discovery, result) = state.chant.build(&project, Format::Json, None);
+    if result.is_err() {
+        return Ok(ToolOutput::Text("Build failed".into()));
+    }
+    let digest = chant_ops::lifecycle::build_digest(&discovery, env!("CARGO_PKG_VERSION"));
+    let lexicons: Vec<String> = match string_arg(&args, "lexicon") {
+        Some(l) => vec![l.to_owned()],
+        None => {
+            let mut ls: Vec<String> = Vec::new();
+            for i in 0..discovery.entities.len() {
+                let l = &discovery.decl(i).lexicon;
+                if !ls.contains(l) {
+                    ls.push(l.clone());
+                }
+            }
+            ls
+        }
+    };
+    let ledger = repo(state).ok().map(|r| r.ledger);
+    let mut out = Map::new();
+    for lex in lexicons {
+        let previous = ledger
+            .as_ref()
+            .and_then(|l| chant_ops::lifecycle::snapshot(l, env, &lex))
+            .and_then(|s| s.get("digest").cloned());
+        out.insert(
+            lex.clone(),
+            chant_ops::lifecycle::diff(&digest, previous.as_ref(), &lex),
+        );
+    }
+    Ok(ToolOutput::Json(Value::Object(out)))
+}
+
+/// `chant://ops`, `chant://ops/{name}/runs[/latest]`, `chant://state/{env}[/{lexicon}]`.
+pub(crate) fn read(state: &State, uri: &str) -> Option<Result<String, String>> {
+    if uri == "chant://ops" {
+        let summaries = match Repo::open(&state.root) {
+            Ok(repo) => repo
+                .discover(state.chant.evaluator.as_ref())
+                .ops
+                .iter()
+                .map(|o| Value::Object(chant_ops::summary(o)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        return Some(Ok(canon::to_pretty(&Value::Array(summaries))));
+    }
+    if let Some(rest) = uri.strip_prefix("chant://ops/") {
+        let (name, latest) = match (
+            rest.strip_suffix("/runs/latest"),
+            rest.strip_suffix("/runs"),
+        ) {
+            (Some(n), _) => (n, true),
+            (None, Some(n)) => (n, false),
+            _ => return None,
+        };
+        let result = (|| -> Result<Value, String> {
+            let repo = Repo::open(&state.root)?;
+            let set = repo.discover(state.chant.evaluator.as_ref());
+            let op = set
+                .get(name)
+                .ok_or_else(|| chant_ops::not_found(name, &set))?;
+            if latest {
+                return Ok(repo.status(op, "local", SystemClock.now_ms()));
+            }
+            let runs: Vec<Value> = chant_ops::records::history(&repo.ledger, name)
+                .iter()
+                .map(|r| {
+                    let mut s = chant_ops::records::status(name, "local", Some(r), None);
+                    if let Some(o) = s.as_object_mut() {
+                        o.shift_remove("gate");
+                        if let Some(g) = r.get("gate") {
+                            o.insert("gate".into(), g.clone());
+                        }
+                    }
+                    s
+                })
+                .collect();
+            Ok(Value::Array(runs))
+        })();
+        return Some(Ok(match result {
+            Ok(v) => canon::to_pretty(&v),
+            Err(e) => canon::to_compact(&json!({"error": e})),
+        }));
+    }
+    if let Some(rest) = uri.strip_prefix("chant://state/") {
+        let repo = Repo::open(&state.root);
+        return Some(match rest.split_once('/') {
+            Some((env, lex)) => match &repo {
+                Ok(r) => chant_ops::lifecycle::state_text(&r.ledger, env, lex),
+                Err(_) => Err(format!("No snapshot found for {env}/{lex}")),
+            },
+            None => Ok(match &repo {
+                Ok(r) => canon::to_pretty(&chant_ops::lifecycle::state_all(&r.ledger, rest)),
+                Err(_) => "{}".into(),
+            }),
+        });
+    }
+    None
+}
