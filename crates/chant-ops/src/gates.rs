@@ -294,11 +294,10 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
         .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
     let (facts, _) = parse_facts(bytes.as_deref().unwrap_or_default());
     let now = clock.now_ms();
+    // A gate already resolved for its plan has nothing left to approve.
     let standing = match decide(&facts, a.gate, now) {
-        GateState::Standing(p)
-        | GateState::Mismatched { pending: p, .. }
-        | GateState::Passed { pending: p, .. } => Some(p),
-        GateState::Open => None,
+        GateState::Standing(p) | GateState::Mismatched { pending: p, .. } => Some(p),
+        GateState::Passed { .. } | GateState::Open => None,
     };
     if let Some(p) = &standing
         && p.never_over_mcp
@@ -493,5 +492,224 @@ mod tests {
         for bad in ["ftp://x", "github.com/x", "https://", "http:// x"] {
             assert!(!valid_url(bad), "{bad}");
         }
+    }
+}
+
+#[cfg(test)]
+mod approval_tests {
+    use super::*;
+    use crate::time::FixedClock;
+
+    const NOW: u64 = 1_796_000_000_000;
+
+    fn ledger() -> (tempfile::TempDir, Ledger) {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            std::process::Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(dir.path())
+                .status()
+                .unwrap()
+                .success()
+        );
+        let l = Ledger::open(dir.path()).unwrap();
+        (dir, l)
+    }
+
+    fn pending(l: &Ledger, origin: Option<Origin>, extra: &[(&str, Json)]) {
+        let mut p = json!({"version": 1, "kind": "pending", "op": "o", "gate": "g", "timestamp": crate::time::iso(NOW - 1000), "expiresAt": crate::time::iso(NOW + 3_600_000), "planDigest": format!("sha256:{}", "a".repeat(64))});
+        if let Some(o) = origin {
+            p["origin"] = json!(o.as_str());
+        }
+        for (k, v) in extra {
+            p[*k] = v.clone();
+        }
+        l.append_line(
+            &gates_path("o"),
+            &canon::to_canonical_compact(&p),
+            "pending",
+        )
+        .unwrap();
+    }
+
+    fn approval(origin: Origin) -> Approval<'static> {
+        Approval {
+            op: "o",
+            gate: "g",
+            origin,
+            resolved_by: if origin == Origin::Cli {
+                "alex".into()
+            } else {
+                "unattested".into()
+            },
+            note: None,
+            url: None,
+            plan: None,
+            allow_same_origin: false,
+            declared_never_over_mcp: false,
+        }
+    }
+
+    fn lines(l: &Ledger) -> usize {
+        l.read(&gates_path("o"))
+            .unwrap()
+            .map_or(0, |b| gitledger::lines(&b).count())
+    }
+
+    #[test]
+    fn the_same_origin_truth_table() {
+        let origins = [
+            None,
+            Some(Origin::Cli),
+            Some(Origin::Mcp),
+            Some(Origin::Acp),
+        ];
+        for p in origins {
+            for r in [Origin::Cli, Origin::Mcp, Origin::Acp] {
+                let (_d, l) = ledger();
+                pending(&l, p, &[]);
+                let result = approve(&l, &approval(r), &FixedClock(NOW));
+                let refused = p == Some(r) && r != Origin::Cli;
+                assert_eq!(
+                    result.is_err(),
+                    refused,
+                    "pending {p:?}, resolution {r:?}: {result:?}"
+                );
+                if refused {
+                    assert_eq!(
+                        result.unwrap_err().to_string(),
+                        "Gate \"g\" on \"o\" was not recorded. If the gate was reached over MCP, it cannot also be resolved over MCP — approve it from another channel, normally `chant approve o g` at a shell."
+                    );
+                    assert_eq!(lines(&l), 1, "nothing written");
+                } else {
+                    assert_eq!(lines(&l), 2);
+                }
+            }
+        }
+        assert_eq!(
+            same_origin_reason(Origin::Mcp),
+            "the gate was reached over mcp and this resolution arrived over mcp too, so the same caller wrote both halves"
+        );
+    }
+
+    #[test]
+    fn allow_same_origin_records_the_override() {
+        let (_d, l) = ledger();
+        pending(&l, Some(Origin::Cli), &[]);
+        let mut a = approval(Origin::Cli);
+        a.allow_same_origin = true;
+        let r = approve(&l, &a, &FixedClock(NOW)).unwrap();
+        assert_eq!(r.record["sameOriginOverride"], true);
+        let (_d2, l2) = ledger();
+        pending(&l2, Some(Origin::Acp), &[]);
+        let mut acp = approval(Origin::Acp);
+        acp.allow_same_origin = true;
+        assert!(
+            approve(&l2, &acp, &FixedClock(NOW)).is_ok(),
+            "acp may override its own same-origin rule"
+        );
+    }
+
+    #[test]
+    fn a_never_over_mcp_pending_record_is_refused_for_models_only() {
+        for (origin, allow, refused) in [
+            (Origin::Mcp, false, true),
+            (Origin::Acp, true, true),
+            (Origin::Cli, false, false),
+        ] {
+            let (_d, l) = ledger();
+            pending(&l, Some(Origin::Cli), &[("neverOverMcp", json!(true))]);
+            let mut a = approval(origin);
+            a.op = "o";
+            a.allow_same_origin = allow;
+            let result = approve(&l, &a, &FixedClock(NOW));
+            assert_eq!(result.is_err(), refused, "{origin:?}");
+            if refused {
+                let text = result.unwrap_err().to_string();
+                assert!(
+                    text.contains("declares neverOverMcp") && text.contains("whichever channel"),
+                    "{text}"
+                );
+                assert_eq!(lines(&l), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_declared_never_over_mcp_op_is_refused_before_anything_is_read() {
+        let (_d, l) = ledger();
+        pending(&l, Some(Origin::Cli), &[]);
+        let mut a = approval(Origin::Mcp);
+        a.declared_never_over_mcp = true;
+        assert!(matches!(
+            approve(&l, &a, &FixedClock(NOW)),
+            Err(Refusal::NeverOverMcp(_))
+        ));
+        assert_eq!(lines(&l), 1);
+    }
+
+    #[test]
+    fn refusals_in_order() {
+        let (_d, l) = ledger();
+        // No branch at all.
+        assert_eq!(
+            approve(&l, &approval(Origin::Mcp), &FixedClock(NOW))
+                .unwrap_err()
+                .to_string(),
+            "Cannot record the approval: this clone has no chant/lifecycle branch; fetch it first"
+        );
+        l.append_line("local/runs__x.jsonl", "{}", "init").unwrap();
+        let mut bad_url = approval(Origin::Mcp);
+        bad_url.url = Some("ftp://x".into());
+        assert_eq!(
+            approve(&l, &bad_url, &FixedClock(NOW))
+                .unwrap_err()
+                .to_string(),
+            "url must be an absolute http/https URL (got \"ftp://x\")"
+        );
+        let mut cli_url = approval(Origin::Cli);
+        cli_url.url = Some("x".into());
+        assert_eq!(
+            approve(&l, &cli_url, &FixedClock(NOW))
+                .unwrap_err()
+                .to_string(),
+            "--url must be an absolute http/https URL (got \"x\")"
+        );
+        let mut bad_plan = approval(Origin::Cli);
+        bad_plan.plan = Some("sha256:xyz".into());
+        assert_eq!(
+            approve(&l, &bad_plan, &FixedClock(NOW))
+                .unwrap_err()
+                .to_string(),
+            "--plan must be a plan digest (\"sha256:\" and 64 hex characters), got \"sha256:xyz\""
+        );
+        assert_eq!(
+            approve(&l, &approval(Origin::Mcp), &FixedClock(NOW))
+                .unwrap_err()
+                .to_string(),
+            "Gate \"g\" on \"o\" has no pending fact, so there is no plan to approve"
+        );
+    }
+
+    #[test]
+    fn the_plan_is_copied_and_expiry_ends_a_fact() {
+        let (_d, l) = ledger();
+        pending(&l, Some(Origin::Cli), &[]);
+        let r = approve(&l, &approval(Origin::Mcp), &FixedClock(NOW)).unwrap();
+        assert_eq!(r.plan_digest, Some(format!("sha256:{}", "a".repeat(64))));
+        assert_eq!(r.record["resolvedBy"], "unattested");
+        assert_eq!(r.record["origin"], "mcp");
+        // Resolved: nothing left to approve.
+        assert!(matches!(
+            approve(&l, &approval(Origin::Cli), &FixedClock(NOW)),
+            Err(Refusal::NoPendingFact(_))
+        ));
+        // After expiry the fact no longer stands, resolved or not.
+        let (_d2, l2) = ledger();
+        pending(&l2, Some(Origin::Cli), &[]);
+        assert!(matches!(
+            approve(&l2, &approval(Origin::Cli), &FixedClock(NOW + 7_200_000)),
+            Err(Refusal::NoPendingFact(_))
+        ));
     }
 }
