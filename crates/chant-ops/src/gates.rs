@@ -345,9 +345,8 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
         r.insert("planDigest".into(), json!(d));
     }
     r.insert("origin".into(), json!(a.origin.as_str()));
-    let overridden = a.allow_same_origin
-        && standing.as_ref().and_then(|p| p.origin) == Some(a.origin)
-        && a.origin == Origin::Cli;
+    let overridden =
+        a.allow_same_origin && standing.as_ref().and_then(|p| p.origin) == Some(a.origin);
     if overridden {
         r.insert("sameOriginOverride".into(), json!(true));
     }
