@@ -1,0 +1,838 @@
+//! Ops end to end: `chant run` / `chant approve` at a shell and the Op tools over MCP, on a real
+//! git repository, with the governance rules that keep an agent from approving its own gate.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use mcp_testkit::{ServerProcess, tool_text};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_chant");
+
+const ROLLOUT: &str = r#"import { Op, phase, shell, gate } from "@intentius/chant-lexicon-temporal";
+
+export default Op({
+  name: "rollout",
+  overview: "Stage, wait for approval, then roll out",
+  phases: [
+    phase("Stage", [shell("echo staging")]),
+    phase("Approve", [gate("ship-it", { timeout: "4h", description: "Release manager sign-off" })]),
+    phase("Rollout", [shell("echo rolling out > rolled.txt")]),
+  ],
+});
+"#;
+
+const GUARDED: &str = r#"import { Op, phase, shell, gate } from "@intentius/chant-lexicon-temporal";
+
+export default Op({
+  name: "guarded",
+  overview: "Kept from agents",
+  neverOverMcp: true,
+  phases: [
+    phase("Stage", [shell("echo staging")]),
+    phase("Approve", [gate("owner-ok")]),
+  ],
+});
+"#;
+
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(root.join("ops")).unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    std::fs::write(root.join("ops/rollout.op.ts"), ROLLOUT).unwrap();
+    std::fs::write(root.join("ops/guarded.op.ts"), GUARDED).unwrap();
+    (dir, root)
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn ledger_file(root: &Path, path: &str) -> Option<String> {
+    let out = Command::new("git")
+        .args(["show", &format!("chant/lifecycle:{path}")])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn chant(root: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap()
+}
+
+fn serve(root: &Path) -> ServerProcess {
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], root);
+    s.initialize(Some("2025-11-25"));
+    s
+}
+
+fn call(s: &mut ServerProcess, id: i64, name: &str, args: Value) -> Value {
+    s.request(id, "tools/call", json!({"name": name, "arguments": args}))["result"].clone()
+}
+
+fn ok(result: &Value) -> Value {
+    assert_ne!(result["isError"], true, "{result}");
+    result["structuredContent"].clone()
+}
+
+#[test]
+fn a_gate_reached_over_mcp_is_approved_at_a_shell_only() {
+    let (_d, root) = repo();
+    let mut s = serve(&root);
+
+    // op-run reaches the gate.
+    let run = ok(&call(&mut s, 1, "op-run", json!({"name": "rollout"})));
+    assert_eq!(run["state"], "gated");
+    assert_eq!(run["gate"]["name"], "ship-it");
+    assert!(run["runId"].as_str().unwrap().starts_with("local-"));
+    assert!(!root.join("rolled.txt").exists(), "no later phase ran");
+    let pending: Value = serde_json::from_str(
+        ledger_file(&root, "_gates/rollout.jsonl")
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (pending["kind"].clone(), pending["origin"].clone()),
+        (json!("pending"), json!("mcp"))
+    );
+    assert!(
+        pending["planDigest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+
+    // op-approve over MCP is refused: the same caller would write both halves.
+    let refused = call(
+        &mut s,
+        2,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it"}),
+    );
+    assert_eq!(refused["isError"], true);
+    assert_eq!(
+        tool_text(&refused),
+        "Error: Gate \"ship-it\" on \"rollout\" was not recorded. If the gate was reached over MCP, it cannot also be resolved over MCP — approve it from another channel, normally `chant approve rollout ship-it` at a shell."
+    );
+    assert_eq!(
+        ledger_file(&root, "_gates/rollout.jsonl")
+            .unwrap()
+            .lines()
+            .count(),
+        1,
+        "nothing written"
+    );
+
+    // A person approves at a shell.
+    let out = chant(
+        &root,
+        &[
+            "approve",
+            "rollout",
+            "ship-it",
+            "--actor",
+            "alex",
+            "--note",
+            "looks good",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "This approves the plan {}, and only that plan.",
+            pending["planDigest"].as_str().unwrap()
+        )),
+        "{stdout}"
+    );
+
+    // The next op-run passes the gate and completes.
+    let run = ok(&call(&mut s, 3, "op-run", json!({"name": "rollout"})));
+    assert_eq!(run["state"], "completed", "{run}");
+    let gate_step = run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["fn"] == "gate:ship-it")
+        .unwrap();
+    assert_eq!(gate_step["approval"]["resolvedBy"], "alex");
+    assert!(root.join("rolled.txt").exists());
+
+    // op-status, op-report and the runs resources show each step.
+    let status = ok(&call(&mut s, 4, "op-status", json!({"name": "rollout"})));
+    assert_eq!(
+        (
+            status["state"].clone(),
+            status["gate"].clone(),
+            status["runtime"].clone()
+        ),
+        (json!("completed"), Value::Null, json!("local"))
+    );
+    assert_eq!(status["records"].as_array().unwrap().len(), 3);
+    let report = tool_text(&call(&mut s, 5, "op-report", json!({"name": "rollout"}))).to_owned();
+    assert!(
+        report.starts_with(
+            "# rollout\n\nStage, wait for approval, then roll out\n\n- Runtime: local\n"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("| Approve | gate:ship-it | ok | 0ms |"),
+        "{report}"
+    );
+    let runs: Value = serde_json::from_str(
+        s.request(
+            6,
+            "resources/read",
+            json!({"uri": "chant://ops/rollout/runs"}),
+        )["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let states: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["completed", "gated"], "newest first");
+    let latest: Value = serde_json::from_str(
+        s.request(
+            7,
+            "resources/read",
+            json!({"uri": "chant://ops/rollout/runs/latest"}),
+        )["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(latest["state"], "completed");
+    let list = ok(&call(&mut s, 8, "op-list", json!({})));
+    let rollout = list["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "rollout")
+        .unwrap();
+    assert_eq!(rollout["runState"], "completed");
+    assert!(
+        git(&root, &["log", "--oneline", "chant/lifecycle"])
+            .lines()
+            .count()
+            >= 4,
+        "a normal branch git log shows"
+    );
+}
+
+#[test]
+fn a_gate_reached_at_a_shell_is_resolvable_over_mcp_as_unattested() {
+    let (_d, root) = repo();
+    let out = chant(&root, &["run", "rollout"]);
+    assert_eq!(out.status.code(), Some(3), "gated exit code");
+    assert_eq!(
+        chant(&root, &["run", "rollout", "--gated-exit", "0"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let mut s = serve(&root);
+    let r = ok(&call(
+        &mut s,
+        1,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it", "url": "https://example.test/pr/1"}),
+    ));
+    assert_eq!(
+        (
+            r["resolvedBy"].clone(),
+            r["origin"].clone(),
+            r["runtimeNotified"].clone()
+        ),
+        (json!("unattested"), json!("mcp"), json!(false))
+    );
+    let resolution: Value = serde_json::from_str(
+        ledger_file(&root, "_gates/rollout.jsonl")
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(resolution["resolvedBy"], "unattested");
+    assert_eq!(resolution["url"], "https://example.test/pr/1");
+    // op-approve takes no approver.
+    let tools = s.request(2, "tools/list", json!({}))["result"]["tools"].clone();
+    let approve = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "op-approve")
+        .unwrap();
+    let props: Vec<&String> = approve["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(props, ["name", "gate", "note", "url", "env", "runtime"]);
+    let description = approve["description"].as_str().unwrap().to_lowercase();
+    assert!(
+        description.contains("refuses a gate this same channel reached")
+            && description.contains("chant approve")
+            && description.contains("unattested")
+    );
+}
+
+#[test]
+fn never_over_mcp_ops_are_kept_from_agents() {
+    let (_d, root) = repo();
+    let mut s = serve(&root);
+    let r = call(&mut s, 1, "op-run", json!({"name": "guarded"}));
+    assert_eq!(r["isError"], true);
+    let text = tool_text(&r);
+    assert_eq!(
+        text,
+        "Error: Op \"guarded\" declares neverOverMcp, so it is not run over MCP. Run it at a shell with `chant run guarded`; op-status and op-report still answer here."
+    );
+    assert!(
+        ledger_file(&root, "local/runs__guarded.jsonl").is_none(),
+        "nothing started"
+    );
+    // A person runs it; the gate it reaches (origin cli) is still refused over MCP.
+    assert_eq!(chant(&root, &["run", "guarded"]).status.code(), Some(3));
+    let before = ledger_file(&root, "_gates/guarded.jsonl").unwrap();
+    let r = call(
+        &mut s,
+        2,
+        "op-approve",
+        json!({"name": "guarded", "gate": "owner-ok"}),
+    );
+    assert_eq!(
+        tool_text(&r),
+        "Error: Op \"guarded\" declares neverOverMcp, so its gates are not resolved over MCP, whichever channel reached them. Approvals belong to people: approve at a shell with `chant approve guarded owner-ok`."
+    );
+    assert_eq!(
+        ledger_file(&root, "_gates/guarded.jsonl").unwrap(),
+        before,
+        "nothing written"
+    );
+    // Reads answer as usual.
+    assert_eq!(
+        ok(&call(&mut s, 3, "op-status", json!({"name": "guarded"})))["state"],
+        "gated"
+    );
+    assert!(
+        tool_text(&call(&mut s, 4, "op-report", json!({"name": "guarded"})))
+            .contains("- Gate: owner-ok (pending since")
+    );
+    assert!(
+        ok(&call(&mut s, 5, "op-list", json!({})))["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["name"] == "guarded")
+    );
+    // A person approves it at a shell.
+    assert!(
+        chant(
+            &root,
+            &["approve", "guarded", "owner-ok", "--actor", "owner"]
+        )
+        .status
+        .success()
+    );
+}
+
+#[test]
+fn an_undiscovered_ops_pending_record_carries_never_over_mcp() {
+    let (_d, root) = repo();
+    // A pending fact written for an Op no *.op.ts declares (e.g. the fan-out gate); its
+    // timestamp is later than the expiry `write_gate_line` records first.
+    let line = json!({"version": 1, "kind": "pending", "op": "fan-out", "gate": "merge", "timestamp": "2999-01-01T00:00:00.000Z", "expiresAt": "2999-06-01T00:00:00.000Z", "origin": "cli", "neverOverMcp": true});
+    write_gate_line(&root, "fan-out", &line);
+    let mut s = serve(&root);
+    let r = call(
+        &mut s,
+        1,
+        "op-approve",
+        json!({"name": "fan-out", "gate": "merge"}),
+    );
+    assert!(
+        tool_text(&r).contains("declares neverOverMcp")
+            && tool_text(&r).contains("whichever channel"),
+        "{}",
+        tool_text(&r)
+    );
+    let out = chant(&root, &["approve", "fan-out", "merge", "--actor", "alex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("was not found among discovered"),
+        "fan-out needs no declaration"
+    );
+}
+
+fn write_gate_line(root: &Path, op: &str, line: &Value) {
+    // Through the binary's own writer: expire creates the branch, then append the line by hand.
+    assert!(
+        chant(root, &["approve", op, "merge", "--expire"])
+            .status
+            .success()
+    );
+    let existing = ledger_file(root, &format!("_gates/{op}.jsonl")).unwrap();
+    let bytes = format!("{existing}\n{}", canon::to_compact(line));
+    let blob = {
+        let mut child = Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(bytes.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let gates_tree = {
+        let mut child = Command::new("git")
+            .arg("mktree")
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("100644 blob {blob}\t{op}.jsonl\n").as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let root_tree = {
+        let mut child = Command::new("git")
+            .arg("mktree")
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("040000 tree {gates_tree}\t_gates\n").as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let head = git(root, &["rev-parse", "chant/lifecycle"])
+        .trim()
+        .to_owned();
+    let commit = git(
+        root,
+        &["commit-tree", &root_tree, "-p", &head, "-m", "test"],
+    )
+    .trim()
+    .to_owned();
+    git(root, &["update-ref", "refs/heads/chant/lifecycle", &commit]);
+}
+
+#[test]
+fn refusals_over_mcp() {
+    let (_d, root) = repo();
+    let mut s = serve(&root);
+    let text = |s: &mut ServerProcess, id: i64, name: &str, args: Value| {
+        tool_text(&call(s, id, name, args)).to_owned()
+    };
+    assert_eq!(
+        text(&mut s, 1, "op-approve", json!({"name": "rollout"})),
+        "Error: op-approve needs both an Op name and a gate name"
+    );
+    assert_eq!(
+        text(
+            &mut s,
+            2,
+            "op-approve",
+            json!({"name": "rollout", "gate": "ship-it"})
+        ),
+        "Error: Cannot record the approval: this clone has no chant/lifecycle branch; fetch it first"
+    );
+    assert_eq!(
+        text(
+            &mut s,
+            3,
+            "op-approve",
+            json!({"name": "../etc", "gate": "x"})
+        ),
+        "Error: Op name \"../etc\" must match ^[a-z0-9][a-z0-9._-]*$"
+    );
+    assert_eq!(
+        text(&mut s, 4, "op-list", json!({"runtime": "aws"})),
+        "Error: runtime \"aws\" is not a configured lexicon (configured: temporal)"
+    );
+    assert_eq!(
+        text(
+            &mut s,
+            5,
+            "op-run",
+            json!({"name": "rollout", "runtime": "temporal"})
+        ),
+        "Error: lexicon \"temporal\" does not host Op runs"
+    );
+    assert_eq!(
+        text(&mut s, 6, "op-status", json!({"name": "nope"})),
+        "Error: Op \"nope\" not found. Available: guarded, rollout"
+    );
+    call(&mut s, 7, "op-run", json!({"name": "rollout"}));
+    assert_eq!(
+        text(
+            &mut s,
+            8,
+            "op-approve",
+            json!({"name": "rollout", "gate": "other"})
+        ),
+        "Error: Gate \"other\" on \"rollout\" has no pending fact, so there is no plan to approve"
+    );
+    assert_eq!(
+        text(
+            &mut s,
+            9,
+            "op-approve",
+            json!({"name": "rollout", "gate": "ship-it", "url": "javascript:alert(1)"})
+        ),
+        "Error: url must be an absolute http/https URL (got \"javascript:alert(1)\")"
+    );
+    let status = ok(&call(&mut s, 10, "op-status", json!({"name": "rollout"})));
+    assert_eq!(status["gate"]["name"], "ship-it");
+    assert_eq!(
+        s.request(11, "ping", json!({}))["result"],
+        json!({}),
+        "the server keeps serving"
+    );
+}
+
+#[test]
+fn an_approval_binds_one_plan() {
+    let (_d, root) = repo();
+    assert_eq!(chant(&root, &["run", "rollout"]).status.code(), Some(3));
+    let other = format!("sha256:{}", "b".repeat(64));
+    let out = chant(
+        &root,
+        &[
+            "approve", "rollout", "ship-it", "--actor", "alex", "--plan", &other,
+        ],
+    );
+    assert!(out.status.success());
+    let out = chant(&root, &["run", "rollout", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a resolution for another plan does not pass the gate"
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "gated");
+    let gate = result["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["fn"] == "gate:ship-it")
+        .unwrap();
+    assert!(gate["refusal"].as_str().unwrap().contains(&other));
+    // Changing the Op changes the plan: a stale approval never covers it.
+    assert!(
+        chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"])
+            .status
+            .success()
+    );
+    std::fs::write(
+        root.join("ops/rollout.op.ts"),
+        ROLLOUT.replace("echo staging", "echo staging v2"),
+    )
+    .unwrap();
+    assert!(
+        chant(&root, &["approve", "rollout", "ship-it", "--expire"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        chant(&root, &["run", "rollout"]).status.code(),
+        Some(3),
+        "an expired fact stops standing; the run records a new one"
+    );
+}
+
+#[test]
+fn shell_refusals_name_the_fix() {
+    let (_d, root) = repo();
+    chant(&root, &["run", "rollout"]);
+    let err = |args: &[&str]| {
+        let out = chant(&root, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(
+        err(&["approve", "rollout", "ship-it", "--plan", "sha256:nope"]).contains(
+            "--plan must be a plan digest (\"sha256:\" and 64 hex characters), got \"sha256:nope\""
+        )
+    );
+    assert!(
+        err(&["approve", "rollout", "ship-it", "--url", "example.test"])
+            .contains("--url must be an absolute http/https URL (got \"example.test\")")
+    );
+    let text = err(&["approve", "rollout", "later", "--actor", "alex"]);
+    assert!(
+        text.contains(
+            "Gate \"later\" on \"rollout\" has no pending fact, so there is no plan to approve"
+        ) && text.contains("chant run rollout"),
+        "{text}"
+    );
+    assert!(err(&["approve", "Bad/Name", "g"]).contains("must match ^[a-z0-9][a-z0-9._-]*$"));
+    let warn = chant(&root, &["approve", "nosuchop", "g", "--expire"]);
+    assert!(String::from_utf8_lossy(&warn.stderr).contains("Op \"nosuchop\" was not found among discovered *.op.ts declarations — recording the resolution anyway"));
+    let outside = tempfile::tempdir().unwrap();
+    let out = chant(outside.path(), &["run", "x"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Not in a git repository\n"
+    );
+}
+
+#[test]
+fn eight_processes_appending_at_once_lose_no_line() {
+    let (_d, root) = repo();
+    assert!(
+        chant(&root, &["approve", "rollout", "g", "--expire"])
+            .status
+            .success()
+    );
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "for i in 1 2 3 4 5; do {BIN} approve rollout g --expire || exit 1; done"
+                ))
+                .current_dir(&root)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let text = ledger_file(&root, "_gates/rollout.jsonl").unwrap();
+    assert_eq!(text.lines().count(), 41);
+    for line in text.lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+}
+
+#[test]
+fn a_writer_killed_mid_write_leaves_a_parseable_ledger() {
+    let (_d, root) = repo();
+    assert!(
+        chant(&root, &["approve", "rollout", "g", "--expire"])
+            .status
+            .success()
+    );
+    for delay in [40, 90, 150] {
+        let mut child = Command::new(BIN)
+            .args(["run", "rollout"])
+            .current_dir(&root)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut writers: Vec<_> = (0..3)
+            .map(|_| {
+                Command::new(BIN)
+                    .args(["approve", "rollout", "g", "--expire"])
+                    .current_dir(&root)
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill(); // SIGKILL
+        for w in &mut writers {
+            let _ = w.kill();
+        }
+        let _ = child.wait();
+        for mut w in writers {
+            let _ = w.wait();
+        }
+        let _ = std::fs::remove_file(root.join(".git/chant-lifecycle.lock"));
+        let text = ledger_file(&root, "_gates/rollout.jsonl").unwrap();
+        for line in text.lines() {
+            serde_json::from_str::<Value>(line)
+                .unwrap_or_else(|e| panic!("unparseable line {line:?}: {e}"));
+        }
+        git(&root, &["fsck", "--no-progress"]);
+    }
+    // Every reader still works.
+    let mut s = serve(&root);
+    assert!(ok(&call(&mut s, 1, "op-list", json!({})))["ops"].is_array());
+}
+
+#[test]
+fn run_json_and_progress_json() {
+    let (_d, root) = repo();
+    std::fs::write(
+        root.join("ops/hello.op.ts"),
+        "import { Op, phase, shell } from \"@intentius/chant-lexicon-temporal\";\nexport default Op({ name: \"hello\", overview: \"Minimal local Op — no Temporal server required\", phases: [phase(\"Greet\", [shell(\"echo hello from chant\")])] });\n",
+    )
+    .unwrap();
+    let out = chant(&root, &["run", "hello", "--json"]);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(
+        v["records"][0]["args"],
+        json!({"cmd": "echo hello from chant"})
+    );
+    assert_eq!(
+        v.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["op", "records", "totalMs", "ok"]
+    );
+    let out = chant(&root, &["run", "hello", "--progress-json"]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["status"], "ok");
+    // The digest vector: the hello Op diffs as added, then the build's propsHash is the spec's.
+    let mut s = serve(&root);
+    let diff = ok(&call(
+        &mut s,
+        1,
+        "lifecycle-diff",
+        json!({"environment": "dev", "lexicon": "temporal"}),
+    ));
+    assert_eq!(diff["temporal"]["added"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        tool_text(&call(
+            &mut s,
+            2,
+            "lifecycle-snapshot",
+            json!({"environment": "dev"})
+        )),
+        "No plugins implement describeResources"
+    );
+    let state = s.request(3, "resources/read", json!({"uri": "chant://state/dev"}));
+    assert_eq!(state["result"]["contents"][0]["text"], "{}");
+    let missing = s.request(
+        4,
+        "resources/read",
+        json!({"uri": "chant://state/dev/temporal"}),
+    );
+    assert_eq!(
+        missing["error"]["message"],
+        "No snapshot found for dev/temporal"
+    );
+}
+
+#[test]
+fn a_failing_op_runs_on_failure_in_reverse() {
+    let (_d, root) = repo();
+    std::fs::write(
+        root.join("ops/migrate.op.ts"),
+        r##"import { Op, phase, shell, activity } from "@intentius/chant-lexicon-temporal";
+export default Op({
+  name: "migrate",
+  overview: "fails and rolls back",
+  phases: [
+    phase("Migrate", [shell("echo backing up"), shell("echo 'boom' >&2; exit 3", { profile: "policyCheck" }), shell("echo never runs")]),
+    phase("Verify", [shell("echo verify")]),
+  ],
+  onFailure: [phase("Restore", [shell("echo restoring")]), phase("Notify", [activity("noSuchActivity", { channel: "#ops" })])],
+});
+"##,
+    )
+    .unwrap();
+    let out = chant(&root, &["run", "migrate", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps: Vec<(String, String)> = v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["phase"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("Migrate", "ok"),
+            ("Migrate", "fail"),
+            ("Migrate", "skipped"),
+            ("Notify", "fail"),
+            ("Restore", "ok")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    assert_eq!(
+        v["records"][1]["error"],
+        "Command failed: echo 'boom' >&2; exit 3\nboom\n"
+    );
+    assert_eq!(
+        v["records"][3]["error"],
+        "no activity named \"noSuchActivity\" (known: shellCmd)"
+    );
+    assert_eq!(v["records"][3]["durationMs"], 0);
+}
