@@ -50,6 +50,9 @@ pub(crate) fn op_run(
     let args = args_object(&args);
     let name = name_arg(&args, "name")?;
     runtime(state, &args)?;
+    if let Some(env) = string_arg(&args, "env") {
+        chant_ops::check_env(env).map_err(ToolError)?;
+    }
     let repo = repo(state)?;
     let set = repo.discover(state.chant.evaluator.as_ref());
     let op = op(&set, name)?;
@@ -157,7 +160,8 @@ pub(crate) fn op_approve(state: &State, args: Arguments) -> Result<ToolOutput, T
 
 pub(crate) fn lifecycle_snapshot(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    name_arg(&args, "environment")?;
+    let env = name_arg(&args, "environment")?;
+    chant_ops::check_env(env).map_err(ToolError)?;
     // No loaded lexicon observes live state yet (describeResources).
     let _ = state;
     Ok(ToolOutput::Text(
@@ -168,6 +172,7 @@ pub(crate) fn lifecycle_snapshot(state: &State, args: Arguments) -> Result<ToolO
 pub(crate) fn lifecycle_diff(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let env = name_arg(&args, "environment")?;
+    chant_ops::check_env(env).map_err(ToolError)?;
     let project = state
         .chant
         .locate(&state.root)

@@ -37,6 +37,22 @@ pub fn check_runtime(runtime: Option<&str>, configured: &[String]) -> Result<&'s
     }
 }
 
+/// An environment name becomes a ledger folder (`<env>/runs__<op>.jsonl`), so it is checked
+/// before anything runs: letters, digits, `.`, `_`, `-`, starting with a letter or digit, no `..`.
+pub fn check_env(env: &str) -> Result<(), String> {
+    let mut bytes = env.bytes();
+    let ok = bytes.next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && !env.contains("..");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "environment \"{env}\" must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ (it names a folder on chant/lifecycle)"
+        ))
+    }
+}
+
 /// Where Ops live: the git top level and its ledger.
 #[derive(Clone, Debug)]
 pub struct Repo {
@@ -128,4 +144,23 @@ pub fn never_over_mcp_run_text(op: &str) -> String {
     format!(
         "Op \"{op}\" declares neverOverMcp, so it is not run over MCP. Run it at a shell with `chant run {op}`; op-status and op-report still answer here."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environments_that_would_escape_their_folder_are_refused() {
+        for ok in ["local", "dev", "Prod-EU", "stage.2", "qa_1"] {
+            assert_eq!(check_env(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "../x", "a/b", "a..b", "-x", ".hidden", "a b", "a\"b"] {
+            let e = check_env(bad).unwrap_err();
+            assert!(
+                e.starts_with(&format!("environment \"{bad}\" must match")),
+                "{e}"
+            );
+        }
+    }
 }

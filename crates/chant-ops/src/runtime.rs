@@ -449,6 +449,9 @@ fn shell_cmd(
         None => cwd.to_path_buf(),
     };
     let mut command = Command::new("sh");
+    // Its own process group, so cancelling or timing out ends the whole command (the
+    // `sleep` under `sh -c "...; sleep 20"` too), not only the shell.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     command
         .arg("-c")
         .arg(cmd)
@@ -484,13 +487,11 @@ fn shell_cmd(
             Err(e) => break Err(fail("Error", e.to_string())),
         }
         if cancel.load(Ordering::SeqCst) {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             break Err(fail("Cancelled", format!("Command cancelled: {cmd}")));
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             break Err(fail(
                 "TimeoutError",
                 format!("activity timed out after {timeout_ms}ms"),
@@ -513,6 +514,20 @@ fn shell_cmd(
     Ok(Json::String(
         String::from_utf8_lossy(&stdout).trim().to_owned(),
     ))
+}
+
+/// Ends a command started in its own process group: every process in the group, then
+/// reaps the shell.
+fn kill_group(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group `pid` leads; it
+        // touches no memory of ours.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn run_gate(
@@ -620,5 +635,80 @@ fn run_gate(
                 Err(e) => fail(record, format!("could not record the pending gate: {e}")),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(c: &str) -> Json {
+        json!({"cmd": c})
+    }
+
+    #[test]
+    fn shell_steps_return_trimmed_stdout_and_name_the_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let out = shell_cmd(Some(&cmd("echo ' hi '")), dir.path(), 10_000, &cancel);
+        assert_eq!(out.ok(), Some(json!("hi")));
+        let err = shell_cmd(
+            Some(&cmd("echo oops >&2; exit 2")),
+            dir.path(),
+            10_000,
+            &cancel,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            (err.name.as_str(), err.message.as_str()),
+            ("Error", "Command failed: echo oops >&2; exit 2\noops\n")
+        );
+    }
+
+    #[test]
+    fn a_timeout_ends_the_whole_command_not_only_the_shell() {
+        // Without the process group, `sleep` keeps the output pipe open and the step
+        // waits the full 20 s after the shell is killed.
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let started = Instant::now();
+        let err = shell_cmd(Some(&cmd("sleep 20; echo done")), dir.path(), 200, &cancel)
+            .err()
+            .unwrap();
+        assert_eq!(err.name, "TimeoutError");
+        assert_eq!(err.message, "activity timed out after 200ms");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn cancelling_ends_the_whole_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let started = Instant::now();
+        let err = thread::scope(|s| {
+            let h = s.spawn(|| {
+                shell_cmd(
+                    Some(&cmd("sleep 20; echo done")),
+                    dir.path(),
+                    60_000,
+                    &cancel,
+                )
+            });
+            thread::sleep(Duration::from_millis(200));
+            cancel.store(true, Ordering::SeqCst);
+            h.join().unwrap().err().unwrap()
+        });
+        assert_eq!(err.name, "Cancelled");
+        assert_eq!(err.message, "Command cancelled: sleep 20; echo done");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

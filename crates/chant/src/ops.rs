@@ -91,6 +91,9 @@ pub fn run(chant: &Chant, args: RunArgs) -> ExitCode {
     if let Err(e) = chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant)) {
         return fail(e);
     }
+    if let Some(Err(e)) = args.env.as_deref().map(chant_ops::check_env) {
+        return fail(e);
+    }
     let (repo, ops) = match repo_and_ops(chant) {
         Ok(x) => x,
         Err(code) => return code,

@@ -836,3 +836,168 @@ export default Op({
     );
     assert_eq!(v["records"][3]["durationMs"], 0);
 }
+
+#[test]
+fn ctrl_c_cancels_the_run_ends_its_command_and_still_records_it() {
+    let (_d, root) = repo();
+    std::fs::write(
+        root.join("ops/slow.op.ts"),
+        r#"import { Op, phase, shell } from "@intentius/chant-lexicon-temporal";
+export default Op({ name: "slow", overview: "sleeps", phases: [
+  phase("Wait", [shell("sleep 30 & echo $! > sleep.pid; wait")]),
+  phase("After", [shell("touch after.txt")]),
+] });
+"#,
+    )
+    .unwrap();
+    let child = Command::new(BIN)
+        .args(["run", "slow", "--json"])
+        .current_dir(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = root.join("sleep.pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let sleep_pid = loop {
+        if let Some(p) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+        {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the step never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(
+        v["records"][0]["error"],
+        "Command cancelled: sleep 30 & echo $! > sleep.pid; wait"
+    );
+    assert_eq!(
+        v["records"].as_array().unwrap().len(),
+        1,
+        "nothing runs after a cancel"
+    );
+    assert!(!root.join("after.txt").exists());
+    // The step's own child is gone too (absent, or a zombie awaiting its reaper).
+    let stat = std::fs::read_to_string(format!("/proc/{sleep_pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')),
+        "{stat}"
+    );
+    // The run is on the ledger, cancelled.
+    let record: Value = serde_json::from_str(
+        ledger_file(&root, "local/runs__slow.jsonl")
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["status"], "cancelled");
+    let status = chant(&root, &["run", "status", "slow"]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&status.stdout).unwrap()["state"],
+        "cancelled"
+    );
+}
+
+#[test]
+fn run_list_status_log_and_environments() {
+    let (_d, root) = repo();
+    let before = chant(&root, &["run", "list"]);
+    assert!(before.status.success());
+    let text = String::from_utf8_lossy(&before.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("rollout") && l.split_whitespace().nth(1) == Some("-")),
+        "{text}"
+    );
+    assert_eq!(
+        chant(
+            &root,
+            &["run", "rollout", "--env", "staging", "--gated-exit", "0"]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    assert!(
+        ledger_file(&root, "staging/runs__rollout.jsonl").is_some(),
+        "--env names the ledger folder"
+    );
+    assert!(ledger_file(&root, "local/runs__rollout.jsonl").is_none());
+    let list: Value =
+        serde_json::from_slice(&chant(&root, &["run", "list", "--json"]).stdout).unwrap();
+    let names: Vec<&str> = list["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["guarded", "rollout"]);
+    let log: Value =
+        serde_json::from_slice(&chant(&root, &["run", "log", "rollout"]).stdout).unwrap();
+    assert!(log.is_array(), "{log}");
+    // Refusals before anything runs.
+    for (args, want) in [
+        (
+            &["run", "rollout", "--env", "../escape"][..],
+            "error: environment \"../escape\" must match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        ),
+        (
+            &["run", "rollout", "--on", "nope"][..],
+            "error: runtime \"nope\" is not a configured lexicon (configured: temporal)",
+        ),
+        (
+            &["run", "rollout", "--on", "temporal"][..],
+            "error: lexicon \"temporal\" does not host Op runs",
+        ),
+        (
+            &["run", "status", "nope"][..],
+            "error: Op \"nope\" not found",
+        ),
+    ] {
+        let out = chant(&root, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with(want), "{args:?}: {err}");
+    }
+    assert!(ledger_file(&root, "../escape/runs__rollout.jsonl").is_none());
+    let mut s = serve(&root);
+    let r = call(
+        &mut s,
+        1,
+        "op-run",
+        json!({"name": "rollout", "env": "a/b"}),
+    );
+    assert_eq!(r["isError"], true);
+    assert!(
+        tool_text(&r).starts_with("Error: environment \"a/b\" must match"),
+        "{}",
+        tool_text(&r)
+    );
+    let r = call(&mut s, 2, "lifecycle-diff", json!({"environment": ".."}));
+    assert!(
+        tool_text(&r).starts_with("Error: environment \"..\" must match"),
+        "{}",
+        tool_text(&r)
+    );
+}
