@@ -38,7 +38,7 @@ pub(crate) fn op_list(state: &State, args: Arguments) -> Result<ToolOutput, Tool
         Err(e) => return Ok(ToolOutput::Json(json!({"ops": [], "errors": [e.0]}))),
     };
     let set = repo.discover(state.chant.evaluator.as_ref());
-    let ops: Vec<Value> = set.ops.iter().map(|o| repo.list_entry(o)).collect();
+    let ops: Vec<Value> = repo.list_entries(&set.ops);
     Ok(ToolOutput::Json(json!({"ops": ops, "errors": set.errors})))
 }
 

@@ -106,17 +106,23 @@ impl Repo {
         )
     }
 
-    /// One `op-list` entry.
-    pub fn list_entry(&self, op: &OpDef) -> Json {
-        let history = records::history(&self.ledger, &op.name);
-        let mut m = summary(op);
-        m.insert(
-            "runState".into(),
-            history.first().map_or(Json::Null, |r| {
-                json!(records::state_of(r["status"].as_str().unwrap_or_default()))
-            }),
-        );
-        Json::Object(m)
+    /// The `op-list` entries of `ops`, reading the ledger once for all of them.
+    pub fn list_entries(&self, ops: &[OpDef]) -> Vec<Json> {
+        let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
+        let histories = records::histories(&self.ledger, &names);
+        ops.iter()
+            .zip(histories)
+            .map(|(op, history)| {
+                let mut m = summary(op);
+                m.insert(
+                    "runState".into(),
+                    history.first().map_or(Json::Null, |r| {
+                        json!(records::state_of(r["status"].as_str().unwrap_or_default()))
+                    }),
+                );
+                Json::Object(m)
+            })
+            .collect()
     }
 }
 

@@ -31,26 +31,48 @@ pub fn parse_runs(bytes: &[u8]) -> (Vec<Json>, usize) {
     (out, malformed)
 }
 
-/// Every environment directory on the ledger (top-level directories not starting with `_`).
-pub fn environments(ledger: &Ledger) -> Vec<String> {
-    ledger
-        .list("")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| !n.starts_with('_') && !n.contains('.'))
-        .collect()
-}
-
 /// Every run record of `op` across environments, newest first (by `started`).
 pub fn history(ledger: &Ledger, op: &str) -> Vec<Json> {
-    let mut all = Vec::new();
-    for env in environments(ledger) {
-        if let Ok(Some(bytes)) = ledger.read(&runs_path(&env, op)) {
-            all.extend(parse_runs(&bytes).0);
+    histories(ledger, &[op]).pop().unwrap_or_default()
+}
+
+/// The [`history`] of each of `ops`, in order, from one snapshot of the ledger: a fixed
+/// number of git processes however many Ops and environments there are.
+pub fn histories(ledger: &Ledger, ops: &[&str]) -> Vec<Vec<Json>> {
+    let Ok(snapshot) = ledger.snapshot() else {
+        return vec![Vec::new(); ops.len()];
+    };
+    // `<env>/runs__<op>.jsonl`, env not starting with `_` (`_gates` and the like).
+    let mut wanted: Vec<(usize, &str)> = Vec::new();
+    for path in snapshot.paths() {
+        let Some((env, file)) = path.split_once('/') else {
+            continue;
+        };
+        if env.starts_with('_') || file.contains('/') {
+            continue;
+        }
+        let Some(op) = file
+            .strip_prefix("runs__")
+            .and_then(|f| f.strip_suffix(".jsonl"))
+        else {
+            continue;
+        };
+        if let Some(i) = ops.iter().position(|o| *o == op) {
+            wanted.push((i, path));
         }
     }
-    all.sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
-    all
+    let paths: Vec<&str> = wanted.iter().map(|(_, p)| *p).collect();
+    let blobs = snapshot.read_many(&paths).unwrap_or_default();
+    let mut out = vec![Vec::new(); ops.len()];
+    for ((i, _), bytes) in wanted.iter().zip(blobs) {
+        if let Some(bytes) = bytes {
+            out[*i].extend(parse_runs(&bytes).0);
+        }
+    }
+    for all in &mut out {
+        all.sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
+    }
+    out
 }
 
 /// Run state of a record's status: `ok → completed`, `gated`, `waiting`, `cancelled`, else `failed`.

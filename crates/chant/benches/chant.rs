@@ -1,10 +1,17 @@
-//! `cargo bench -p chant`: the figures issue 4 names.
+//! `cargo bench -p chant [-- engine|ops]`: the figures issues 4 and 6 name.
 //!
+//! Engine (issue 4):
 //! - `chant serve mcp` cold start: spawn to the `initialize` reply (50 runs);
 //! - MCP `build` of the largest gitlab fixture (median of 200 calls on one server);
 //! - a generated project of 10,000 gitlab jobs across 100 files: `chant build` wall time
 //!   (median of 5 runs) and, through one MCP server, the `build` call time and the server's
 //!   peak RSS.
+//!
+//! Ops (issue 6), in a git repository of 200 `*.op.ts` files:
+//! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
+//! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
+//! - MCP `op-run` of a one-step shell Op, minus the median time of the same command run
+//!   directly with `sh -c` (medians of 50).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -154,6 +161,22 @@ fn generate(root: &Path) {
 fn main() {
     let scratch = std::env::temp_dir().join(format!("chant-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wants = |group: &str| only.is_empty() || only.iter().any(|o| o == group);
+    println!("chant benchmark ({BIN})");
+    if wants("engine") {
+        engine(&scratch);
+    }
+    if wants("ops") {
+        ops(&scratch);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+fn engine(scratch: &Path) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/chant");
     let largest: PathBuf = std::fs::read_dir(&fixtures)
         .unwrap()
@@ -244,10 +267,9 @@ fn main() {
         .collect();
     let rss = s.peak_rss_mib();
     s.stop();
-    let _ = std::fs::remove_dir_all(&scratch);
 
     println!(
-        "chant benchmark ({BIN}); largest gitlab fixture: {}",
+        "largest gitlab fixture: {}",
         largest.file_name().unwrap().to_string_lossy()
     );
     report(
@@ -294,5 +316,154 @@ fn main() {
         "MiB",
         100.0,
         "",
+    );
+}
+
+fn git(root: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+}
+
+fn tool_call(id: usize, name: &str, args: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{args}}}}}"#
+    )
+}
+
+fn ops(scratch: &Path) {
+    let root = scratch.join("ops-repo");
+    std::fs::create_dir_all(root.join("ops/team")).unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    for i in 0..200 {
+        std::fs::write(
+            root.join(format!("ops/team/op{i:03}.op.ts")),
+            format!(
+                "import {{ Op, phase, shell, gate }} from \"@intentius/chant-lexicon-temporal\";\n\nexport default Op({{\n  name: \"op{i:03}\",\n  overview: \"Operation number {i}\",\n  labels: {{ team: \"t{}\" }},\n  phases: [\n    phase(\"Stage\", [shell(\"echo stage {i}\"), shell(\"echo check {i}\")]),\n    phase(\"Approve\", [gate(\"ok-{i}\", {{ timeout: \"4h\" }})]),\n    phase(\"Apply\", [shell(\"echo apply {i}\")], {{ parallel: true }}),\n  ],\n}});\n",
+                i % 7
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        root.join("ops/one.op.ts"),
+        "import { Op, phase, shell } from \"@intentius/chant-lexicon-temporal\";\nexport default Op({ name: \"one\", overview: \"one step\", phases: [phase(\"Run\", [shell(\"true\")])] });\n",
+    )
+    .unwrap();
+
+    // Fill the ledger: one run file per Op.
+    let ledger = gitledger::Ledger::open(&root).unwrap();
+    for i in 0..200 {
+        ledger
+            .append_line(
+                &format!("local/runs__op{i:03}.jsonl"),
+                r#"{"version":1,"op":"x"}"#,
+                "seed",
+            )
+            .unwrap();
+    }
+    let appends: Vec<Duration> = (0..50)
+        .map(|i| {
+            let t = Instant::now();
+            ledger
+                .append_line(
+                    "_gates/bench.jsonl",
+                    &format!(r#"{{"version":1,"kind":"pending","op":"bench","gate":"g{i}"}}"#),
+                    "bench append",
+                )
+                .unwrap();
+            t.elapsed()
+        })
+        .collect();
+
+    let mut s = Server::start(&root);
+    s.roundtrip(INIT);
+    let list = tool_call(1, "op-list", "{}");
+    let first = s.roundtrip(&list);
+    assert!(
+        first.contains("op199") && first.contains("\\\"errors\\\": []"),
+        "{}",
+        &first[..first.len().min(400)]
+    );
+    let lists: Vec<Duration> = (0..30)
+        .map(|_| {
+            let t = Instant::now();
+            let r = s.roundtrip(&list);
+            let d = t.elapsed();
+            assert!(r.contains("op199"));
+            d
+        })
+        .collect();
+    let run = tool_call(2, "op-run", r#"{"name":"one"}"#);
+    for _ in 0..3 {
+        s.roundtrip(&run);
+    }
+    let runs: Vec<Duration> = (0..50)
+        .map(|_| {
+            let t = Instant::now();
+            let r = s.roundtrip(&run);
+            let d = t.elapsed();
+            assert!(r.contains("completed"), "{}", &r[..r.len().min(400)]);
+            d
+        })
+        .collect();
+    s.stop();
+    let direct: Vec<Duration> = (0..50)
+        .map(|_| {
+            let t = Instant::now();
+            let out = Command::new("sh")
+                .args(["-c", "true"])
+                .current_dir(&root)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            t.elapsed()
+        })
+        .collect();
+
+    report(
+        "MCP op-list over 200 Ops, median",
+        ms(median(lists.clone())),
+        "ms",
+        50.0,
+        "",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "MCP op-list over 200 Ops, p90",
+        ms(p90(lists))
+    );
+    report(
+        "one ledger append (200-file ledger), median",
+        ms(median(appends.clone())),
+        "ms",
+        20.0,
+        "(5 git processes: cat-file --batch, hash-object, mktree --batch, commit-tree, update-ref)",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "one ledger append, p90",
+        ms(p90(appends))
+    );
+    let run_median = median(runs);
+    let cmd_median = median(direct);
+    report(
+        "MCP op-run of a one-step shell Op, overhead",
+        ms(run_median.saturating_sub(cmd_median)),
+        "ms",
+        30.0,
+        &format!(
+            "(op-run {:.3} ms - `sh -c true` {:.3} ms)",
+            ms(run_median),
+            ms(cmd_median)
+        ),
     );
 }

@@ -179,7 +179,7 @@ pub fn list(chant: &Chant, json_out: bool) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let entries: Vec<Value> = ops.ops.iter().map(|o| repo.list_entry(o)).collect();
+    let entries: Vec<Value> = repo.list_entries(&ops.ops);
     if json_out {
         println!(
             "{}",

@@ -55,6 +55,119 @@ fn check_path(path: &str) -> Result<Vec<&str>, LedgerError> {
     }
 }
 
+/// The ledger's files at one commit: paths and blob ids, contents read in one batch.
+#[derive(Debug)]
+pub struct Snapshot<'a> {
+    ledger: &'a Ledger,
+    files: std::collections::BTreeMap<String, String>,
+}
+
+impl Snapshot<'_> {
+    /// Every file path, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// The bytes of each of `paths` (`None` where absent), in order, with one `git cat-file
+    /// --batch` however many there are.
+    pub fn read_many(&self, paths: &[&str]) -> Result<Vec<Option<Vec<u8>>>, LedgerError> {
+        let shas: Vec<Option<&String>> = paths.iter().map(|p| self.files.get(*p)).collect();
+        let wanted: Vec<&str> = shas.iter().flatten().map(|s| s.as_str()).collect();
+        if wanted.is_empty() {
+            return Ok(vec![None; paths.len()]);
+        }
+        let mut input = wanted.join("\n");
+        input.push('\n');
+        let out = self
+            .ledger
+            .git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
+        let mut blobs = parse_batch(&out, wanted.len())?.into_iter();
+        Ok(shas
+            .iter()
+            .map(|s| s.and_then(|_| blobs.next().flatten().map(|(_, _, body)| body)))
+            .collect())
+    }
+}
+
+/// What [`Ledger::read_path`] found: head commit, tree listings down the path, file bytes.
+type PathRead = (Option<String>, Vec<Vec<String>>, Option<Vec<u8>>);
+
+/// `cat-file --batch` output: per object `<sha> <type> <size>\n<bytes>\n`, or `<name>
+/// missing\n`; `(sha, type, bytes)` per request.
+#[allow(clippy::type_complexity)]
+fn parse_batch(
+    out: &[u8],
+    count: usize,
+) -> Result<Vec<Option<(String, String, Vec<u8>)>>, LedgerError> {
+    let bad = |what: &str| LedgerError::Git {
+        args: "cat-file --batch".into(),
+        message: what.into(),
+    };
+    let mut objects = Vec::with_capacity(count);
+    let mut rest = out;
+    for _ in 0..count {
+        let nl = rest
+            .iter()
+            .position(|b| *b == b'\n')
+            .ok_or_else(|| bad("truncated header"))?;
+        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+        let fields: Vec<&str> = header.split(' ').collect();
+        let size = match fields[..] {
+            [sha, kind, size] => size
+                .parse::<usize>()
+                .ok()
+                .map(|n| (sha.to_owned(), kind.to_owned(), n)),
+            _ => None,
+        };
+        let Some((sha, kind, size)) = size else {
+            // `<name> missing` (or ambiguous): nothing follows the header.
+            objects.push(None);
+            rest = &rest[nl + 1..];
+            continue;
+        };
+        let body = rest
+            .get(nl + 1..nl + 1 + size)
+            .ok_or_else(|| bad("truncated object"))?;
+        objects.push(Some((sha, kind, body.to_vec())));
+        rest = rest.get(nl + 2 + size..).unwrap_or_default();
+    }
+    Ok(objects)
+}
+
+/// A raw tree object as `ls-tree` lines (`<mode> <type> <sha>\t<name>`); `hash_len` is the
+/// object id's length in bytes (20 for SHA-1, 32 for SHA-256).
+fn tree_lines(raw: &[u8], hash_len: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut rest = raw;
+    while let Some(sp) = rest.iter().position(|b| *b == b' ') {
+        let Some(nul) = rest[sp..].iter().position(|b| *b == 0).map(|i| i + sp) else {
+            break;
+        };
+        let Some(id) = rest.get(nul + 1..nul + 1 + hash_len) else {
+            break;
+        };
+        let mode = String::from_utf8_lossy(&rest[..sp]);
+        let name = String::from_utf8_lossy(&rest[sp + 1..nul]);
+        let kind = match mode.as_ref() {
+            "40000" => "tree",
+            "160000" => "commit",
+            _ => "blob",
+        };
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        lines.push(format!("{mode:0>6} {kind} {hex}\t{name}"));
+        rest = &rest[nul + 1 + hash_len..];
+    }
+    lines
+}
+
+/// `(kind, sha, name)` of one `ls-tree` line (`<mode> <kind> <sha>\t<name>`).
+fn entry(line: &str) -> Option<(&str, &str, &str)> {
+    let (meta, name) = line.split_once('\t')?;
+    let mut f = meta.split(' ');
+    let (_, kind, sha) = (f.next()?, f.next()?, f.next()?);
+    Some((kind, sha, name))
+}
+
 impl Ledger {
     /// The ledger of the repository containing `dir`.
     pub fn open(dir: &Path) -> Result<Ledger, LedgerError> {
@@ -192,6 +305,27 @@ impl Ledger {
         }
     }
 
+    /// Every file on the branch as of its current commit, listed with one `ls-tree -r`; read
+    /// any number of them with one `cat-file --batch` ([`Snapshot::read_many`]).
+    pub fn snapshot(&self) -> Result<Snapshot<'_>, LedgerError> {
+        let mut files = std::collections::BTreeMap::new();
+        if let Some(head) = self.head()? {
+            let out = self.git(&["ls-tree", "-r", "-z", "--full-tree", &head], None)?;
+            for line in out.split(|b| *b == 0).filter(|l| !l.is_empty()) {
+                let line = String::from_utf8_lossy(line);
+                if let Some((kind, sha, name)) = entry(&line)
+                    && kind == "blob"
+                {
+                    files.insert(name.to_owned(), sha.to_owned());
+                }
+            }
+        }
+        Ok(Snapshot {
+            ledger: self,
+            files,
+        })
+    }
+
     /// Names of the entries directly under `dir` (`""` for the top), blobs and trees.
     pub fn list(&self, dir: &str) -> Result<Vec<String>, LedgerError> {
         let Some(head) = self.head()? else {
@@ -254,34 +388,18 @@ impl Ledger {
             .open(self.git_dir.join("chant-lifecycle.lock"))?;
         lock.lock()?;
         for _ in 0..MAX_ATTEMPTS {
-            let old = self.head()?;
-            let prior_sha = match &old {
-                Some(c) => self.blob_sha(c, path)?,
-                None => None,
-            };
-            let prior = match &prior_sha {
-                Some(sha) => Some(self.git(&["cat-file", "blob", sha], None)?),
-                None => None,
-            };
+            let (old, levels, prior) = self.read_path(&parts)?;
             let bytes = content(prior.as_deref());
             let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
-            let root_tree = match &old {
-                Some(c) => Some(self.git_text(&["rev-parse", &format!("{c}^{{tree}}")], None)?),
-                None => None,
-            };
-            let tree = self.rebuild(root_tree.as_deref(), &parts, &blob)?;
+            let tree = self.mktrees(&parts, levels, &blob)?;
             let mut args = vec!["commit-tree", tree.as_str()];
             if let Some(c) = &old {
                 args.extend(["-p", c.as_str()]);
             }
             args.extend(["-m", message]);
             let commit = self.git_text(&args, None)?;
-            // The path must still hold what was read, and the ref must not have moved.
-            if let Some(c) = &old
-                && self.blob_sha(c, path)? != prior_sha
-            {
-                continue;
-            }
+            // Compare-and-swap: only if the branch still points where this attempt read it.
+            // Whatever moved after that read (even between the reads of one batch) fails here.
             let expected = old.as_deref().unwrap_or(ZERO);
             match self.git(&["update-ref", REF, &commit, expected], None) {
                 Ok(_) => return Ok(commit),
@@ -292,44 +410,81 @@ impl Ledger {
         Err(LedgerError::Contended)
     }
 
-    /// The tree `tree` with `parts` (a path) pointing at `blob`, rebuilt bottom-up.
-    fn rebuild(
+    /// One `cat-file --batch` for an update of `parts`: the branch's commit, the `ls-tree`
+    /// lines of each tree down the path (root first; empty where absent) and the file's bytes.
+    fn read_path(&self, parts: &[&str]) -> Result<PathRead, LedgerError> {
+        let mut input = format!("{REF}\n{REF}^{{tree}}\n");
+        for i in 1..=parts.len() {
+            input.push_str(&format!("{REF}:{}\n", parts[..i].join("/")));
+        }
+        let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
+        let mut objects = parse_batch(&out, parts.len() + 2)?.into_iter();
+        let Some(Some((head, _, _))) = objects.next() else {
+            return Ok((None, vec![Vec::new(); parts.len()], None));
+        };
+        let mut levels = Vec::with_capacity(parts.len());
+        for _ in 0..parts.len() {
+            levels.push(match objects.next().flatten() {
+                Some((_, kind, body)) if kind == "tree" => tree_lines(&body, head.len() / 2),
+                _ => Vec::new(),
+            });
+        }
+        let prior = match objects.next().flatten() {
+            Some((_, kind, body)) if kind == "blob" => Some(body),
+            _ => None,
+        };
+        Ok((Some(head), levels, prior))
+    }
+
+    /// The trees down `parts` (their current `levels`) rebuilt bottom-up around `blob`, in one
+    /// `mktree --batch`; returns the new root tree.
+    fn mktrees(
         &self,
-        tree: Option<&str>,
         parts: &[&str],
+        levels: Vec<Vec<String>>,
         blob: &str,
     ) -> Result<String, LedgerError> {
-        let mut entries: Vec<String> = match tree {
-            Some(t) => self
-                .git_text(&["ls-tree", t], None)?
-                .lines()
-                .map(str::to_owned)
-                .collect(),
-            None => Vec::new(),
-        };
-        let name = parts[0];
-        let existing = entries
-            .iter()
-            .position(|e| e.split_once('\t').is_some_and(|(_, n)| n == name));
-        let line = if parts.len() == 1 {
-            format!("100644 blob {blob}\t{name}")
-        } else {
-            let sub = existing.and_then(|i| {
-                let (meta, _) = entries[i].split_once('\t')?;
-                let mut f = meta.split(' ');
-                let (_, kind, sha) = (f.next()?, f.next()?, f.next()?);
-                (kind == "tree").then(|| sha.to_owned())
-            });
-            let new_sub = self.rebuild(sub.as_deref(), &parts[1..], blob)?;
-            format!("040000 tree {new_sub}\t{name}")
-        };
-        match existing {
-            Some(i) => entries[i] = line,
-            None => entries.push(line),
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&self.toplevel)
+            .args(["mktree", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut entry_line = format!("100644 blob {blob}");
+        for (name, mut entries) in parts.iter().zip(levels).rev() {
+            let line = format!("{entry_line}\t{name}");
+            match entries
+                .iter()
+                .position(|e| entry(e).is_some_and(|x| x.2 == *name))
+            {
+                Some(i) => entries[i] = line,
+                None => entries.push(line),
+            }
+            let mut input = entries.join("\n");
+            input.push_str("\n\n");
+            stdin.write_all(input.as_bytes())?;
+            stdin.flush()?;
+            let mut sha = String::new();
+            stdout.read_line(&mut sha)?;
+            let sha = sha.trim();
+            if sha.is_empty() {
+                drop(stdin);
+                let out = child.wait_with_output()?;
+                return Err(LedgerError::Git {
+                    args: "mktree --batch".into(),
+                    message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                });
+            }
+            entry_line = format!("040000 tree {sha}");
         }
-        let mut input = entries.join("\n");
-        input.push('\n');
-        self.git_text(&["mktree"], Some(input.as_bytes()))
+        drop(stdin);
+        let _ = child.wait();
+        Ok(entry_line.rsplit(' ').next().unwrap_or_default().to_owned())
     }
 
     /// The configured remote to push the ledger to (`origin` when present).
@@ -447,6 +602,37 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 4);
+    }
+
+    #[test]
+    fn a_snapshot_reads_many_files_in_one_batch() {
+        let (_d, ledger) = repo();
+        assert_eq!(ledger.snapshot().unwrap().paths().count(), 0);
+        ledger.append_line("a/b/c/deep.jsonl", "1", "m").unwrap();
+        ledger.append_line("a/b/c/deep.jsonl", "2\n", "m").unwrap();
+        ledger.write("dev/x.json", b"", "m").unwrap();
+        ledger.write("dev/bin", &[0, 10, 255, 10, 10], "m").unwrap();
+        let snap = ledger.snapshot().unwrap();
+        assert_eq!(
+            snap.paths().collect::<Vec<_>>(),
+            ["a/b/c/deep.jsonl", "dev/bin", "dev/x.json"]
+        );
+        let got = snap
+            .read_many(&["dev/bin", "nope", "a/b/c/deep.jsonl", "dev/x.json"])
+            .unwrap();
+        assert_eq!(
+            got,
+            [
+                Some(vec![0, 10, 255, 10, 10]),
+                None,
+                Some(b"1\n2\n".to_vec()),
+                Some(Vec::new())
+            ]
+        );
+        // A later write does not change what the snapshot sees.
+        ledger.append_line("dev/x.json", "y", "m").unwrap();
+        assert_eq!(snap.read_many(&["dev/x.json"]).unwrap(), [Some(Vec::new())]);
+        assert_eq!(ledger.read("dev/x.json").unwrap().unwrap(), b"y");
     }
 
     #[test]
