@@ -369,28 +369,17 @@ fn run_activity(
     }
     let profile = profile(profile_name);
     let start = Instant::now();
-    let mut attempt = 1;
-    let result = loop {
-        match shell_cmd(args, &ctx.opts.cwd, profile.timeout_ms, ctx.opts.cancel) {
-            Ok(v) => break Ok(v),
-            Err(e) => {
-                let retryable = !profile.non_retryable.contains(&e.name.as_str())
-                    && !ctx.opts.cancel.load(Ordering::SeqCst)
-                    && e.name != "Cancelled";
-                if attempt >= profile.attempts.max(1) || !retryable {
-                    break Err(e.message);
-                }
-                let wait = (profile.initial_ms as f64
-                    * profile.coefficient.powi(attempt as i32 - 1))
-                    as u64;
-                let until = Instant::now() + Duration::from_millis(wait);
-                while Instant::now() < until && !ctx.opts.cancel.load(Ordering::SeqCst) {
-                    thread::sleep(Duration::from_millis(20));
-                }
-                attempt += 1;
-            }
+    let cancel = ctx.opts.cancel;
+    let pause = |wait: Duration| {
+        let until = Instant::now() + wait;
+        while Instant::now() < until && !cancel.load(Ordering::SeqCst) {
+            thread::sleep(Duration::from_millis(20));
         }
     };
+    let result = retrying(&profile, cancel, &pause, || {
+        shell_cmd(args, &ctx.opts.cwd, profile.timeout_ms, cancel)
+    })
+    .map_err(|e| e.message);
     let duration = start.elapsed().as_millis() as u64;
     let failed = result.is_err();
     match result {
@@ -420,6 +409,34 @@ fn run_activity(
         record: Json::Object(record),
         failed,
         gated: None,
+    }
+}
+
+/// Runs `attempt` under `profile`'s retry policy: up to `attempts` tries, waiting
+/// `initial_ms × coefficient^(n-1)` (through `pause`) before try n+1; an error named in
+/// `non_retryable`, a cancellation, or a cancel request ends it at once.
+fn retrying(
+    profile: &Profile,
+    cancel: &AtomicBool,
+    pause: &dyn Fn(Duration),
+    mut attempt: impl FnMut() -> Result<Json, ActivityError>,
+) -> Result<Json, ActivityError> {
+    let mut n = 1;
+    loop {
+        match attempt() {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                let retryable = !profile.non_retryable.contains(&e.name.as_str())
+                    && e.name != "Cancelled"
+                    && !cancel.load(Ordering::SeqCst);
+                if n >= profile.attempts.max(1) || !retryable {
+                    return Err(e);
+                }
+                let wait = profile.initial_ms as f64 * profile.coefficient.powi(n as i32 - 1);
+                pause(Duration::from_millis(wait as u64));
+                n += 1;
+            }
+        }
     }
 }
 
@@ -664,6 +681,93 @@ mod tests {
             (err.name.as_str(), err.message.as_str()),
             ("Error", "Command failed: echo oops >&2; exit 2\noops\n")
         );
+    }
+
+    fn flaky<'a>(failures: &'a [&'static str]) -> impl FnMut() -> Result<Json, ActivityError> + 'a {
+        let mut calls = 0;
+        move || {
+            calls += 1;
+            match failures.get(calls - 1) {
+                Some(name) => Err(ActivityError {
+                    name: (*name).into(),
+                    message: format!("{name} on try {calls}"),
+                }),
+                None => Ok(json!(calls)),
+            }
+        }
+    }
+
+    fn with_waits(
+        profile_name: &str,
+        failures: &[&'static str],
+    ) -> (Result<Json, String>, Vec<u64>) {
+        let waits = std::sync::Mutex::new(Vec::new());
+        let cancel = AtomicBool::new(false);
+        let pause = |d: Duration| waits.lock().unwrap().push(d.as_millis() as u64);
+        let out = retrying(
+            &profile(Some(profile_name)),
+            &cancel,
+            &pause,
+            flaky(failures),
+        )
+        .map_err(|e| e.message);
+        (out, waits.into_inner().unwrap())
+    }
+
+    #[test]
+    fn retries_back_off_by_the_profile() {
+        // fastIdempotent: 3 tries, 5 s then 10 s.
+        assert_eq!(
+            with_waits("fastIdempotent", &["Error", "Error"]),
+            (Ok(json!(3)), vec![5_000, 10_000])
+        );
+        assert_eq!(
+            with_waits("fastIdempotent", &["Error", "Error", "Error"]),
+            (Err("Error on try 3".into()), vec![5_000, 10_000])
+        );
+        // argoSync: 5 tries from 5 s, doubling.
+        assert_eq!(
+            with_waits("argoSync", &["E", "E", "E", "E"]),
+            (Ok(json!(5)), vec![5_000, 10_000, 20_000, 40_000])
+        );
+        // One try only.
+        assert_eq!(
+            with_waits("policyCheck", &["Error"]),
+            (Err("Error on try 1".into()), vec![])
+        );
+        assert_eq!(
+            with_waits("humanGate", &["Error"]),
+            (Err("Error on try 1".into()), vec![])
+        );
+        // An unknown profile is fastIdempotent.
+        assert_eq!(
+            with_waits("noSuchProfile", &["Error"]),
+            (Ok(json!(2)), vec![5_000])
+        );
+    }
+
+    #[test]
+    fn non_retryable_errors_and_cancels_stop_at_once() {
+        assert_eq!(
+            with_waits("k8sWait", &["ReadinessFailedError"]),
+            (Err("ReadinessFailedError on try 1".into()), vec![])
+        );
+        assert_eq!(
+            with_waits("k8sWait", &["Error"]),
+            (Ok(json!(2)), vec![10_000])
+        );
+        assert_eq!(
+            with_waits("longInfra", &["Cancelled"]),
+            (Err("Cancelled on try 1".into()), vec![])
+        );
+        let cancel = AtomicBool::new(true);
+        let out = retrying(
+            &profile(None),
+            &cancel,
+            &|_| panic!("no wait"),
+            flaky(&["Error"]),
+        );
+        assert_eq!(out.err().map(|e| e.message), Some("Error on try 1".into()));
     }
 
     #[test]

@@ -1001,3 +1001,54 @@ fn run_list_status_log_and_environments() {
         tool_text(&r)
     );
 }
+
+#[test]
+fn parallel_phases_run_their_steps_at_once_and_outcomes_are_recorded() {
+    let (_d, root) = repo();
+    // Each step waits (up to 10 s) for the other's file: run one after the other, the first
+    // would fail; run at once, both pass quickly.
+    std::fs::write(
+        root.join("ops/pair.op.ts"),
+        r#"import { Op, phase, shell } from "@intentius/chant-lexicon-temporal";
+const waitFor = (mine: string, theirs: string) =>
+  `touch ${mine}; i=0; while [ ! -f ${theirs} ]; do i=$((i+1)); [ $i -gt 1000 ] && exit 1; sleep 0.01; done`;
+export default Op({
+  name: "pair",
+  overview: "two steps that need each other",
+  labels: { Env: "qa" },
+  phases: [
+    phase("Both", [shell(waitFor("a.flag", "b.flag"), { profile: "policyCheck" }), shell(waitFor("b.flag", "a.flag"), { profile: "policyCheck" })], { parallel: true }),
+    phase("Outcome", [shell("echo '{\"release\": {\"id\": 42}}'", { outcomeAttribute: { name: "releaseId", from: "release.id" } })]),
+  ],
+});
+"#,
+    )
+    .unwrap();
+    let out = chant(&root, &["run", "pair", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["records"][0]["status"], "ok");
+    assert_eq!(v["records"][1]["status"], "ok");
+    assert_eq!(
+        v["records"][2]["outcome"],
+        json!({"name": "releaseId", "value": 42})
+    );
+    // labels.Env picks the environment when --env is absent.
+    let record: Value =
+        serde_json::from_str(&ledger_file(&root, "qa/runs__pair.jsonl").unwrap()).unwrap();
+    assert_eq!(record["outcomes"], json!({"releaseId": 42}));
+    assert_eq!(record["labels"], json!({"Env": "qa"}));
+    assert_eq!(
+        record["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["Both", "Outcome"]
+    );
+}
