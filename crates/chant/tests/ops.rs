@@ -1052,3 +1052,54 @@ export default Op({
         ["Both", "Outcome"]
     );
 }
+
+#[test]
+fn a_server_started_in_a_subdirectory_keeps_every_ledger_entry() {
+    let (_d, root) = repo();
+    std::fs::write(
+        root.join("ops/hold.op.ts"),
+        r#"import { Op, phase, shell, gate } from "@intentius/chant-lexicon-temporal";
+export default Op({
+  name: "hold",
+  overview: "gated, never cleaned up",
+  phases: [phase("Wait", [gate("go")]), phase("After", [shell("touch after.txt")])],
+  onFailure: [phase("Cleanup", [shell("touch cleanup.txt")])],
+});
+"#,
+    )
+    .unwrap();
+    // Entries written from the top level first.
+    assert_eq!(
+        chant(&root, &["run", "guarded", "--env", "prod"])
+            .status
+            .code(),
+        Some(3)
+    );
+    let before = git(&root, &["ls-tree", "-r", "--name-only", "chant/lifecycle"]);
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root.join("ops"));
+    s.initialize(Some("2025-11-25"));
+    let r = ok(&call(&mut s, 1, "op-run", json!({"name": "hold"})));
+    assert_eq!(r["state"], "gated");
+    // A gated run runs no later phase and no onFailure.
+    assert!(!root.join("after.txt").exists() && !root.join("cleanup.txt").exists());
+    assert!(!root.join("ops/after.txt").exists());
+    let after = git(&root, &["ls-tree", "-r", "--name-only", "chant/lifecycle"]);
+    for line in before.lines() {
+        assert!(after.lines().any(|l| l == line), "{line} kept: {after}");
+    }
+    for added in ["_gates/hold.jsonl", "local/runs__hold.jsonl"] {
+        assert!(after.lines().any(|l| l == added), "{added}: {after}");
+    }
+    // Reads from the subdirectory see entries written at the top level.
+    let status = ok(&call(&mut s, 2, "op-status", json!({"name": "guarded"})));
+    assert_eq!(status["state"], "gated");
+    let runs = s.request(
+        3,
+        "resources/read",
+        json!({"uri": "chant://ops/guarded/runs"}),
+    );
+    let runs: Value =
+        serde_json::from_str(runs["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs[0]["state"], "gated");
+}
