@@ -77,6 +77,20 @@ pub fn json(d: &Discovery) -> Json {
     })
 }
 
+/// [`json`] plus the `knowledge` key when the project's authored bundle binds a concept to a
+/// discovered entity (omitted otherwise).
+pub fn json_with_knowledge(d: &Discovery, project_dir: &Path) -> Json {
+    let mut out = json(d);
+    let names: Vec<&str> = d.entities.iter().map(|e| e.name.as_str()).collect();
+    let bundle = crate::knowledge::load(project_dir);
+    if let Some(k) = crate::knowledge::explain_key(bundle.as_ref(), &names)
+        && let Some(o) = out.as_object_mut()
+    {
+        o.insert("knowledge".into(), k);
+    }
+    out
+}
+
 /// The markdown summary (ends with one newline).
 pub fn markdown(d: &Discovery) -> String {
     let mut lines: Vec<String> = vec![

@@ -8,6 +8,7 @@
 pub mod build;
 pub mod discover;
 pub mod explain;
+pub mod knowledge;
 pub mod lexicon;
 pub mod model;
 pub mod project;

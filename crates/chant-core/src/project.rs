@@ -82,6 +82,11 @@ pub fn locate(path: &Path, evaluator: &dyn Evaluator) -> Result<Project, Project
 }
 
 impl Project {
+    /// The project's own directory: where its config is, else the path named.
+    pub fn dir(&self) -> &Path {
+        self.config_dir.as_deref().unwrap_or(&self.path)
+    }
+
     /// `config.lexicons` if non-empty, else the lexicons the sources import, in first-use order.
     pub fn lexicon_names(&self) -> Result<Vec<String>, ProjectError> {
         let configured: Vec<String> = self

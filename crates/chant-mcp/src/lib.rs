@@ -159,7 +159,7 @@ fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError>
     let d = state.chant.discover(&project);
     Ok(match format {
         "markdown" => ToolOutput::Text(explain::markdown(&d)),
-        "json" => ToolOutput::Json(explain::json(&d)),
+        "json" => ToolOutput::Json(explain::json_with_knowledge(&d, project.dir())),
         _ => {
             let (mut bundle, errors) = explain::okf(&d, &project.path);
             bundle["errors"] = json!(errors);
@@ -579,15 +579,21 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
             "application/json",
         ),
         (
+            "chant://knowledge",
+            "Knowledge",
+            "The project’s OKF knowledge bundle as { dir, index, concepts }, empty when the project has authored none",
+            "application/json",
+        ),
+        (
             "chant://state/{environment}",
             "State (all lexicons)",
-            "Every lexicon's snapshot for an environment, keyed by lexicon",
+            "Every lexicon’s snapshot for an environment, keyed by lexicon",
             "application/json",
         ),
         (
             "chant://state/{environment}/{lexicon}",
             "State (single lexicon)",
-            "One lexicon's snapshot for an environment",
+            "One lexicon’s snapshot for an environment",
             "application/json",
         ),
     ];
@@ -657,6 +663,20 @@ fn read_resource(
                 uri,
                 "application/json",
                 canon::to_compact(&Value::Array(list)),
+            ));
+        }
+        "chant://knowledge" => {
+            let project = state
+                .chant
+                .locate(&state.root)
+                .map_err(|e| ResourceError::Failed(e.to_string()))?;
+            let d = state.chant.discover(&project);
+            let names: Vec<&str> = d.entities.iter().map(|e| e.name.as_str()).collect();
+            let bundle = chant_core::knowledge::load(project.dir());
+            return Ok(contents(
+                uri,
+                "application/json",
+                canon::to_pretty(&chant_core::knowledge::resource(bundle.as_ref(), &names)),
             ));
         }
         "chant://composites" => {

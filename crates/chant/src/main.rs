@@ -440,7 +440,10 @@ fn explain_cmd(
             ExitCode::SUCCESS
         }
         ExplainFormat::Json => {
-            println!("{}", canon::to_pretty(&explain::json(&d)));
+            println!(
+                "{}",
+                canon::to_pretty(&explain::json_with_knowledge(&d, project.dir()))
+            );
             ExitCode::SUCCESS
         }
         ExplainFormat::Okf => {

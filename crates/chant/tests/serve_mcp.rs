@@ -445,19 +445,27 @@ fn resources_core_then_plugin_and_examples() {
         .iter()
         .map(|r| r["uri"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        uris[..8],
-        [
-            "chant://context",
-            "chant://examples/list",
-            "chant://ops",
-            "chant://ops/{name}/runs",
-            "chant://ops/{name}/runs/latest",
-            "chant://composites",
-            "chant://state/{environment}",
-            "chant://state/{environment}/{lexicon}"
-        ]
-    );
+    // The seed's resource table, row for row: URI, MIME type and description, in order.
+    let seed = std::fs::read_to_string(shared().join("seeds/000_29bc2f98df19ab85.txt")).unwrap();
+    let table: Vec<Vec<&str>> = seed
+        .split("URI\tMIME Type\tDescription\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(table.len(), 9);
+    for (row, r) in table.iter().zip(list.as_array().unwrap()) {
+        assert_eq!(
+            [
+                r["uri"].as_str().unwrap(),
+                r["mimeType"].as_str().unwrap(),
+                r["description"].as_str().unwrap()
+            ],
+            row[..],
+        );
+    }
     assert!(uris.contains(&"chant://gitlab/resource-catalog"));
     assert!(uris.contains(&"chant://gitlab/examples/node-pipeline"));
     assert!(
@@ -582,4 +590,72 @@ fn a_runaway_project_is_stopped_and_the_server_keeps_serving() {
     assert_eq!(s.request(3, "ping", json!({}))["result"], json!({}));
     s.close_stdin();
     assert_eq!(s.wait_exit(Duration::from_secs(10)).code(), Some(0));
+}
+
+#[test]
+fn knowledge_resource_and_the_explain_key() {
+    let (_d, root) = fixture("gitlab-shared-props");
+    let mut s = serve(&root);
+    let read = |s: &mut ServerProcess, id: i64| -> Value {
+        let r = s.request(id, "resources/read", json!({"uri": "chant://knowledge"}));
+        serde_json::from_str(r["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(
+        read(&mut s, 1),
+        json!({"dir": null, "index": null, "concepts": []})
+    );
+    let explained = structured(&call(
+        &mut s,
+        2,
+        "explain",
+        json!({"path": "src", "format": "json"}),
+    ));
+    assert!(explained.get("knowledge").is_none(), "no bundle, no key");
+    // An authored bundle: one concept binds to the goImage entity, one to nothing.
+    std::fs::create_dir_all(root.join("knowledge/gitlab")).unwrap();
+    std::fs::write(
+        root.join("knowledge/index.md"),
+        "---\nokf_version: '0.2'\n---\n\n# Notes\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("knowledge/gitlab/go.md"),
+        "---\ntype: GitLab::CI::Image\ntitle: Go toolchain\nname: goImage\n---\nPinned on purpose.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("knowledge/gitlab/retired.md"),
+        "---\ntitle: Retired\nname: nothingHere\n---\n",
+    )
+    .unwrap();
+    let k = read(&mut s, 3);
+    assert_eq!(k["dir"], "knowledge");
+    assert_eq!(k["index"], "---\nokf_version: '0.2'\n---\n\n# Notes\n");
+    assert_eq!(
+        k["concepts"],
+        json!([
+            {"path": "gitlab/go.md", "type": "GitLab::CI::Image", "title": "Go toolchain", "binds": "goImage"},
+            {"path": "gitlab/retired.md", "type": null, "title": "Retired"}
+        ])
+    );
+    let explained = structured(&call(
+        &mut s,
+        4,
+        "explain",
+        json!({"path": "src", "format": "json"}),
+    ));
+    assert_eq!(
+        explained["knowledge"],
+        json!({"dir": "knowledge", "concepts": [{"path": "gitlab/go.md", "type": "GitLab::CI::Image", "title": "Go toolchain", "binds": "goImage"}]})
+    );
+    let keys: Vec<&String> = explained.as_object().unwrap().keys().collect();
+    assert_eq!(keys.last().unwrap().as_str(), "knowledge");
+    // The CLI's explain json carries the same key.
+    let out = std::process::Command::new(BIN)
+        .args(["explain", "src", "--format", "json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli["knowledge"], explained["knowledge"]);
 }
