@@ -816,6 +816,7 @@ mod tests {
                 "chant://ops/{name}/runs",
                 "chant://ops/{name}/runs/latest",
                 "chant://composites",
+                "chant://knowledge",
                 "chant://state/{environment}",
                 "chant://state/{environment}/{lexicon}",
                 "chant://fake/examples/demo",
