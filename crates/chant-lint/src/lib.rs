@@ -10,8 +10,10 @@
 
 pub mod config;
 pub mod disable;
+pub mod facts;
 pub mod fix;
 pub mod report;
+pub mod rules;
 pub mod source;
 
 use serde_json::{Map, Value as Json, json};
@@ -132,8 +134,12 @@ impl Diagnostic {
 /// What a rule's check function sees.
 pub struct RuleContext<'s, 'a> {
     pub file: &'s SourceFile<'a>,
+    /// Facts gathered from the file's AST once for every rule.
+    pub facts: &'s facts::Facts,
     /// The rule's options from the config (`["warning", {max: 4}]` → `{max: 4}`), `null` if none.
     pub options: &'s Json,
+    /// Class names the loaded lexicons declare as property kinds (nested values, not resources).
+    pub property_classes: &'s [String],
 }
 
 /// A rule: plain data plus a check function.
@@ -199,6 +205,7 @@ pub fn lint_text(
     text: &str,
     rules: &[Rule],
     config: &LintConfig,
+    property_classes: &[String],
 ) -> Vec<Diagnostic> {
     let allocator = oxc::allocator::Allocator::default();
     let file = SourceFile::parse(&allocator, text);
@@ -218,6 +225,7 @@ pub fn lint_text(
         }];
     }
     let directives = disable::Directives::parse(&file);
+    let facts = facts::Facts::gather(&file.program);
     let mut out = Vec::new();
     for rule in rules {
         let Some(setting) = config.setting(rule.id, relative) else {
@@ -229,7 +237,9 @@ pub fn lint_text(
         };
         let ctx = RuleContext {
             file: &file,
+            facts: &facts,
             options: &setting.options,
+            property_classes,
         };
         let mut findings = (rule.check)(&ctx);
         findings.sort_by_key(|f| f.start);
