@@ -12,6 +12,14 @@ pub fn all() -> Vec<Box<dyn Lexicon>> {
     vec![Box::new(gitlab::Gitlab), Box::new(temporal::Temporal)]
 }
 
+/// The lint rules a lexicon contributes (run after the core rules).
+pub fn lint_rules(lexicon: &str) -> Vec<chant_lint::Rule> {
+    match lexicon {
+        "gitlab" => gitlab::lint::rules(),
+        _ => Vec::new(),
+    }
+}
+
 /// The embedded lexicon named `name`.
 pub fn by_name(name: &str) -> Option<Box<dyn Lexicon>> {
     all().into_iter().find(|l| l.name() == name)

@@ -47,6 +47,8 @@ pub struct NewSite {
     pub class: Option<String>,
     /// The callee is a plain identifier (not `ns.X`).
     pub bare: bool,
+    /// `ns` of `new ns.X(…)`.
+    pub namespace: Option<String>,
     /// Properties of the first argument when it is an object literal.
     pub props: Option<Vec<Prop>>,
     /// Where a member of that object stops being statically evaluable (EVL001).
@@ -91,6 +93,9 @@ pub struct Facts {
     pub member_objects: HashSet<String>,
     /// Classes declared here that extend or implement `Declarable`.
     pub local_declarable_classes: HashSet<String>,
+    /// `key: value` properties (plain identifier keys) anywhere inside a constructor's
+    /// arguments: key and start.
+    pub props_in_new: Vec<(String, usize)>,
 }
 
 fn start(span: oxc::span::Span) -> usize {
@@ -222,6 +227,7 @@ struct Collector {
     facts: Facts,
     composite_depth: usize,
     exported_depth: usize,
+    new_depth: usize,
     vars: Vec<String>,
 }
 
@@ -232,17 +238,41 @@ impl<'a> Visit<'a> for Collector {
             Some(Argument::ObjectExpression(o)) => Some(o),
             _ => None,
         };
+        let namespace = match &it.callee {
+            Expression::StaticMemberExpression(m) => match &m.object {
+                Expression::Identifier(i) => Some(i.name.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
         self.facts.news.push(NewSite {
             start: start(it.span),
             class,
             bare,
+            namespace,
             props: object.map(|o| props_of(o)),
             non_literal: object.map(|o| object_dynamic(o)).unwrap_or_default(),
             in_composite_factory: self.composite_depth > 0,
             in_exported_var: self.exported_depth > 0,
             var_name: self.vars.last().cloned(),
         });
+        self.new_depth += 1;
         walk::walk_new_expression(self, it);
+        self.new_depth -= 1;
+    }
+
+    fn visit_object_property(&mut self, it: &oxc::ast::ast::ObjectProperty<'a>) {
+        if self.new_depth > 0
+            && !it.shorthand
+            && !it.method
+            && !it.computed
+            && let PropertyKey::StaticIdentifier(k) = &it.key
+        {
+            self.facts
+                .props_in_new
+                .push((k.name.to_string(), start(it.span)));
+        }
+        walk::walk_object_property(self, it);
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {

@@ -14,6 +14,7 @@ pub mod facts;
 pub mod fix;
 pub mod report;
 pub mod rules;
+pub mod run;
 pub mod source;
 
 use serde_json::{Map, Value as Json, json};

@@ -1,0 +1,180 @@
+//! Linting files on disk: read each, lint it, and with `--fix` apply every file's fixes
+//! (atomically: write beside, then rename) and lint again.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Diagnostic, LintConfig, LintResult, Rule, Severity};
+
+/// Files larger than this are reported, not parsed.
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// What a lint run applies to each file.
+pub struct Linter<'r> {
+    pub rules: &'r [Rule],
+    pub config: &'r LintConfig,
+    pub property_classes: &'r [String],
+    /// Override globs match file paths relative to this directory.
+    pub root: &'r Path,
+}
+
+fn problem(file: &Path, message: String) -> Diagnostic {
+    Diagnostic {
+        file: file.display().to_string(),
+        line: 1,
+        column: 1,
+        end_line: None,
+        end_column: None,
+        rule_id: "read".into(),
+        severity: Severity::Error,
+        message,
+        fix: None,
+        fix_range_utf16: None,
+    }
+}
+
+impl Linter<'_> {
+    fn relative(&self, file: &Path) -> String {
+        file.strip_prefix(self.root)
+            .unwrap_or(file)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Lints one file's current text.
+    pub fn lint_file(&self, file: &Path) -> Vec<Diagnostic> {
+        match std::fs::metadata(file) {
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                return vec![problem(
+                    file,
+                    format!(
+                        "File is {} bytes, over the {MAX_FILE_BYTES}-byte lint limit — split it",
+                        m.len()
+                    ),
+                )];
+            }
+            Err(e) => return vec![problem(file, format!("Cannot read file: {e}"))],
+            Ok(_) => {}
+        }
+        match std::fs::read_to_string(file) {
+            Ok(text) => crate::lint_text(
+                &file.display().to_string(),
+                &self.relative(file),
+                &text,
+                self.rules,
+                self.config,
+                self.property_classes,
+            ),
+            Err(e) => vec![problem(file, format!("Cannot read file: {e}"))],
+        }
+    }
+
+    /// Lints `files` in order.
+    pub fn lint(&self, files: &[PathBuf]) -> LintResult {
+        LintResult {
+            diagnostics: files.iter().flat_map(|f| self.lint_file(f)).collect(),
+        }
+    }
+
+    /// Lints, applies every fix file by file (back to front), writes the changed files
+    /// atomically, and lints again. Returns the second result and the files rewritten.
+    pub fn fix(&self, files: &[PathBuf]) -> std::io::Result<(LintResult, Vec<PathBuf>)> {
+        let mut changed = Vec::new();
+        for file in files {
+            let diagnostics = self.lint_file(file);
+            let fixes: Vec<&crate::Fix> =
+                diagnostics.iter().filter_map(|d| d.fix.as_ref()).collect();
+            if fixes.is_empty() {
+                continue;
+            }
+            let text = std::fs::read_to_string(file)?;
+            let (fixed, applied) = crate::fix::apply(&text, &fixes);
+            if applied == 0 || fixed == text {
+                continue;
+            }
+            write_atomically(file, fixed.as_bytes())?;
+            changed.push(file.clone());
+        }
+        Ok((self.lint(files), changed))
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, keeping
+/// the original's permissions: a crash leaves either the old or the new file, never half.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), meta.permissions())?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fix_rewrites_files_and_relints() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.ts");
+        std::fs::write(
+            &file,
+            "import * as gl from \"@intentius/chant-lexicon-gitlab\";\nimport type { Job } from \"@intentius/chant-lexicon-gitlab\";\nimport { Composite } from \"@intentius/chant\";\nexport const Pair = Composite((p: { c: string }) => ({ run: new gl.Job({ script: [p.c] }) }));\nexport const x = Pair({ c: \"x\" });\nexport type J = Job;\n",
+        )
+        .unwrap();
+        let rules = crate::rules::core();
+        let config = LintConfig::default();
+        let linter = Linter {
+            rules: &rules,
+            config: &config,
+            property_classes: &[],
+            root: dir.path(),
+        };
+        let before = linter.lint(std::slice::from_ref(&file));
+        let ids: Vec<&str> = before
+            .diagnostics
+            .iter()
+            .map(|d| d.rule_id.as_str())
+            .collect();
+        assert_eq!(ids, ["COR012", "COR017"]);
+        let (after, changed) = linter.fix(std::slice::from_ref(&file)).unwrap();
+        assert_eq!(changed, std::slice::from_ref(&file));
+        assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "import * as gl from \"@intentius/chant-lexicon-gitlab\";\nimport { Composite } from \"@intentius/chant\";\nexport const Pair = Composite((p: { c: string }) => ({ run: new gl.Job({ script: [p.c] }) }), \"Pair\");\nexport const x = Pair({ c: \"x\" });\nexport type J = Job;\n"
+        );
+    }
+
+    #[test]
+    fn unreadable_and_broken_files_are_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let broken = dir.path().join("broken.ts");
+        std::fs::write(&broken, "export const = ;\n").unwrap();
+        let missing = dir.path().join("missing.ts");
+        let rules = crate::rules::core();
+        let config = LintConfig::default();
+        let linter = Linter {
+            rules: &rules,
+            config: &config,
+            property_classes: &[],
+            root: dir.path(),
+        };
+        let r = linter.lint(&[broken, missing]);
+        assert_eq!(r.diagnostics.len(), 2);
+        assert_eq!(r.diagnostics[0].rule_id, "parse");
+        assert!(r.diagnostics[0].message.starts_with("Syntax error: "));
+        assert_eq!(r.diagnostics[1].rule_id, "read");
+        assert!(r.diagnostics[1].message.starts_with("Cannot read file: "));
+        assert_eq!(r.error_count(), 2);
+    }
+}
