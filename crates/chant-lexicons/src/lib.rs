@@ -3,6 +3,7 @@
 //! composites metadata, init templates and examples. Lexicons know nothing of MCP or QuickJS.
 
 pub mod gitlab;
+pub mod lint;
 pub mod temporal;
 
 use chant_core::lexicon::Lexicon;
@@ -10,6 +11,15 @@ use chant_core::lexicon::Lexicon;
 /// Every lexicon this chant embeds, in delivery order.
 pub fn all() -> Vec<Box<dyn Lexicon>> {
     vec![Box::new(gitlab::Gitlab), Box::new(temporal::Temporal)]
+}
+
+/// The rules a lint of a project using `lexicons` runs: the core rules, then each lexicon's.
+pub fn lint_rule_set(lexicons: &[String]) -> Vec<chant_lint::Rule> {
+    let mut rules = chant_lint::rules::core();
+    for l in lexicons {
+        rules.extend(lint_rules(l));
+    }
+    rules
 }
 
 /// The lint rules a lexicon contributes (run after the core rules).

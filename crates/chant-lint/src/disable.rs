@@ -9,12 +9,12 @@ use crate::SourceFile;
 /// Which rules are off where in one file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Directives {
-    /// `(rules, line)`: `line` `None` for the whole file; `rules` empty for every rule.
-    entries: Vec<(Vec<String>, Option<usize>)>,
+    /// `(rules, line, reason)`: `line` `None` for the whole file; `rules` empty for every rule.
+    entries: Vec<(Vec<String>, Option<usize>, String)>,
 }
 
-/// The directive in one comment's text (delimiters removed): `(kind, ids)`.
-fn directive(body: &str) -> Option<(&str, Vec<String>)> {
+/// The directive in one comment's text (delimiters removed): `(kind, ids, reason)`.
+fn directive(body: &str) -> Option<(&str, Vec<String>, String)> {
     let body = body.trim();
     let rest = body.strip_prefix("chant-disable")?;
     let (kind, rest) = if let Some(r) = rest.strip_prefix("-next-line") {
@@ -27,13 +27,15 @@ fn directive(body: &str) -> Option<(&str, Vec<String>)> {
     if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
         return None;
     }
-    let ids_text = rest.split_once("--").map_or(rest, |(ids, _reason)| ids);
+    let (ids_text, reason) = rest
+        .split_once("--")
+        .map_or((rest, ""), |(ids, reason)| (ids, reason.trim()));
     let ids = ids_text
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect();
-    Some((kind, ids))
+    Some((kind, ids, reason.to_owned()))
 }
 
 impl Directives {
@@ -44,7 +46,7 @@ impl Directives {
             let Some(body) = file.text.get(span.start as usize..span.end as usize) else {
                 continue;
             };
-            let Some((kind, ids)) = directive(body) else {
+            let Some((kind, ids, reason)) = directive(body) else {
                 continue;
             };
             let line = file.lines.line(c.span.start as usize);
@@ -53,16 +55,25 @@ impl Directives {
                 "line" => Some(line),
                 _ => Some(line + 1),
             };
-            entries.push((ids, at));
+            entries.push((ids, at, reason));
         }
         Directives { entries }
     }
 
     /// Whether `rule` is disabled on 1-based `line`.
     pub fn disabled(&self, rule: &str, line: usize) -> bool {
-        self.entries.iter().any(|(ids, at)| {
-            at.is_none_or(|l| l == line) && (ids.is_empty() || ids.iter().any(|i| i == rule))
-        })
+        self.reason(rule, line).is_some()
+    }
+
+    /// The reason given where `rule` is disabled on `line` (`""` without one); `None` when
+    /// the rule is not disabled there.
+    pub fn reason(&self, rule: &str, line: usize) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|(ids, at, _)| {
+                at.is_none_or(|l| l == line) && (ids.is_empty() || ids.iter().any(|i| i == rule))
+            })
+            .map(|(_, _, reason)| reason.as_str())
     }
 }
 
@@ -89,6 +100,9 @@ mod tests {
         assert!(d.disabled("WGL004", 5) && !d.disabled("WGL004", 6) && !d.disabled("WGL004", 4));
         // A reason is not a rule id.
         assert!(!d.disabled("reason", 4) && !d.disabled("here", 4));
+        assert_eq!(d.reason("WGL001", 4), Some("reason here"));
+        assert_eq!(d.reason("COR004", 2), Some(""));
+        assert_eq!(d.reason("WGL004", 5), Some("kept"));
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub struct Diagnostic {
     pub fix: Option<Fix>,
     /// The fix range in UTF-16 code units, as reported.
     pub fix_range_utf16: Option<(usize, usize)>,
+    /// Set when a disable comment hides this diagnostic: the comment's reason (`""` if none).
+    pub suppressed: Option<String>,
 }
 
 impl Diagnostic {
@@ -149,6 +151,8 @@ pub struct Rule {
     pub id: &'static str,
     pub name: &'static str,
     pub description: &'static str,
+    /// `correctness`, `style`, `performance`, `security`.
+    pub category: &'static str,
     pub severity: Severity,
     /// Whether the config may change the severity (the reference let it for core rules only).
     pub configurable_severity: bool,
@@ -164,7 +168,25 @@ impl std::fmt::Debug for Rule {
 /// `{success, errorCount, warningCount, diagnostics, output}` of a lint run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LintResult {
+    /// What is reported: everything no disable comment hides.
     pub diagnostics: Vec<Diagnostic>,
+    /// Everything the rules found, suppressed or not, in run order (SARIF reports the
+    /// suppressed ones as such).
+    pub all: Vec<Diagnostic>,
+}
+
+impl LintResult {
+    /// From every finding in run order.
+    pub fn from_all(all: Vec<Diagnostic>) -> LintResult {
+        LintResult {
+            diagnostics: all
+                .iter()
+                .filter(|d| d.suppressed.is_none())
+                .cloned()
+                .collect(),
+            all,
+        }
+    }
 }
 
 impl LintResult {
@@ -223,6 +245,7 @@ pub fn lint_text(
             message: e.1.clone(),
             fix: None,
             fix_range_utf16: None,
+            suppressed: None,
         }];
     }
     let directives = disable::Directives::parse(&file);
@@ -246,9 +269,7 @@ pub fn lint_text(
         findings.sort_by_key(|f| f.start);
         for f in findings {
             let (line, column) = file.lines.position(f.start);
-            if directives.disabled(rule.id, line) {
-                continue;
-            }
+            let suppressed = directives.reason(rule.id, line).map(str::to_owned);
             let (end_line, end_column) = match f.end {
                 Some(e) => {
                     let (l, c) = file.lines.position(e);
@@ -273,6 +294,7 @@ pub fn lint_text(
                 message: f.message,
                 fix: f.fix,
                 fix_range_utf16,
+                suppressed,
             });
         }
     }

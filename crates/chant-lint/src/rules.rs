@@ -55,6 +55,7 @@ fn rule(
     id: &'static str,
     name: &'static str,
     severity: Severity,
+    category: &'static str,
     description: &'static str,
     check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
 ) -> Rule {
@@ -62,6 +63,7 @@ fn rule(
         id,
         name,
         description,
+        category,
         severity,
         configurable_severity: true,
         check,
@@ -75,6 +77,7 @@ pub fn core() -> Vec<Rule> {
             "COR001",
             "flat-declarations",
             Severity::Warning,
+            "style",
             "Detects inline object literals in Declarable constructors — extract to named exports",
             cor001,
         ),
@@ -82,6 +85,7 @@ pub fn core() -> Vec<Rule> {
             "COR008",
             "export-required",
             Severity::Warning,
+            "correctness",
             "Detects declarable instances that are not exported for chant discovery",
             cor008,
         ),
@@ -89,13 +93,23 @@ pub fn core() -> Vec<Rule> {
             "COR009",
             "file-declarable-limit",
             Severity::Warning,
+            "style",
             "Limits the number of Declarable instances per file to encourage splitting by concern",
             cor009,
+        ),
+        rule(
+            "COR013",
+            "single-concern-file",
+            Severity::Info,
+            "style",
+            "Flags files mixing resource Declarables with configuration Declarables",
+            cor013,
         ),
         rule(
             "COR005",
             "declarable-naming-convention",
             Severity::Warning,
+            "style",
             "Exported declarable instances must use camelCase naming",
             cor005,
         ),
@@ -103,6 +117,7 @@ pub fn core() -> Vec<Rule> {
             "COR010",
             "no-unused-declarable-import",
             Severity::Warning,
+            "style",
             "Flags unused namespace imports from @intentius/chant packages",
             cor010,
         ),
@@ -110,6 +125,7 @@ pub fn core() -> Vec<Rule> {
             "COR004",
             "no-unused-declarable",
             Severity::Warning,
+            "correctness",
             "Detects exported declarables that are never referenced in the same file",
             cor004,
         ),
@@ -117,6 +133,7 @@ pub fn core() -> Vec<Rule> {
             "COR012",
             "no-redundant-type-import",
             Severity::Warning,
+            "style",
             "Flags redundant type imports when a namespace import already provides access",
             cor012,
         ),
@@ -124,6 +141,7 @@ pub fn core() -> Vec<Rule> {
             "EVL001",
             "non-literal-expression",
             Severity::Error,
+            "correctness",
             "Resource constructor property values must be statically evaluable — no function calls",
             evl001,
         ),
@@ -131,6 +149,7 @@ pub fn core() -> Vec<Rule> {
             "COR017",
             "composite-name-match",
             Severity::Error,
+            "correctness",
             "Composite name argument must match the variable it is assigned to",
             cor017,
         ),
@@ -200,6 +219,39 @@ fn cor009(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
             format!(
                 "File contains {count} Declarable instances (limit: {limit}) — consider splitting into separate files by concern"
             ),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Class names that read as configuration (property-kind) rather than resources.
+const PROPERTY_KIND_PATTERNS: [&str; 7] = [
+    "Configuration",
+    "Encryption",
+    "Policy",
+    "Rule",
+    "Setting",
+    "Block",
+    "Specification",
+];
+
+fn cor013(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
+    let is_property = |c: &str| PROPERTY_KIND_PATTERNS.iter().any(|p| c.contains(p));
+    let classes: Vec<&str> = ctx
+        .facts
+        .news
+        .iter()
+        .filter_map(|n| n.class.as_deref())
+        .collect();
+    let resources = classes
+        .iter()
+        .any(|c| c.starts_with(|ch: char| ch.is_ascii_uppercase()) && !is_property(c));
+    let properties = classes.iter().any(|c| is_property(c));
+    if resources && properties {
+        vec![Finding::at(
+            0,
+            "COR013: File mixes resource Declarables with configuration Declarables — consider splitting into separate files",
         )]
     } else {
         Vec::new()
@@ -400,6 +452,23 @@ mod tests {
         d.iter()
             .map(|d| (d.rule_id.clone(), d.line, d.column))
             .collect()
+    }
+
+    #[test]
+    fn single_concern_flags_resources_mixed_with_configuration() {
+        let mixed = lint(
+            "export const a = new Job({ script: [\"x\"], rules: new Rule({}) });\nexport const b = new gl.WorkflowRule({});\n",
+        );
+        let c: Vec<&Diagnostic> = mixed.iter().filter(|d| d.rule_id == "COR013").collect();
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            (c[0].line, c[0].column, c[0].severity),
+            (1, 1, Severity::Info)
+        );
+        let only_resources = lint(
+            "export const a = new Job({ script: [\"x\"] });\nexport const b = new Job({ script: [a] });\n",
+        );
+        assert!(only_resources.iter().all(|d| d.rule_id != "COR013"));
     }
 
     #[test]

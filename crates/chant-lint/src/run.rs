@@ -29,6 +29,7 @@ fn problem(file: &Path, message: String) -> Diagnostic {
         message,
         fix: None,
         fix_range_utf16: None,
+        suppressed: None,
     }
 }
 
@@ -72,9 +73,7 @@ impl Linter<'_> {
 
     /// Lints `files` in order.
     pub fn lint(&self, files: &[PathBuf]) -> LintResult {
-        LintResult {
-            diagnostics: files.iter().flat_map(|f| self.lint_file(f)).collect(),
-        }
+        LintResult::from_all(files.iter().flat_map(|f| self.lint_file(f)).collect())
     }
 
     /// Lints, applies every fix file by file (back to front), writes the changed files

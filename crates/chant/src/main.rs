@@ -12,6 +12,7 @@ use chant_core::explain;
 use chant_core::session::Chant;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod lint;
 mod ops;
 
 /// Declarative infrastructure as code: declare resources in TypeScript, build them into
@@ -44,7 +45,6 @@ enum Command {
         /// Project directory (default: the current directory)
         path: Option<PathBuf>,
     },
-    /// Summarize the project's entities, dependencies and errors
     /// Run an Op locally (`run list`, `run status <op>`, `run log <op>` read the run ledger)
     Run {
         /// The Op to run, or `list`, `status`, `log`
@@ -99,11 +99,26 @@ enum Command {
         #[arg(long, value_name = "RUNTIME")]
         on: Option<String>,
     },
+    /// Lint the project's sources: the core rules, then each lexicon's (exit 1 on errors)
+    Lint {
+        /// A project directory (its sources) or one source file (default: the current directory)
+        path: Option<PathBuf>,
+        /// Apply the rules' fixes in place, then lint again and report that
+        #[arg(long)]
+        fix: bool,
+        /// Report format
+        #[arg(long, value_enum, default_value = "stylish")]
+        format: LintFormat,
+        /// Run only these rules (comma-separated ids, e.g. COR004,WGL002)
+        #[arg(long, value_name = "IDS", value_delimiter = ',')]
+        rules: Vec<String>,
+    },
     /// Serve the project to agents
     Serve {
         #[command(subcommand)]
         command: ServeCommand,
     },
+    /// Summarize the project's entities, dependencies and errors
     Explain {
         /// Project directory (default: the current directory)
         path: Option<PathBuf>,
@@ -128,6 +143,13 @@ enum ServeCommand {
 enum BuildFormat {
     Json,
     Yaml,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LintFormat {
+    Stylish,
+    Json,
+    Sarif,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -164,6 +186,22 @@ fn main() -> ExitCode {
             output,
         } => build(&chant, &path_or_cwd(path), lexicon, format, output),
         Command::List { path } => list(&chant, &path_or_cwd(path)),
+        Command::Lint {
+            path,
+            fix,
+            format,
+            rules,
+        } => lint::run(
+            &chant,
+            &path_or_cwd(path),
+            fix,
+            match format {
+                LintFormat::Stylish => lint::Format::Stylish,
+                LintFormat::Json => lint::Format::Json,
+                LintFormat::Sarif => lint::Format::Sarif,
+            },
+            &rules,
+        ),
         Command::Explain {
             path,
             format,

@@ -1,0 +1,72 @@
+//! A project's lint setup: which rules run (the core ones, then each of its lexicons'), its
+//! `lint` config, and which files (a directory's sources, or the one file named).
+
+use std::path::{Path, PathBuf};
+
+use chant_core::project::Project;
+use chant_lint::{LintConfig, Rule};
+use serde_json::{Value as Json, json};
+
+/// What a lint of one path in a project needs.
+pub struct Setup {
+    pub rules: Vec<Rule>,
+    pub config: LintConfig,
+    pub files: Vec<PathBuf>,
+    /// Override globs match paths relative to this directory (the project's).
+    pub root: PathBuf,
+}
+
+/// The `lint` section of a config: `lint`, else a top-level `rules`.
+fn lint_section(config: &Json) -> Json {
+    match (config.get("lint"), config.get("rules")) {
+        (Some(l), _) => l.clone(),
+        (None, Some(r)) => json!({"rules": r}),
+        (None, None) => Json::Null,
+    }
+}
+
+/// Prepares a lint of `path` (absolute) in `project`; `only` restricts the rules to those ids.
+pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, String> {
+    let lexicons = project.lexicon_names().unwrap_or_default();
+    let mut rules = crate::lint_rule_set(&lexicons);
+    if !only.is_empty() {
+        if let Some(unknown) = only
+            .iter()
+            .find(|id| !rules.iter().any(|r| r.id == id.as_str()))
+        {
+            let known: Vec<&str> = rules.iter().map(|r| r.id).collect();
+            return Err(format!(
+                "unknown rule \"{unknown}\" (known: {})",
+                known.join(", ")
+            ));
+        }
+        rules.retain(|r| only.iter().any(|id| id == r.id));
+    }
+    let config = LintConfig::from_json(&lint_section(&project.config))
+        .map_err(|e| format!("chant.config: {e}"))?;
+    let files = if path.is_file() {
+        vec![path.to_path_buf()]
+    } else if path.is_dir() {
+        chant_core::discover::source_files(path)
+    } else {
+        return Err(format!("{}: no such file or directory", path.display()));
+    };
+    Ok(Setup {
+        rules,
+        config,
+        files,
+        root: project.dir().to_path_buf(),
+    })
+}
+
+impl Setup {
+    pub fn linter(&self) -> chant_lint::run::Linter<'_> {
+        chant_lint::run::Linter {
+            rules: &self.rules,
+            config: &self.config,
+            // The captured reference flags nested literals in property-kind constructors too.
+            property_classes: &[],
+            root: &self.root,
+        }
+    }
+}
