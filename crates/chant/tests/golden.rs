@@ -42,6 +42,8 @@ struct Step {
     exit_code: i32,
     stdout: String,
     stderr: String,
+    /// Commands run first in the same copy (e.g. `chant lint src --fix`).
+    before: Vec<String>,
 }
 
 fn steps(fixture: &str) -> Vec<Step> {
@@ -59,6 +61,14 @@ fn steps(fixture: &str) -> Vec<Step> {
             exit_code: s["exit_code"].as_i64().unwrap() as i32,
             stdout: s["stdout"].as_str().unwrap_or_default().to_owned(),
             stderr: s["stderr"].as_str().unwrap_or_default().to_owned(),
+            before: s["before"]
+                .as_array()
+                .map(|b| {
+                    b.iter()
+                        .filter_map(|c| c.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
         .collect()
 }
@@ -118,7 +128,7 @@ fn without_dependencies(command: &str, out: &str) -> String {
 fn replay(fixture: &str, skip: &[&str]) {
     let mut checked = 0;
     for step in steps(fixture) {
-        let is_engine_command = ["chant build", "chant list", "chant explain"]
+        let is_engine_command = ["chant build", "chant list", "chant explain", "chant lint"]
             .iter()
             .any(|p| step.command.starts_with(p));
         if !is_engine_command || skip.contains(&step.id.as_str()) {
@@ -127,6 +137,9 @@ fn replay(fixture: &str, skip: &[&str]) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
         copy_dir(&fixtures().join(fixture), &root);
+        for command in &step.before {
+            run(&root, command);
+        }
         let out = run(&root, &step.command);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -178,7 +191,139 @@ fn gitlab_composites() {
 
 #[test]
 fn gitlab_lint_rules() {
-    replay("gitlab-lint-rules", &[]);
+    // Deliberate differences, each checked in `lint_goldens_with_deliberate_differences`.
+    replay(
+        "gitlab-lint-rules",
+        &["lint-json", "lint-sarif", "lint-single-file", "lint-fix"],
+    );
+}
+
+/// Where chant's lint departs from the captured reference on purpose, the rest still matches.
+#[test]
+fn lint_goldens_with_deliberate_differences() {
+    let fixture = "gitlab-lint-rules";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    copy_dir(&fixtures().join(fixture), &root);
+    let json =
+        |out: &std::process::Output| -> Value { serde_json::from_slice(&out.stdout).unwrap() };
+    let golden =
+        |file: &str| -> Value { serde_json::from_str(&expected(fixture, file, &root)).unwrap() };
+
+    // COR012's fix covers exactly the import line: the reference's range began one byte
+    // early, on the previous line's newline, and joined the two lines.
+    let ours = json(&run(&root, "chant lint src --format json"));
+    let mut want = golden("lint-json.stdout.txt");
+    for d in want.as_array_mut().unwrap() {
+        if d["ruleId"] == "COR012" {
+            let start = d["fix"]["range"][0].as_u64().unwrap();
+            d["fix"]["range"][0] = (start + 1).into();
+        }
+    }
+    assert_eq!(ours, want);
+
+    // SARIF: lexicon rules carry real descriptions (the reference repeated the id).
+    let out = run(&root, "chant lint src --format sarif");
+    assert_eq!(out.status.code(), Some(1));
+    let ours = json(&out);
+    let mut want = golden("lint-sarif.stdout.txt");
+    for (r, o) in want["runs"][0]["tool"]["driver"]["rules"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .zip(
+            ours["runs"][0]["tool"]["driver"]["rules"]
+                .as_array()
+                .unwrap(),
+        )
+    {
+        if r["id"].as_str().unwrap().starts_with("WGL") {
+            assert_eq!(r["shortDescription"]["text"], r["id"]);
+            r["shortDescription"] = o["shortDescription"].clone();
+            r["fullDescription"] = o["fullDescription"].clone();
+        }
+    }
+    assert_eq!(ours, want);
+
+    // Linting one file works (the reference failed with ENOTDIR): the same diagnostics as
+    // the directory run gives for that file.
+    let out = run(&root, "chant lint src/suppressed.ts --format json");
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let file = root.join("src/suppressed.ts").display().to_string();
+    let from_dir: Vec<Value> = golden("lint-json.stdout.txt")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["file"] == file.as_str())
+        .cloned()
+        .collect();
+    assert_eq!(json(&out), Value::Array(from_dir));
+
+    // --fix: the report after fixing matches; the rewritten file keeps its lines apart and
+    // the command says which files it rewrote.
+    let out = run(&root, "chant lint src --fix");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        expected(fixture, "lint-fix.stdout.txt", &root)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("fixed {}\n", root.join("src/fixable.ts").display())
+    );
+    let want = expected(fixture, "lint-fix.files/src/fixable.ts", &root).replacen(
+        "\"@intentius/chant-lexicon-gitlab\";import",
+        "\"@intentius/chant-lexicon-gitlab\";\nimport",
+        1,
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/fixable.ts")).unwrap(),
+        want
+    );
+    let after = run(&root, "chant lint src --format json");
+    assert_eq!(
+        String::from_utf8_lossy(&after.stdout),
+        expected(fixture, "lint-json-after-fix.stdout.txt", &root)
+    );
+}
+
+/// A file that does not parse is reported, not skipped (the reference skipped it silently
+/// and exited 0); every other diagnostic matches.
+#[test]
+fn lint_reports_files_that_do_not_parse() {
+    let fixture = "gitlab-err-syntax";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    copy_dir(&fixtures().join(fixture), &root);
+    let out = run(&root, "chant lint src --format json");
+    assert_eq!(out.status.code(), Some(1));
+    let ours: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let (parse, rest): (Vec<Value>, Vec<Value>) =
+        ours.into_iter().partition(|d| d["ruleId"] == "parse");
+    let want: Value =
+        serde_json::from_str(&expected(fixture, "lint-json.stdout.txt", &root)).unwrap();
+    assert_eq!(Value::Array(rest), want);
+    let files: Vec<String> = parse
+        .iter()
+        .map(|d| {
+            d["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(files, ["broken.ts", "garbled.ts"]);
+    for d in &parse {
+        assert_eq!(d["severity"], "error");
+        assert!(
+            d["message"].as_str().unwrap().starts_with("Syntax error: "),
+            "{d}"
+        );
+        assert!(d["line"].as_u64().unwrap() > 1);
+    }
 }
 
 #[test]
