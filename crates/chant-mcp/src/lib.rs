@@ -137,6 +137,41 @@ fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     })))
 }
 
+/// `{success, errorCount, warningCount, diagnostics, output}`; findings never fail the call,
+/// a path that is not there or a broken lint config does.
+fn tool_lint(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let path = state.resolve(required(&args, "path")?);
+    let fix = match args.get("fix") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(ToolError(format!("fix must be a boolean, got {other}")));
+        }
+    };
+    if !path.exists() {
+        return Err(ToolError(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    let project = state
+        .chant
+        .locate(&path)
+        .map_err(|e| ToolError(e.to_string()))?;
+    let setup = chant_lexicons::lint::setup(&project, &path, &[]).map_err(ToolError)?;
+    let linter = setup.linter();
+    let result = if fix {
+        linter
+            .fix(&setup.files)
+            .map_err(|e| ToolError(format!("could not write the fixes: {e}")))?
+            .0
+    } else {
+        linter.lint(&setup.files)
+    };
+    Ok(ToolOutput::Json(result.to_json()))
+}
+
 fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let path = state.resolve(required(&args, "path")?);
@@ -251,7 +286,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     });
     let mut b = ServerBuilder::new("chant", options.version);
     type Handler = fn(&State, Arguments) -> Result<ToolOutput, ToolError>;
-    let core: [(&str, &str, &str, Value, Handler); 5] = [
+    let core: [(&str, &str, &str, Value, Handler); 6] = [
         (
             "build",
             "Build",
@@ -276,6 +311,25 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                 &["path"],
             ),
             tool_build,
+        ),
+        (
+            "lint",
+            "Lint",
+            "Lint chant infrastructure code and report issues.",
+            schema(
+                &[
+                    (
+                        "path",
+                        string_prop("Path to the infrastructure directory or file"),
+                    ),
+                    (
+                        "fix",
+                        json!({"type": "boolean", "description": "Auto-fix fixable issues (default: false)"}),
+                    ),
+                ],
+                &["path"],
+            ),
+            tool_lint,
         ),
         (
             "explain",
@@ -370,7 +424,17 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                 handler(&st, args)
             })
             .with_title(title)
-            .with_annotations(READ_ONLY),
+            .with_annotations(if name == "lint" {
+                // `fix: true` rewrites source files (the same fixes again change nothing).
+                ToolAnnotations {
+                    read_only: Some(false),
+                    destructive: Some(false),
+                    idempotent: Some(true),
+                    open_world: Some(false),
+                }
+            } else {
+                READ_ONLY
+            }),
         );
     }
     let runtime_prop = || {

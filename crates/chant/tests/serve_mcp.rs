@@ -143,6 +143,7 @@ fn core_tools_match_the_seed_page() {
         names,
         [
             "build",
+            "lint",
             "explain",
             "scaffold",
             "search",
@@ -188,7 +189,7 @@ fn core_tools_match_the_seed_page() {
             .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
             .unwrap_or_default();
         assert_eq!(ours, required, "{name}: required");
-        let writes = ["op-run", "op-approve", "lifecycle-snapshot"].contains(&name);
+        let writes = ["lint", "op-run", "op-approve", "lifecycle-snapshot"].contains(&name);
         assert_eq!(tool["annotations"]["readOnlyHint"], !writes, "{name}");
     }
 }
@@ -658,4 +659,81 @@ fn knowledge_resource_and_the_explain_key() {
         .unwrap();
     let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(cli["knowledge"], explained["knowledge"]);
+}
+
+#[test]
+fn lint_answers_as_the_seed_says_and_fixes_on_request() {
+    let (_d, root) = fixture("gitlab-lint-rules");
+    let mut s = serve(&root);
+    let golden: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(
+            shared().join("fixtures/chant/gitlab-lint-rules/expected/lint-json.stdout.txt"),
+        )
+        .unwrap()
+        .replace("<ROOT>", &root.display().to_string()),
+    )
+    .unwrap();
+    let r = call(&mut s, 1, "lint", json!({"path": "src"}));
+    assert_ne!(r["isError"], true, "findings do not fail the call");
+    let v = structured(&r);
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "success",
+            "errorCount",
+            "warningCount",
+            "diagnostics",
+            "output"
+        ]
+    );
+    assert_eq!(
+        (
+            v["success"].clone(),
+            v["errorCount"].clone(),
+            v["warningCount"].clone()
+        ),
+        (json!(false), json!(4), json!(20))
+    );
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), golden.len());
+    assert_eq!(
+        serde_json::from_str::<Value>(v["output"].as_str().unwrap()).unwrap(),
+        v["diagnostics"]
+    );
+    // One file; a missing path fails the call.
+    let one = structured(&call(&mut s, 2, "lint", json!({"path": "src/crowded.ts"})));
+    assert_eq!(one["warningCount"], 5);
+    let missing = call(&mut s, 3, "lint", json!({"path": "nope"}));
+    assert_eq!(missing["isError"], true);
+    assert!(
+        tool_text(&missing).ends_with("nope: no such file or directory"),
+        "{}",
+        tool_text(&missing)
+    );
+    let bad = call(&mut s, 4, "lint", json!({"path": "src", "fix": "yes"}));
+    assert_eq!(tool_text(&bad), "Error: fix must be a boolean, got \"yes\"");
+    // fix: true rewrites the fixable file and answers with the lint after the fix.
+    let fixed = structured(&call(
+        &mut s,
+        5,
+        "lint",
+        json!({"path": "src", "fix": true}),
+    ));
+    assert_eq!(
+        (fixed["errorCount"].clone(), fixed["warningCount"].clone()),
+        (json!(2), json!(19))
+    );
+    let text = std::fs::read_to_string(root.join("src/fixable.ts")).unwrap();
+    assert!(
+        text.contains("}, \"CheckPair\");") && !text.contains("import type"),
+        "{text}"
+    );
+    // A clean project: success and an empty output.
+    let (_d2, clean) = fixture("gitlab-composites");
+    let mut s2 = serve(&clean);
+    let v = structured(&call(&mut s2, 1, "lint", json!({"path": "src"})));
+    assert_eq!(
+        v,
+        json!({"success": true, "errorCount": 0, "warningCount": 0, "diagnostics": [], "output": "[]"})
+    );
 }
