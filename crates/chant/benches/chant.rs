@@ -7,6 +7,9 @@
 //!   (median of 5 runs) and, through one MCP server, the `build` call time and the server's
 //!   peak RSS.
 //!
+//! Lint (issue 5): `chant lint` (stylish report) of the generated 10,000-job project, process
+//! spawn to exit (median of 5).
+//!
 //! Ops (issue 6), in a git repository of 200 `*.op.ts` files:
 //! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
 //! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
@@ -172,6 +175,9 @@ fn main() {
     }
     if wants("ops") {
         ops(&scratch);
+    }
+    if wants("lint") {
+        lint(&scratch);
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -465,5 +471,31 @@ fn ops(scratch: &Path) {
             ms(run_median),
             ms(cmd_median)
         ),
+    );
+}
+
+fn lint(scratch: &Path) {
+    let big = scratch.join("lint-big");
+    generate(&big);
+    let mut runs = Vec::new();
+    let mut last = String::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = Command::new(BIN)
+            .args(["lint", "src"])
+            .current_dir(&big)
+            .output()
+            .unwrap();
+        runs.push(t.elapsed());
+        last = String::from_utf8_lossy(&out.stdout).into_owned();
+    }
+    let summary = last.lines().last().unwrap_or_default().to_owned();
+    assert!(summary.contains("warning"), "{summary}");
+    report(
+        "chant lint, 10,000 jobs / 100 files, median",
+        ms(median(runs)),
+        "ms",
+        300.0,
+        &format!("({summary})"),
     );
 }
