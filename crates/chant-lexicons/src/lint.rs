@@ -42,8 +42,41 @@ pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, S
         }
         rules.retain(|r| only.iter().any(|id| id == r.id));
     }
-    let config = LintConfig::from_json(&lint_section(&project.config))
-        .map_err(|e| format!("chant.config: {e}"))?;
+    // The project config's `lint` (or top-level `rules`); else a lint-only
+    // `chant.config.json` in the linted directory.
+    let section = lint_section(&project.config);
+    let config = if !section.is_null() {
+        LintConfig::from_json_in(&section, Some(project.dir()))
+            .map_err(|e| format!("chant.config: {e}"))?
+    } else {
+        let dir = if path.is_dir() {
+            path
+        } else {
+            path.parent().unwrap_or(path)
+        };
+        let fragment = dir.join("chant.config.json");
+        match std::fs::read_to_string(&fragment) {
+            Ok(text) => {
+                let raw: Json = serde_json::from_str(&text)
+                    .map_err(|e| format!("{}: {e}", fragment.display()))?;
+                let lint = raw.get("lint").filter(|l| l.is_object()).unwrap_or(&raw);
+                let only_lint: serde_json::Map<String, Json> = lint
+                    .as_object()
+                    .map(|o| {
+                        o.iter()
+                            .filter(|(k, _)| {
+                                matches!(k.as_str(), "extends" | "rules" | "overrides")
+                            })
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                LintConfig::from_json_in(&Json::Object(only_lint), Some(dir))
+                    .map_err(|e| format!("{}: {e}", fragment.display()))?
+            }
+            Err(_) => LintConfig::default(),
+        }
+    };
     let files = if path.is_file() {
         vec![path.to_path_buf()]
     } else if path.is_dir() {

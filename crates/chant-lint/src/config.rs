@@ -1,7 +1,9 @@
 //! The `lint` section of a project's config: per-rule settings (`"off"`, a severity, or
 //! `[severity, options]`) and per-glob `overrides` applied in order after the top-level rules.
 
-use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value as Json, json};
 
 use crate::Severity;
 
@@ -82,21 +84,94 @@ fn rules(path: &str, v: Option<&Json>) -> Result<Rules, String> {
     }
 }
 
+/// The built-in presets `extends` may name.
+fn preset(name: &str) -> Option<Json> {
+    let severities = |list: [&str; 15]| {
+        let ids = (1..=15).map(|i| format!("COR{i:03}"));
+        Json::Object(ids.zip(list).map(|(id, s)| (id, json!(s))).collect())
+    };
+    match name {
+        "@intentius/chant/lint/presets/strict" => Some(json!({"rules": severities([
+            "error", "error", "warning", "warning", "warning", "error", "warning", "error",
+            "warning", "warning", "error", "warning", "info", "warning", "warning",
+        ])})),
+        "@intentius/chant/lint/presets/relaxed" => Some(json!({"rules": severities([
+            "warning", "off", "off", "off", "off", "off", "off", "warning", "off", "warning",
+            "warning", "off", "off", "off", "off",
+        ])})),
+        _ => None,
+    }
+}
+
+/// The rules `extends` contributes, in order: built-in presets by name, other configs by
+/// path (relative to `base`), each of those resolved the same way.
+fn extended(
+    path: &str,
+    extends: Option<&Json>,
+    base: Option<&Path>,
+    seen: &mut Vec<PathBuf>,
+) -> Result<Rules, String> {
+    let list = match extends {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(Json::Array(a)) => a,
+        Some(_) => {
+            return Err(format!(
+                "{path}.extends must be an array of preset names or config paths"
+            ));
+        }
+    };
+    let mut out = Vec::new();
+    for item in list {
+        let Some(name) = item.as_str() else {
+            return Err(format!("{path}.extends must be an array of strings"));
+        };
+        if name.starts_with("@intentius/chant") {
+            let p = preset(name).ok_or_else(|| {
+                format!("Unknown preset: {name} (known: @intentius/chant/lint/presets/strict, @intentius/chant/lint/presets/relaxed)")
+            })?;
+            out.extend(rules(name, p.get("rules"))?);
+            continue;
+        }
+        let Some(base) = base else {
+            return Err(format!(
+                "{path}.extends: \"{name}\" is a file, and this config has no directory to resolve it from"
+            ));
+        };
+        let file = base.join(name);
+        let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if seen.contains(&key) {
+            return Err(format!("Circular extends detected: {}", file.display()));
+        }
+        seen.push(key);
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("Extended config file not found: {} ({e})", file.display()))?;
+        let raw: Json = serde_json::from_str(&text)
+            .map_err(|e| format!("Failed to parse config file {}: {e}", file.display()))?;
+        let lint = raw.get("lint").filter(|l| l.is_object()).unwrap_or(&raw);
+        let shown = file.display().to_string();
+        out.extend(extended(&shown, lint.get("extends"), file.parent(), seen)?);
+        out.extend(rules(&format!("{shown}: rules"), lint.get("rules"))?);
+    }
+    Ok(out)
+}
+
 impl LintConfig {
     /// From the config's `lint` value (`null` for defaults).
     pub fn from_json(lint: &Json) -> Result<LintConfig, String> {
+        LintConfig::from_json_in(lint, None)
+    }
+
+    /// From the config's `lint` value, resolving file `extends` against `base` (the config's
+    /// directory).
+    pub fn from_json_in(lint: &Json, base: Option<&Path>) -> Result<LintConfig, String> {
         if lint.is_null() {
             return Ok(LintConfig::default());
         }
         let Some(o) = lint.as_object() else {
             return Err("lint must be an object".into());
         };
-        if o.get("extends").is_some_and(|e| !e.is_null()) {
-            return Err(
-                "lint.extends (the strict and relaxed presets) is not supported yet; list the rules under lint.rules instead".into(),
-            );
-        }
-        let top = rules("lint.rules", o.get("rules"))?;
+        let mut top = extended("lint", o.get("extends"), base, &mut Vec::new())?;
+        top.extend(rules("lint.rules", o.get("rules"))?);
         let mut overrides = Vec::new();
         match o.get("overrides") {
             None | Some(Json::Null) => {}
@@ -222,6 +297,63 @@ mod tests {
     }
 
     #[test]
+    fn presets_and_extended_files_come_before_the_configs_own_rules() {
+        let strict = LintConfig::from_json(&json!({"extends": ["@intentius/chant/lint/presets/strict"], "rules": {"COR008": "warning"}})).unwrap();
+        assert_eq!(
+            strict.setting("COR001", "a.ts").unwrap().severity,
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            strict.setting("COR013", "a.ts").unwrap().severity,
+            Some(Severity::Info)
+        );
+        assert_eq!(
+            strict.setting("COR008", "a.ts").unwrap().severity,
+            Some(Severity::Warning),
+            "own rules win"
+        );
+        let relaxed =
+            LintConfig::from_json(&json!({"extends": ["@intentius/chant/lint/presets/relaxed"]}))
+                .unwrap();
+        assert_eq!(relaxed.setting("COR004", "a.ts"), None);
+        assert!(relaxed.setting("COR010", "a.ts").is_some());
+        assert!(
+            relaxed.setting("EVL001", "a.ts").is_some(),
+            "rules a preset does not name stay on"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("base.json"),
+            r#"{"extends": ["./more.json"], "rules": {"COR005": "error"}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("more.json"),
+            r#"{"lint": {"rules": {"COR005": "info", "COR004": "off"}}}"#,
+        )
+        .unwrap();
+        let c = LintConfig::from_json_in(&json!({"extends": ["./base.json"]}), Some(dir.path()))
+            .unwrap();
+        assert_eq!(
+            c.setting("COR005", "a.ts").unwrap().severity,
+            Some(Severity::Error)
+        );
+        assert_eq!(c.setting("COR004", "a.ts"), None);
+        std::fs::write(
+            dir.path().join("more.json"),
+            r#"{"extends": ["./base.json"]}"#,
+        )
+        .unwrap();
+        let e = LintConfig::from_json_in(&json!({"extends": ["./base.json"]}), Some(dir.path()))
+            .unwrap_err();
+        assert!(e.starts_with("Circular extends detected: "), "{e}");
+        let e = LintConfig::from_json_in(&json!({"extends": ["./missing.json"]}), Some(dir.path()))
+            .unwrap_err();
+        assert!(e.starts_with("Extended config file not found: "), "{e}");
+    }
+
+    #[test]
     fn bad_settings_name_the_key_and_the_fix() {
         let err = |v: Json| LintConfig::from_json(&v).unwrap_err();
         assert_eq!(
@@ -240,7 +372,14 @@ mod tests {
             err(json!({"rules": {"X": [{"max": 1}]}}))
                 .starts_with("lint.rules.X: an array setting starts with a severity")
         );
-        assert!(err(json!({"extends": ["strict"]})).starts_with("lint.extends"));
+        assert_eq!(
+            err(json!({"extends": ["@intentius/chant/lint/presets/nope"]})),
+            "Unknown preset: @intentius/chant/lint/presets/nope (known: @intentius/chant/lint/presets/strict, @intentius/chant/lint/presets/relaxed)"
+        );
+        assert!(err(json!({"extends": "strict"})).starts_with("lint.extends must be an array"));
+        assert!(
+            err(json!({"extends": ["./base.json"]})).contains("no directory to resolve it from")
+        );
         assert_eq!(
             LintConfig::from_json(&Json::Null).unwrap(),
             LintConfig::default()

@@ -89,3 +89,88 @@ fn the_same_sources_build_the_same_bytes() {
     assert!(!a.is_empty());
     assert_eq!(a, b);
 }
+
+fn lint_json(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (Option<i32>, Vec<serde_json::Value>, String) {
+    let out = chant(dir, args);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn project(config: &str, source: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("chant.config.ts"), config).unwrap();
+    std::fs::write(root.join("src/pipeline.ts"), source).unwrap();
+    (dir, root)
+}
+
+const UNUSED_JOB: &str = "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const lonely = new Job({ stage: \"build\", script: [\"make\"], variables: { A: \"1\" } });\n";
+
+#[test]
+fn lint_config_presets_fragments_and_rule_filters() {
+    // The strict preset makes COR001 an error; the config's own rules still win.
+    let (_d, root) = project(
+        "export default { lexicons: [\"gitlab\"], lint: { extends: [\"@intentius/chant/lint/presets/strict\"], rules: { COR004: \"info\" } } };\n",
+        UNUSED_JOB,
+    );
+    let (code, v, _) = lint_json(&root, &["lint", "src", "--format", "json"]);
+    assert_eq!(code, Some(1));
+    let got: Vec<(&str, &str)> = v
+        .iter()
+        .map(|d| {
+            (
+                d["ruleId"].as_str().unwrap(),
+                d["severity"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [("COR001", "error"), ("COR004", "info")]);
+    // --rules runs only those; an unknown id is refused with the known ones.
+    let (code, v, _) = lint_json(
+        &root,
+        &["lint", "src", "--format", "json", "--rules", "COR004"],
+    );
+    assert_eq!((code, v.len()), (Some(0), 1));
+    let (code, _, err) = lint_json(&root, &["lint", "src", "--rules", "COR999"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("error: unknown rule \"COR999\" (known: COR001, COR008, "),
+        "{err}"
+    );
+
+    // Without a lint section, a lint-only chant.config.json in the linted directory applies.
+    let (_d, root) = project("export default { lexicons: [\"gitlab\"] };\n", UNUSED_JOB);
+    std::fs::write(
+        root.join("src/chant.config.json"),
+        r#"{"extends": ["@intentius/chant/lint/presets/relaxed"]}"#,
+    )
+    .unwrap();
+    let (code, v, _) = lint_json(&root, &["lint", "src", "--format", "json"]);
+    assert_eq!(code, Some(0));
+    let ids: Vec<&str> = v.iter().map(|d| d["ruleId"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        ["COR001"],
+        "relaxed turns COR004 off and keeps COR001 a warning"
+    );
+
+    // A broken lint config names the key and the fix.
+    let (_d, root) = project(
+        "export default { lexicons: [\"gitlab\"], lint: { rules: { COR004: \"loud\" } } };\n",
+        UNUSED_JOB,
+    );
+    let (code, _, err) = lint_json(&root, &["lint", "src"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        err,
+        "error: chant.config: lint.rules.COR004: \"loud\" is not one of \"off\", \"error\", \"warning\", \"info\"\n"
+    );
+}
