@@ -3,6 +3,7 @@
 //! composites metadata, init templates and examples. Lexicons know nothing of MCP or QuickJS.
 
 pub mod gitlab;
+pub mod import;
 pub mod lint;
 pub mod temporal;
 

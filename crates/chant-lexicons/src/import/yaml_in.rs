@@ -1,0 +1,372 @@
+//! Reading a YAML template into JSON values, as GitLab reads `.gitlab-ci.yml`: anchors and
+//! aliases expanded, `<<` merge keys applied (the mapping's own keys win, then earlier merge
+//! sources), plain scalars resolved by the YAML 1.2 core schema, and `!reference [...]` kept as
+//! `{"!reference": [...]}` so an importer can carry it through. Alias bombs and runaway
+//! nesting are refused with a clear error.
+
+use serde_json::{Map, Value as Json};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Nodes a document may expand to (aliases included) before it is refused.
+pub const MAX_NODES: usize = 2_000_000;
+/// Nesting depth a document may reach.
+pub const MAX_DEPTH: usize = 200;
+
+enum Frame {
+    Seq(Vec<Json>, usize, Option<Tag>),
+    /// Entries, a key waiting for its value, merge sources, anchor.
+    Map(Map<String, Json>, Option<String>, Vec<Json>, usize),
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    anchors: Vec<(usize, Json)>,
+    docs: Vec<Json>,
+    nodes: usize,
+    error: Option<String>,
+}
+
+fn tag_name(tag: &Option<Tag>) -> Option<String> {
+    tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix))
+}
+
+/// A plain scalar by the core schema: null, booleans, integers, floats; else a string.
+pub fn resolve_plain(s: &str) -> Json {
+    match s {
+        "" | "~" | "null" | "Null" | "NULL" => return Json::Null,
+        "true" | "True" | "TRUE" => return Json::Bool(true),
+        "false" | "False" | "FALSE" => return Json::Bool(false),
+        _ => {}
+    }
+    let digits = |t: &str, radix: u32| !t.is_empty() && t.chars().all(|c| c.is_digit(radix));
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let int = if digits(unsigned, 10) {
+        s.parse::<i64>().ok()
+    } else if let Some(h) = s.strip_prefix("0x").filter(|h| digits(h, 16)) {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(o) = s.strip_prefix("0o").filter(|o| digits(o, 8)) {
+        i64::from_str_radix(o, 8).ok()
+    } else {
+        None
+    };
+    if let Some(i) = int {
+        return Json::from(i);
+    }
+    let float_like = {
+        let body = unsigned;
+        let (mantissa, exp) = match body.find(['e', 'E']) {
+            Some(i) => (&body[..i], Some(&body[i + 1..])),
+            None => (body, None),
+        };
+        let m_ok = match mantissa.split_once('.') {
+            Some((a, b)) => {
+                (digits(a, 10) || a.is_empty())
+                    && (digits(b, 10) || b.is_empty())
+                    && !(a.is_empty() && b.is_empty())
+            }
+            None => digits(mantissa, 10),
+        };
+        let e_ok = exp.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e), 10));
+        m_ok && e_ok && (mantissa.contains('.') || exp.is_some())
+    };
+    if float_like
+        && let Ok(f) = s.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(f)
+    {
+        return Json::Number(n);
+    }
+    Json::String(s.to_owned())
+}
+
+impl Builder {
+    fn fail(&mut self, message: String) {
+        if self.error.is_none() {
+            self.error = Some(message);
+        }
+    }
+
+    fn count(&mut self, v: &Json) -> bool {
+        fn size(v: &Json) -> usize {
+            match v {
+                Json::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
+                Json::Object(o) => 1 + o.values().map(size).sum::<usize>(),
+                _ => 1,
+            }
+        }
+        self.nodes += size(v);
+        if self.nodes > MAX_NODES {
+            self.fail(format!(
+                "Template expands to more than {MAX_NODES} values (through aliases) — refusing to import it"
+            ));
+            return false;
+        }
+        true
+    }
+
+    /// Places a finished node into its parent (or the document list).
+    fn push(&mut self, value: Json, anchor: usize, mark: Marker) {
+        if anchor > 0 {
+            self.anchors.push((anchor, value.clone()));
+        }
+        match self.stack.last_mut() {
+            None => self.docs.push(value),
+            Some(Frame::Seq(items, _, _)) => items.push(value),
+            Some(Frame::Map(entries, pending, merges, _)) => match pending.take() {
+                None => match value {
+                    Json::String(k) => *pending = Some(k),
+                    Json::Number(n) => *pending = Some(n.to_string()),
+                    Json::Bool(b) => *pending = Some(b.to_string()),
+                    Json::Null => *pending = Some("null".to_owned()),
+                    _ => {
+                        let msg = format!(
+                            "a mapping or sequence used as a key at line {} column {} — keys must be scalars",
+                            mark.line(),
+                            mark.col() + 1
+                        );
+                        self.fail(msg);
+                    }
+                },
+                Some(k) if k == "<<" => merges.push(value),
+                Some(k) => {
+                    entries.insert(k, value);
+                }
+            },
+        }
+    }
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        if self.error.is_some() {
+            return;
+        }
+        match ev {
+            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag)
+                if self.stack.len() >= MAX_DEPTH =>
+            {
+                let _ = (anchor, tag);
+                self.fail(format!(
+                    "Template nests deeper than {MAX_DEPTH} levels (line {})",
+                    mark.line()
+                ));
+            }
+            Event::SequenceStart(anchor, tag) => {
+                self.stack.push(Frame::Seq(Vec::new(), anchor, tag));
+            }
+            Event::MappingStart(anchor, _) => {
+                self.stack
+                    .push(Frame::Map(Map::new(), None, Vec::new(), anchor));
+            }
+            Event::SequenceEnd => {
+                if let Some(Frame::Seq(items, anchor, tag)) = self.stack.pop() {
+                    let value = match tag_name(&tag).as_deref() {
+                        Some("!reference") => {
+                            let mut m = Map::new();
+                            m.insert("!reference".into(), Json::Array(items));
+                            Json::Object(m)
+                        }
+                        _ => Json::Array(items),
+                    };
+                    if self.count(&value) {
+                        self.push(value, anchor, mark);
+                    }
+                }
+            }
+            Event::MappingEnd => {
+                if let Some(Frame::Map(mut entries, pending, merges, anchor)) = self.stack.pop() {
+                    if let Some(k) = pending {
+                        entries.insert(k, Json::Null);
+                    }
+                    // `<<`: the mapping's own keys win, then earlier sources over later ones.
+                    let sources: Vec<Json> = merges
+                        .into_iter()
+                        .flat_map(|m| match m {
+                            Json::Array(a) => a,
+                            other => vec![other],
+                        })
+                        .collect();
+                    let mut merged = Map::new();
+                    for source in &sources {
+                        match source {
+                            Json::Object(o) => {
+                                for (k, v) in o {
+                                    if !merged.contains_key(k) {
+                                        merged.insert(k.clone(), v.clone());
+                                    }
+                                }
+                            }
+                            _ => {
+                                self.fail(format!(
+                                    "a `<<` merge key needs a mapping or a list of mappings (line {})",
+                                    mark.line()
+                                ));
+                                return;
+                            }
+                        }
+                    }
+                    let value = if merged.is_empty() {
+                        Json::Object(entries)
+                    } else {
+                        for (k, v) in entries {
+                            merged.insert(k, v);
+                        }
+                        Json::Object(merged)
+                    };
+                    if self.count(&value) {
+                        self.push(value, anchor, mark);
+                    }
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = match (tag_name(&tag).as_deref(), style) {
+                    (Some("tag:yaml.org,2002:str" | "!!str"), _) => Json::String(text),
+                    (Some(t), _)
+                        if t.ends_with(":int")
+                            || t.ends_with(":float")
+                            || t.ends_with(":bool")
+                            || t.ends_with(":null") =>
+                    {
+                        resolve_plain(&text)
+                    }
+                    (_, TScalarStyle::Plain) => resolve_plain(&text),
+                    _ => Json::String(text),
+                };
+                self.nodes += 1;
+                self.push(value, anchor, mark);
+            }
+            Event::Alias(id) => match self.anchors.iter().rev().find(|(a, _)| *a == id) {
+                Some((_, v)) => {
+                    let v = v.clone();
+                    if self.count(&v) {
+                        self.push(v, 0, mark);
+                    }
+                }
+                None => self.fail(format!("an alias at line {} names no anchor", mark.line())),
+            },
+            _ => {}
+        }
+    }
+}
+
+/// The single document of `text` as JSON.
+pub fn parse(text: &str) -> Result<Json, String> {
+    let mut b = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    parser.load(&mut b, true).map_err(|e| {
+        format!(
+            "{} at line {} column {}",
+            e.info(),
+            e.marker().line(),
+            e.marker().col() + 1
+        )
+    })?;
+    if let Some(e) = b.error {
+        return Err(e);
+    }
+    match b.docs.len() {
+        0 => Ok(Json::Null),
+        1 => Ok(b.docs.pop().unwrap_or(Json::Null)),
+        n => Err(format!(
+            "the file holds {n} YAML documents; a template is one"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn scalars_by_the_core_schema() {
+        let v = parse("a: 1\nb: -2.5\nc: true\nd: ~\ne: '1'\nf: 0x1F\ng: 1e3\nh: yes\ni: \"true\"\nj: 1.2.3\nk:\nl: .5\n").unwrap();
+        assert_eq!(
+            v,
+            json!({"a": 1, "b": -2.5, "c": true, "d": null, "e": "1", "f": 31, "g": 1000.0, "h": "yes", "i": "true", "j": "1.2.3", "k": null, "l": 0.5})
+        );
+    }
+
+    #[test]
+    fn anchors_aliases_and_merge_keys() {
+        let text = "\
+.defaults: &defaults
+  image: node:22
+  retry: 2
+  tags: [docker]
+.extra: &extra
+  retry: 5
+  interruptible: true
+build:
+  <<: [*defaults, *extra]
+  retry: 1
+  script: &steps
+    - npm ci
+test:
+  <<: *defaults
+  script: *steps
+";
+        let v = parse(text).unwrap();
+        assert_eq!(
+            v["build"],
+            json!({"image": "node:22", "retry": 1, "tags": ["docker"], "interruptible": true, "script": ["npm ci"]})
+        );
+        assert_eq!(
+            v["test"],
+            json!({"image": "node:22", "retry": 2, "tags": ["docker"], "script": ["npm ci"]})
+        );
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [".defaults", ".extra", "build", "test"],
+            "document order kept"
+        );
+    }
+
+    #[test]
+    fn gitlab_reference_tags_survive() {
+        let v = parse("test:\n  script:\n    - !reference [.setup, script]\n    - make test\n")
+            .unwrap();
+        assert_eq!(
+            v["test"]["script"],
+            json!([{"!reference": [".setup", "script"]}, "make test"])
+        );
+    }
+
+    #[test]
+    fn bad_input_is_refused_clearly() {
+        let e = parse("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(e.contains("line"), "{e}");
+        assert_eq!(
+            parse("a: *nope\n").unwrap_err(),
+            "while parsing node, found unknown anchor at line 1 column 4"
+        );
+        assert!(
+            parse("a: 1\n---\nb: 2\n")
+                .unwrap_err()
+                .contains("2 YAML documents")
+        );
+        assert!(
+            parse("? [a]\n: 1\n")
+                .unwrap_err()
+                .contains("keys must be scalars")
+        );
+        // A billion laughs stops at the limit instead of eating memory.
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (i, name) in ["b", "c", "d", "e", "f", "g", "h"].iter().enumerate() {
+            let prev = ["a", "b", "c", "d", "e", "f", "g"][i];
+            bomb.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        assert!(
+            parse(&bomb).unwrap_err().contains("more than"),
+            "alias bomb refused"
+        );
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        let e = parse(&deep).unwrap_err();
+        assert!(
+            e.contains("deeper than") || e.contains("recursion limit"),
+            "{e}"
+        );
+    }
+}
