@@ -159,6 +159,36 @@ pub struct Rule {
     pub check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
 }
 
+impl Rule {
+    /// A rule whose severity the config may change.
+    pub fn new(
+        id: &'static str,
+        name: &'static str,
+        severity: Severity,
+        category: &'static str,
+        description: &'static str,
+        check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
+    ) -> Rule {
+        Rule {
+            id,
+            name,
+            description,
+            category,
+            severity,
+            configurable_severity: true,
+            check,
+        }
+    }
+
+    /// The same rule, keeping its own severity whatever the config says.
+    pub fn fixed_severity(self) -> Rule {
+        Rule {
+            configurable_severity: false,
+            ..self
+        }
+    }
+}
+
 impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rule").field("id", &self.id).finish()

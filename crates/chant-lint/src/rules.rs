@@ -51,6 +51,8 @@ const BUILTINS: [&str; 38] = [
 /// The default of COR009's `max`.
 pub const DECLARABLE_LIMIT: u64 = 8;
 
+use Rule as R;
+
 fn rule(
     id: &'static str,
     name: &'static str,
@@ -59,15 +61,7 @@ fn rule(
     description: &'static str,
     check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
 ) -> Rule {
-    Rule {
-        id,
-        name,
-        description,
-        category,
-        severity,
-        configurable_severity: true,
-        check,
-    }
+    R::new(id, name, severity, category, description, check)
 }
 
 /// Every core rule, in run order.

@@ -101,6 +101,23 @@ fn string_prop(description: &str) -> Value {
     json!({"type": "string", "description": description})
 }
 
+/// The project `path` (already resolved) belongs to; a path that is not there is named.
+fn project_at(
+    state: &State,
+    path: &std::path::Path,
+) -> Result<chant_core::project::Project, ToolError> {
+    if !path.exists() {
+        return Err(ToolError(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    state
+        .chant
+        .locate(path)
+        .map_err(|e| ToolError(e.to_string()))
+}
+
 fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let path = state.resolve(required(&args, "path")?);
@@ -113,16 +130,7 @@ fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
             )));
         }
     };
-    if !path.exists() {
-        return Err(ToolError(format!(
-            "{}: no such file or directory",
-            path.display()
-        )));
-    }
-    let project = state
-        .chant
-        .locate(&path)
-        .map_err(|e| ToolError(e.to_string()))?;
+    let project = project_at(state, &path)?;
     let (_, result) = state.chant.build(&project, format, None);
     let built = result.map_err(|f| ToolError(f.message()))?;
     let mut output = built.output;
@@ -149,16 +157,7 @@ fn tool_lint(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
             return Err(ToolError(format!("fix must be a boolean, got {other}")));
         }
     };
-    if !path.exists() {
-        return Err(ToolError(format!(
-            "{}: no such file or directory",
-            path.display()
-        )));
-    }
-    let project = state
-        .chant
-        .locate(&path)
-        .map_err(|e| ToolError(e.to_string()))?;
+    let project = project_at(state, &path)?;
     let setup = chant_lexicons::lint::setup(&project, &path, &[]).map_err(ToolError)?;
     let linter = setup.linter();
     let result = if fix {
@@ -181,16 +180,7 @@ fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError>
             "format must be \"markdown\", \"json\" or \"okf\", got \"{format}\""
         )));
     }
-    if !path.exists() {
-        return Err(ToolError(format!(
-            "{}: no such file or directory",
-            path.display()
-        )));
-    }
-    let project = state
-        .chant
-        .locate(&path)
-        .map_err(|e| ToolError(e.to_string()))?;
+    let project = project_at(state, &path)?;
     let d = state.chant.discover(&project);
     Ok(match format {
         "markdown" => ToolOutput::Text(explain::markdown(&d)),

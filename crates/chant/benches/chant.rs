@@ -98,21 +98,6 @@ fn report(name: &str, value: f64, unit: &str, target: f64, reference: &str) {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.file_name() == "expected" {
-            continue;
-        }
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 fn dir_size(p: &Path) -> u64 {
     std::fs::read_dir(p)
         .map(|rd| {
@@ -199,7 +184,7 @@ fn engine(scratch: &Path) {
         .max_by_key(|p| dir_size(&p.join("src")))
         .unwrap();
     let fixture_root = scratch.join("fixture");
-    copy_dir(&largest, &fixture_root);
+    mcp_testkit::copy_fixture(&largest, &fixture_root);
 
     let mut cold = Vec::new();
     for i in 0..55 {

@@ -15,22 +15,8 @@ fn fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/fixtures/chant")
         .join(name);
-    copy(&src, &root);
+    mcp_testkit::copy_fixture(&src, &root);
     (dir, root)
-}
-
-fn copy(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.file_name() == "expected" {
-            continue;
-        }
-        if e.path().is_dir() {
-            copy(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::write(to.join(e.file_name()), std::fs::read(e.path()).unwrap()).unwrap();
-        }
-    }
 }
 
 fn chant(dir: &std::path::Path, args: &[&str]) -> std::process::Output {

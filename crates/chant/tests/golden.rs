@@ -17,25 +17,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/chant")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.file_name() == "expected" {
-            continue;
-        }
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-            let mut perms = std::fs::metadata(&target).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perms.set_readonly(false);
-            std::fs::set_permissions(&target, perms).unwrap();
-        }
-    }
-}
-
 struct Step {
     id: String,
     command: String,
@@ -136,7 +117,7 @@ fn replay(fixture: &str, skip: &[&str]) {
         }
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
-        copy_dir(&fixtures().join(fixture), &root);
+        mcp_testkit::copy_fixture(&fixtures().join(fixture), &root);
         for command in &step.before {
             run(&root, command);
         }
@@ -204,7 +185,7 @@ fn lint_goldens_with_deliberate_differences() {
     let fixture = "gitlab-lint-rules";
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    copy_dir(&fixtures().join(fixture), &root);
+    mcp_testkit::copy_fixture(&fixtures().join(fixture), &root);
     let json =
         |out: &std::process::Output| -> Value { serde_json::from_slice(&out.stdout).unwrap() };
     let golden =
@@ -294,7 +275,7 @@ fn lint_reports_files_that_do_not_parse() {
     let fixture = "gitlab-err-syntax";
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    copy_dir(&fixtures().join(fixture), &root);
+    mcp_testkit::copy_fixture(&fixtures().join(fixture), &root);
     let out = run(&root, "chant lint src --format json");
     assert_eq!(out.status.code(), Some(1));
     let ours: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
@@ -336,7 +317,7 @@ fn gitlab_err_duplicate() {
 fn explain_reports_real_dependency_edges() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    copy_dir(&fixtures().join("gitlab-flow-control"), &root);
+    mcp_testkit::copy_fixture(&fixtures().join("gitlab-flow-control"), &root);
     let out = run(&root, "chant explain src --format json");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -366,7 +347,7 @@ fn explain_reports_real_dependency_edges() {
 fn syntax_errors_fail_the_build_with_positions() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    copy_dir(&fixtures().join("gitlab-err-syntax"), &root);
+    mcp_testkit::copy_fixture(&fixtures().join("gitlab-err-syntax"), &root);
     let out = run(&root, "chant build src");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -396,7 +377,7 @@ fn syntax_errors_fail_the_build_with_positions() {
 fn an_import_cycle_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    copy_dir(&fixtures().join("gitlab-err-cycle"), &root);
+    mcp_testkit::copy_fixture(&fixtures().join("gitlab-err-cycle"), &root);
     let out = run(&root, "chant build src");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -406,6 +406,28 @@ fn an_undiscovered_ops_pending_record_carries_never_over_mcp() {
     );
 }
 
+/// `git <args>` with `input` on stdin; its trimmed stdout.
+fn git_with_input(root: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
 fn write_gate_line(root: &Path, op: &str, line: &Value) {
     // Through the binary's own writer: expire creates the branch, then append the line by hand.
     assert!(
@@ -415,66 +437,17 @@ fn write_gate_line(root: &Path, op: &str, line: &Value) {
     );
     let existing = ledger_file(root, &format!("_gates/{op}.jsonl")).unwrap();
     let bytes = format!("{existing}\n{}", canon::to_compact(line));
-    let blob = {
-        let mut child = Command::new("git")
-            .args(["hash-object", "-w", "--stdin"])
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(bytes.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let gates_tree = {
-        let mut child = Command::new("git")
-            .arg("mktree")
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("100644 blob {blob}\t{op}.jsonl\n").as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let root_tree = {
-        let mut child = Command::new("git")
-            .arg("mktree")
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("040000 tree {gates_tree}\t_gates\n").as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
+    let blob = git_with_input(root, &["hash-object", "-w", "--stdin"], &bytes);
+    let gates_tree = git_with_input(
+        root,
+        &["mktree"],
+        &format!("100644 blob {blob}\t{op}.jsonl\n"),
+    );
+    let root_tree = git_with_input(
+        root,
+        &["mktree"],
+        &format!("040000 tree {gates_tree}\t_gates\n"),
+    );
     let head = git(root, &["rev-parse", "chant/lifecycle"])
         .trim()
         .to_owned();

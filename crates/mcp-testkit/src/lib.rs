@@ -337,3 +337,20 @@ pub fn assert_cli_basics(bin: &str, name: &str, version: &str) {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
 }
+
+/// Copies the fixture project at `from` to `to` (created), leaving out its `expected/`
+/// captures; copies are writable even when the fixture files are read-only.
+pub fn copy_fixture(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.file_name() == "expected" {
+            continue;
+        }
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_fixture(&e.path(), &target);
+        } else {
+            std::fs::write(&target, std::fs::read(e.path()).unwrap()).unwrap();
+        }
+    }
+}

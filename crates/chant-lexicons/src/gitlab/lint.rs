@@ -8,6 +8,7 @@ use chant_lint::{Finding, Rule, RuleContext, Severity};
 
 const LEXICON_MODULE: &str = "@intentius/chant-lexicon-gitlab";
 
+/// A gitlab rule: its severity is its own.
 fn rule(
     id: &'static str,
     name: &'static str,
@@ -16,15 +17,7 @@ fn rule(
     description: &'static str,
     check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
 ) -> Rule {
-    Rule {
-        id,
-        name,
-        description,
-        category,
-        severity,
-        configurable_severity: false,
-        check,
-    }
+    Rule::new(id, name, severity, category, description, check).fixed_severity()
 }
 
 /// WGL001–WGL004, in run order.
