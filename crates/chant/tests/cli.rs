@@ -160,3 +160,27 @@ fn lint_config_presets_fragments_and_rule_filters() {
         "error: chant.config: lint.rules.COR004: \"loud\" is not one of \"off\", \"error\", \"warning\", \"info\"\n"
     );
 }
+
+#[test]
+fn top_level_variables_and_job_names_from_string_exports() {
+    let (_d, root) = project(
+        "export default { lexicons: [\"gitlab\"] };\n",
+        "import { Job, Variables } from \"@intentius/chant-lexicon-gitlab\";\n\
+export const globals = new Variables({ DEPLOY_ENV: \"prod\" });\n\
+const unit = new Job({ stage: \"test\", script: [\"make test\"] });\n\
+export { unit as \"Test: Unit\" };\n\
+const base = new Job({ script: [\"echo base\"] });\n\
+export { base as \".base\" };\n\
+export const shipIt = new Job({ stage: \"deploy\", extends: \".base\", needs: [unit] });\n",
+    );
+    let out = chant(&root, &["build", "src"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "stages:\n  - deploy\n  - test\n\nvariables:\n  DEPLOY_ENV: prod\n\n.base:\n  script:\n    - echo base\n\nship-it:\n  stage: deploy\n  extends: .base\n  needs:\n    - 'Test: Unit'\n\n'Test: Unit':\n  stage: test\n  script:\n    - make test\n\n"
+    );
+}

@@ -19,6 +19,9 @@ use yaml::Yaml;
 pub const JOB: &str = "GitLab::CI::Job";
 pub const DEFAULT: &str = "GitLab::CI::Default";
 pub const WORKFLOW: &str = "GitLab::CI::Workflow";
+/// Top-level pipeline `variables:` (a chant addition: the captured reference had no way to
+/// declare them, and its importer dropped them).
+pub const VARIABLES: &str = "GitLab::CI::Variables";
 
 const CATALOG: &str = include_str!("../../data/gitlab/gitlab.surface.json");
 const COMPOSITES: &str = include_str!("../../data/gitlab/composites.json");
@@ -108,6 +111,25 @@ fn examples() -> &'static [Example] {
     })
 }
 
+/// Whether `name` is a JavaScript identifier (ASCII letters, digits, `_`, `$`).
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// A job's name in the YAML: the kebab-case of an identifier export (`lintJob` → `lint-job`),
+/// or, for a string export name (`export { unit as "test:unit" }`), that name as written.
+pub fn job_name(entity: &str) -> String {
+    if is_identifier(entity) {
+        kebab(entity)
+    } else {
+        entity.to_owned()
+    }
+}
+
 /// `lintJob` → `lint-job`: a dash between a lowercase letter or digit and a capital, then lower case.
 pub fn kebab(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
@@ -164,7 +186,9 @@ impl Walker<'_> {
             Value::Decl(id) => {
                 let decl = self.d.evaluation.decl(*id);
                 match (decl.kind, self.d.entity_of(*id)) {
-                    (DeclKind::Resource, Some(e)) => Yaml::String(kebab(&self.d.entities[e].name)),
+                    (DeclKind::Resource, Some(e)) => {
+                        Yaml::String(job_name(&self.d.entities[e].name))
+                    }
                     (DeclKind::Output, Some(e)) => Yaml::String(self.d.entities[e].name.clone()),
                     _ => self.inline(&decl.props, depth + 1),
                 }
@@ -221,11 +245,16 @@ pub(crate) fn sections(d: &Discovery, entities: &[usize]) -> (Vec<String>, Vec<S
         }
     }
     let mut out = Vec::new();
-    for (ty, kind) in [(DEFAULT, "default"), (WORKFLOW, "workflow"), (JOB, "job")] {
+    for (ty, kind) in [
+        (VARIABLES, "variables"),
+        (DEFAULT, "default"),
+        (WORKFLOW, "workflow"),
+        (JOB, "job"),
+    ] {
         for e in of_type(ty) {
             let props = walker.section_props(&d.decl(e).props);
             let name = if kind == "job" {
-                kebab(&d.entities[e].name)
+                job_name(&d.entities[e].name)
             } else {
                 kind.to_owned()
             };
@@ -251,6 +280,9 @@ impl Lexicon for Gitlab {
                 entry.class_name, entry.resource_type, entry.class_name, entry.kind, entry.attrs
             ));
         }
+        src.push_str(&format!(
+            "/** Top-level pipeline variables. */\nexport const Variables = __declarableClass(\"gitlab\", {VARIABLES:?}, \"Variables\", \"resource\", []);\n"
+        ));
         src
     }
 
@@ -322,5 +354,15 @@ mod tests {
         ] {
             assert_eq!(kebab(input), out);
         }
+    }
+
+    #[test]
+    fn string_export_names_are_job_names_as_written() {
+        use super::job_name;
+        assert_eq!(job_name("deployToEU"), "deploy-to-eu");
+        assert_eq!(job_name("test:unit"), "test:unit");
+        assert_eq!(job_name("Deploy Prod"), "Deploy Prod");
+        assert_eq!(job_name(".base"), ".base");
+        assert_eq!(job_name("pytest-unit"), "pytest-unit");
     }
 }

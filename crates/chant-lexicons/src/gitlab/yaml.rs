@@ -47,6 +47,27 @@ fn needs_quotes(s: &str) -> bool {
         || s.starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// A mapping key as written. Keys are plain, as the reference wrote them (`spaced key`,
+/// `123`), except where a plain key could not be read back at all: `: ` or ` #` inside,
+/// an indicator first, a `:` last (job names from string exports, such as `test: unit`).
+fn key_text(key: &str) -> String {
+    let unreadable = key.is_empty()
+        || key.contains(": ")
+        || key.contains(" #")
+        || key.contains('\n')
+        || key.ends_with(':')
+        || key.starts_with([
+            '*', '&', '!', '{', '[', '\'', '"', '%', '@', '`', '|', '>', '#', ',',
+        ])
+        || key.starts_with("- ")
+        || key.starts_with("? ");
+    if unreadable {
+        format!("'{}'", key.replace('\'', "''").replace('\n', " "))
+    } else {
+        key.to_owned()
+    }
+}
+
 /// `String(value)` for scalars, as JavaScript writes them.
 pub fn scalar_text(v: &Yaml) -> String {
     match v {
@@ -147,6 +168,7 @@ pub fn emit(value: &Yaml, indent: usize) -> String {
 
 /// `key: value`, or `key:` followed by a block value emitted at `value_indent`.
 fn entry(key: &str, value: &Yaml, value_indent: usize) -> String {
+    let key = key_text(key);
     if value.is_block() {
         format!("{key}:{}", emit(value, value_indent))
     } else {
@@ -165,6 +187,17 @@ mod tests {
 
     fn s(x: &str) -> Yaml {
         Yaml::String(x.into())
+    }
+
+    #[test]
+    fn keys_stay_plain_unless_they_could_not_be_read_back() {
+        assert_eq!(key_text("spaced key"), "spaced key");
+        assert_eq!(key_text("123"), "123");
+        assert_eq!(key_text("test:unit"), "test:unit");
+        assert_eq!(key_text("Test: Unit"), "'Test: Unit'");
+        assert_eq!(key_text("it's: here"), "'it''s: here'");
+        assert_eq!(key_text("@scope"), "'@scope'");
+        assert_eq!(key_text(".base"), ".base");
     }
 
     #[test]
