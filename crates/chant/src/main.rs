@@ -12,6 +12,7 @@ use chant_core::explain;
 use chant_core::session::Chant;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod import;
 mod lint;
 mod ops;
 
@@ -113,6 +114,22 @@ enum Command {
         #[arg(long, value_name = "IDS", value_delimiter = ',')]
         rules: Vec<String>,
     },
+    /// Import an existing template (a .gitlab-ci.yml, or its JSON form) as chant TypeScript
+    Import {
+        /// The template file (JSON or YAML)
+        file: PathBuf,
+        /// Directory to write the generated files into
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "DIR",
+            default_value = "infra"
+        )]
+        output: PathBuf,
+        /// Replace files that already exist in the output directory
+        #[arg(long)]
+        force: bool,
+    },
     /// Serve the project to agents
     Serve {
         #[command(subcommand)]
@@ -186,6 +203,11 @@ fn main() -> ExitCode {
             output,
         } => build(&chant, &path_or_cwd(path), lexicon, format, output),
         Command::List { path } => list(&chant, &path_or_cwd(path)),
+        Command::Import {
+            file,
+            output,
+            force,
+        } => import::run(&chant, &file, &output, force),
         Command::Lint {
             path,
             fix,

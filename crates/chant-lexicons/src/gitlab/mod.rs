@@ -2,6 +2,7 @@
 //! serializer, post-synth checks, composites metadata and init templates.
 
 mod checks;
+pub mod import;
 pub mod lint;
 mod plugin;
 pub mod yaml;

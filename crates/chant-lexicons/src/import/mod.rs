@@ -1,5 +1,152 @@
-//! Importing existing templates: reading JSON or YAML into plain values. The gitlab importer
-//! that turns a pipeline into chant TypeScript builds on this (see the issue notes for what is
-//! still to come).
+//! Importing existing templates into chant TypeScript: read the file (JSON, or YAML with
+//! anchors, aliases and merge keys), find the lexicon that recognises it, let that lexicon's
+//! importer write the files, and put them in the output directory (atomically; existing files
+//! are kept unless forced).
 
 pub mod yaml_in;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+/// Templates larger than this are refused.
+pub const MAX_TEMPLATE_BYTES: u64 = 64 << 20;
+
+/// One generated file, relative to the output directory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generated {
+    pub path: String,
+    pub content: String,
+}
+
+/// What an importer produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub lexicon: &'static str,
+    pub files: Vec<Generated>,
+    pub warnings: Vec<String>,
+}
+
+/// Reads a template: JSON when it parses as JSON, else YAML.
+pub fn read_template(path: &Path) -> Result<Json, String> {
+    let meta = std::fs::metadata(path)
+        .map_err(|_| format!("Template file not found: {}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("Template is not a file: {}", path.display()));
+    }
+    if meta.len() > MAX_TEMPLATE_BYTES {
+        return Err(format!(
+            "Template {} is {} bytes, over the {MAX_TEMPLATE_BYTES}-byte limit",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("Template {} is not UTF-8 text", path.display()))?;
+    if let Ok(v) = serde_json::from_str::<Json>(&text) {
+        return Ok(v);
+    }
+    yaml_in::parse(&text).map_err(|e| format!("Template is neither valid JSON nor valid YAML: {e}"))
+}
+
+/// Imports `value` with the first of `lexicons` whose detector accepts it.
+pub fn import(value: &Json, lexicons: &[String]) -> Result<Imported, String> {
+    for lexicon in lexicons {
+        if lexicon == "gitlab" && crate::gitlab::import::detect(value) {
+            let pipeline = crate::gitlab::import::parse(value)?;
+            return crate::gitlab::import::generate(pipeline);
+        }
+    }
+    Err("Could not detect template lexicon. No installed lexicon recognizes this template.".into())
+}
+
+/// The lexicons that can import, for a project configuring none.
+pub fn importers() -> Vec<String> {
+    vec!["gitlab".to_owned()]
+}
+
+/// Writes `files` under `dir` (created). Without `force`, files that exist are kept and
+/// reported; with it they are replaced. Returns the files written and the warnings.
+pub fn write(
+    dir: &Path,
+    files: &[Generated],
+    force: bool,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut warnings = Vec::new();
+    if !force && std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        warnings.push(format!(
+            "Output directory {} is not empty. Use --force to overwrite.",
+            dir.display()
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("Cannot create {}: {e}", dir.display()))?;
+    let mut written = Vec::new();
+    for f in files {
+        let target: PathBuf = dir.join(&f.path);
+        if target.exists() && !force {
+            warnings.push(format!("File {} already exists, skipping", f.path));
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("Cannot create {}: {e}", parent.display()))?;
+        }
+        chant_lint::run::write_atomically(&target, f.content.as_bytes())
+            .map_err(|e| format!("Cannot write {}: {e}", target.display()))?;
+        written.push(f.path.clone());
+    }
+    Ok((written, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_read_as_json_or_yaml_with_clear_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("p.json");
+        std::fs::write(&json, r#"{"build": {"script": ["make"]}}"#).unwrap();
+        let yaml = dir.path().join("p.yml");
+        std::fs::write(&yaml, "build:\n  script: [make]\n").unwrap();
+        assert_eq!(read_template(&json).unwrap(), read_template(&yaml).unwrap());
+        let missing = dir.path().join("nope.yml");
+        assert_eq!(
+            read_template(&missing).unwrap_err(),
+            format!("Template file not found: {}", missing.display())
+        );
+        let bad = dir.path().join("bad.yml");
+        std::fs::write(&bad, "a: [1\n").unwrap();
+        assert!(
+            read_template(&bad)
+                .unwrap_err()
+                .starts_with("Template is neither valid JSON nor valid YAML: ")
+        );
+        let cfn = serde_json::json!({"AWSTemplateFormatVersion": "2010-09-09"});
+        assert_eq!(
+            import(&cfn, &importers()).unwrap_err(),
+            "Could not detect template lexicon. No installed lexicon recognizes this template."
+        );
+    }
+
+    #[test]
+    fn existing_files_are_kept_unless_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("infra");
+        let files = vec![Generated {
+            path: "a.ts".into(),
+            content: "new\n".into(),
+        }];
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("a.ts"), "old\n").unwrap();
+        let (written, warnings) = write(&out, &files, false).unwrap();
+        assert!(written.is_empty());
+        assert_eq!(warnings.len(), 2);
+        assert_eq!(warnings[1], "File a.ts already exists, skipping");
+        assert_eq!(std::fs::read_to_string(out.join("a.ts")).unwrap(), "old\n");
+        let (written, warnings) = write(&out, &files, true).unwrap();
+        assert_eq!((written, warnings), (vec!["a.ts".to_owned()], vec![]));
+        assert_eq!(std::fs::read_to_string(out.join("a.ts")).unwrap(), "new\n");
+    }
+}
