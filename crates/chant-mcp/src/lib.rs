@@ -171,6 +171,30 @@ fn tool_lint(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::Json(result.to_json()))
 }
 
+/// `{success: true, lexicon, generatedFiles, warnings}`; paths resolve against the project,
+/// existing files are replaced, and any failure fails the call.
+fn tool_import(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    let args = args_object(&args);
+    let source = state.resolve(required(&args, "source")?);
+    let output = state.resolve(string_arg(&args, "output").unwrap_or("./infra/"));
+    let value = chant_lexicons::import::read_template(&source).map_err(ToolError)?;
+    let lexicons = if state.loaded.is_empty() {
+        chant_lexicons::import::importers()
+    } else {
+        state.loaded.clone()
+    };
+    let imported = chant_lexicons::import::import(&value, &lexicons).map_err(ToolError)?;
+    let (written, write_warnings) =
+        chant_lexicons::import::write(&output, &imported.files, true).map_err(ToolError)?;
+    let warnings: Vec<&String> = imported.warnings.iter().chain(&write_warnings).collect();
+    Ok(ToolOutput::Json(json!({
+        "success": true,
+        "lexicon": imported.lexicon,
+        "generatedFiles": written,
+        "warnings": warnings,
+    })))
+}
+
 fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let path = state.resolve(required(&args, "path")?);
@@ -276,7 +300,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     });
     let mut b = ServerBuilder::new("chant", options.version);
     type Handler = fn(&State, Arguments) -> Result<ToolOutput, ToolError>;
-    let core: [(&str, &str, &str, Value, Handler); 6] = [
+    let core: [(&str, &str, &str, Value, Handler); 7] = [
         (
             "build",
             "Build",
@@ -320,6 +344,22 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                 &["path"],
             ),
             tool_lint,
+        ),
+        (
+            "import",
+            "Import",
+            "Import external templates and convert them to chant TypeScript.",
+            schema(
+                &[
+                    ("source", string_prop("Path to the template file to import")),
+                    (
+                        "output",
+                        string_prop("Output directory (default: ./infra/)"),
+                    ),
+                ],
+                &["source"],
+            ),
+            tool_import,
         ),
         (
             "explain",
@@ -414,7 +454,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                 handler(&st, args)
             })
             .with_title(title)
-            .with_annotations(if name == "lint" {
+            .with_annotations(if name == "lint" || name == "import" {
                 // `fix: true` rewrites source files (the same fixes again change nothing).
                 ToolAnnotations {
                     read_only: Some(false),

@@ -10,6 +10,9 @@
 //! Lint (issue 5): `chant lint` (stylish report) of the generated 10,000-job project, process
 //! spawn to exit (median of 5).
 //!
+//! Import (issue 5): `chant import` of a generated 2,000-job `.gitlab-ci.yml` (5 stages,
+//! anchors and merge keys, rules, artifacts, needs), process spawn to exit (median of 5).
+//!
 //! Ops (issue 6), in a git repository of 200 `*.op.ts` files:
 //! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
 //! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
@@ -163,6 +166,9 @@ fn main() {
     }
     if wants("lint") {
         lint(&scratch);
+    }
+    if wants("import") {
+        import(&scratch);
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -482,5 +488,49 @@ fn lint(scratch: &Path) {
         "ms",
         300.0,
         &format!("({summary})"),
+    );
+}
+
+fn import(scratch: &Path) {
+    let root = scratch.join("import");
+    std::fs::create_dir_all(&root).unwrap();
+    let stages = ["build", "test", "package", "review", "deploy"];
+    let mut yaml = format!(
+        "stages: [{}]\n\nvariables:\n  GIT_DEPTH: \"10\"\n\n.defaults: &defaults\n  image: node:22-alpine\n  tags: [docker]\n  retry: 2\n\n",
+        stages.join(", ")
+    );
+    for i in 0..2000 {
+        let stage = stages[i % stages.len()];
+        yaml.push_str(&format!(
+            "job-{i}:\n  <<: *defaults\n  stage: {stage}\n  script:\n    - npm ci\n    - npm run task-{i}\n  rules:\n    - if: $CI_COMMIT_BRANCH == \"main\"\n  artifacts:\n    paths: [out/{i}/]\n    expire_in: 1 day\n"
+        ));
+        if i >= stages.len() {
+            yaml.push_str(&format!("  needs: [job-{}]\n", i - stages.len()));
+        }
+        yaml.push('\n');
+    }
+    std::fs::write(root.join(".gitlab-ci.yml"), &yaml).unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = Command::new(BIN)
+            .args(["import", ".gitlab-ci.yml", "-o", "infra", "--force"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        runs.push(t.elapsed());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let files = std::fs::read_dir(root.join("infra")).unwrap().count();
+    report(
+        "chant import, 2,000-job pipeline, median",
+        ms(median(runs)),
+        "ms",
+        200.0,
+        &format!("({} KB of YAML, {files} files written)", yaml.len() / 1024),
     );
 }

@@ -125,6 +125,7 @@ fn core_tools_match_the_seed_page() {
         [
             "build",
             "lint",
+            "import",
             "explain",
             "scaffold",
             "search",
@@ -170,7 +171,14 @@ fn core_tools_match_the_seed_page() {
             .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
             .unwrap_or_default();
         assert_eq!(ours, required, "{name}: required");
-        let writes = ["lint", "op-run", "op-approve", "lifecycle-snapshot"].contains(&name);
+        let writes = [
+            "lint",
+            "import",
+            "op-run",
+            "op-approve",
+            "lifecycle-snapshot",
+        ]
+        .contains(&name);
         assert_eq!(tool["annotations"]["readOnlyHint"], !writes, "{name}");
     }
 }
@@ -717,4 +725,58 @@ fn lint_answers_as_the_seed_says_and_fixes_on_request() {
         v,
         json!({"success": true, "errorCount": 0, "warningCount": 0, "diagnostics": [], "output": "[]"})
     );
+}
+
+#[test]
+fn import_writes_the_files_and_fails_the_call_on_failure() {
+    let (_d, root) = fixture("gitlab-import");
+    let mut s = serve(&root);
+    let v = structured(&call(
+        &mut s,
+        1,
+        "import",
+        json!({"source": "pipeline.json"}),
+    ));
+    assert_eq!(
+        v,
+        json!({"success": true, "lexicon": "gitlab", "generatedFiles": ["01-lint.ts", "02-test.ts", "03-package.ts", "04-deploy.ts", "pipeline.ts"], "warnings": ["job \"buildWheel\" is renamed \"build-wheel\" (chant names jobs by the kebab-case of their export), and the references to it with it"]})
+    );
+    assert!(root.join("infra/01-lint.ts").is_file());
+    // The imported project builds, over the same server.
+    let built = structured(&call(
+        &mut s,
+        2,
+        "build",
+        json!({"path": "infra", "format": "yaml"}),
+    ));
+    assert!(
+        built["output"].as_str().unwrap().contains("build-wheel:\n"),
+        "{built}"
+    );
+    // Again: the MCP tool replaces what is there.
+    let again = structured(&call(
+        &mut s,
+        3,
+        "import",
+        json!({"source": "pipeline.json", "output": "./infra/"}),
+    ));
+    assert_eq!(again["generatedFiles"].as_array().unwrap().len(), 5);
+    // YAML too.
+    let yaml = structured(&call(
+        &mut s,
+        7,
+        "import",
+        json!({"source": "pipeline.yml", "output": "from-yaml"}),
+    ));
+    assert_eq!(yaml["generatedFiles"], json!(["01-test.ts"]));
+    for (id, args, text) in [
+        (4, json!({"source": "cloudformation.json", "output": "./aws/"}), "Error: Could not detect template lexicon. No installed lexicon recognizes this template.".to_owned()),
+        (5, json!({"source": "does-not-exist.json"}), format!("Error: Template file not found: {}", root.join("does-not-exist.json").display())),
+        (6, json!({}), "Error: source is required".to_owned()),
+    ] {
+        let r = call(&mut s, id, "import", args);
+        assert_eq!(r["isError"], true);
+        assert!(tool_text(&r).starts_with(&text), "{}", tool_text(&r));
+    }
+    assert!(!root.join("aws").exists());
 }
