@@ -183,7 +183,7 @@ fn tool_import(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> 
     } else {
         state.loaded.clone()
     };
-    let imported = chant_lexicons::import::import(&value, &lexicons).map_err(ToolError)?;
+    let imported = chant_lexicons::import::import(&value, &source, &lexicons).map_err(ToolError)?;
     let (written, write_warnings) =
         chant_lexicons::import::write(&output, &imported.files, true).map_err(ToolError)?;
     let warnings: Vec<&String> = imported.warnings.iter().chain(&write_warnings).collect();

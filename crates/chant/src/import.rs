@@ -24,7 +24,7 @@ pub fn run(chant: &Chant, file: &Path, output: &Path, force: bool) -> ExitCode {
         .and_then(|p| p.lexicon_names().ok())
         .filter(|l| !l.is_empty())
         .unwrap_or_else(chant_lexicons::import::importers);
-    let imported = match chant_lexicons::import::import(&value, &lexicons) {
+    let imported = match chant_lexicons::import::import(&value, &file, &lexicons) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };

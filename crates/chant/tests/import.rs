@@ -77,7 +77,10 @@ fn every_gitlab_fixtures_pipeline_round_trips() {
             assert_eq!(out.status.code(), Some(1));
             assert_eq!(
                 String::from_utf8_lossy(&out.stderr),
-                "error: Template is neither valid JSON nor valid YAML: mapping values are not allowed in this context at line 29 column 26\n"
+                format!(
+                    "error: Template {} is neither valid JSON nor valid YAML: mapping values are not allowed in this context at line 29 column 26\n",
+                    root.join("ci.yml").display()
+                )
             );
             continue;
         }

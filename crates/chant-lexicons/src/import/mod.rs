@@ -47,18 +47,36 @@ pub fn read_template(path: &Path) -> Result<Json, String> {
     if let Ok(v) = serde_json::from_str::<Json>(&text) {
         return Ok(v);
     }
-    yaml_in::parse(&text).map_err(|e| format!("Template is neither valid JSON nor valid YAML: {e}"))
+    yaml_in::parse(&text).map_err(|e| {
+        format!(
+            "Template {} is neither valid JSON nor valid YAML: {e}",
+            path.display()
+        )
+    })
 }
 
-/// Imports `value` with the first of `lexicons` whose detector accepts it.
-pub fn import(value: &Json, lexicons: &[String]) -> Result<Imported, String> {
+/// Imports `value` (read from `source`) with the first of `lexicons` whose detector accepts it.
+pub fn import(value: &Json, source: &Path, lexicons: &[String]) -> Result<Imported, String> {
     for lexicon in lexicons {
         if lexicon == "gitlab" && crate::gitlab::import::detect(value) {
-            let pipeline = crate::gitlab::import::parse(value)?;
-            return crate::gitlab::import::generate(pipeline);
+            let pipeline = crate::gitlab::import::parse(value)
+                .map_err(|e| format!("{}: {e}", source.display()))?;
+            return crate::gitlab::import::generate(pipeline)
+                .map_err(|e| format!("{}: {e}", source.display()));
         }
     }
-    Err("Could not detect template lexicon. No installed lexicon recognizes this template.".into())
+    let tried: Vec<String> = lexicons
+        .iter()
+        .map(|l| match l.as_str() {
+            "gitlab" => "gitlab looks for a `stages` list or a job with script, trigger, run, extends, stage or needs".to_owned(),
+            other => format!("{other} has no importer"),
+        })
+        .collect();
+    Err(format!(
+        "Could not detect template lexicon. No installed lexicon recognizes this template: {} ({})",
+        source.display(),
+        tried.join("; ")
+    ))
 }
 
 /// The lexicons that can import, for a project configuring none.
@@ -118,15 +136,14 @@ mod tests {
         );
         let bad = dir.path().join("bad.yml");
         std::fs::write(&bad, "a: [1\n").unwrap();
-        assert!(
-            read_template(&bad)
-                .unwrap_err()
-                .starts_with("Template is neither valid JSON nor valid YAML: ")
-        );
+        assert!(read_template(&bad).unwrap_err().starts_with(&format!(
+            "Template {} is neither valid JSON nor valid YAML: ",
+            bad.display()
+        )));
         let cfn = serde_json::json!({"AWSTemplateFormatVersion": "2010-09-09"});
         assert_eq!(
-            import(&cfn, &importers()).unwrap_err(),
-            "Could not detect template lexicon. No installed lexicon recognizes this template."
+            import(&cfn, Path::new("cfn.json"), &importers()).unwrap_err(),
+            "Could not detect template lexicon. No installed lexicon recognizes this template: cfn.json (gitlab looks for a `stages` list or a job with script, trigger, run, extends, stage or needs)"
         );
     }
 
