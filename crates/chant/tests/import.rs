@@ -258,7 +258,10 @@ fn import_messages_and_refusals() {
     assert_eq!(cfn.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&cfn.stderr),
-        "error: Could not detect template lexicon. No installed lexicon recognizes this template.\n"
+        format!(
+            "error: Could not detect template lexicon. No installed lexicon recognizes this template: {} (gitlab looks for a `stages` list or a job with script, trigger, run, extends, stage or needs)\n",
+            root.join("cloudformation.json").display()
+        )
     );
     assert!(!root.join("aws").exists());
     let missing = chant(&root, &["import", "nope.yml"]);
@@ -273,7 +276,9 @@ fn import_messages_and_refusals() {
     let broken = chant(&root, &["import", "broken.yml"]);
     assert_eq!(broken.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&broken.stderr)
-            .starts_with("error: Template is neither valid JSON nor valid YAML: ")
+        String::from_utf8_lossy(&broken.stderr).starts_with(&format!(
+            "error: Template {} is neither valid JSON nor valid YAML: ",
+            root.join("broken.yml").display()
+        ))
     );
 }
