@@ -770,8 +770,22 @@ fn import_writes_the_files_and_fails_the_call_on_failure() {
     ));
     assert_eq!(yaml["generatedFiles"], json!(["01-test.ts"]));
     for (id, args, text) in [
-        (4, json!({"source": "cloudformation.json", "output": "./aws/"}), "Error: Could not detect template lexicon. No installed lexicon recognizes this template.".to_owned()),
-        (5, json!({"source": "does-not-exist.json"}), format!("Error: Template file not found: {}", root.join("does-not-exist.json").display())),
+        (
+            4,
+            json!({"source": "cloudformation.json", "output": "./aws/"}),
+            format!(
+                "Error: Could not detect template lexicon. No installed lexicon recognizes this template: {} (",
+                root.join("cloudformation.json").display()
+            ),
+        ),
+        (
+            5,
+            json!({"source": "does-not-exist.json"}),
+            format!(
+                "Error: Template file not found: {}",
+                root.join("does-not-exist.json").display()
+            ),
+        ),
         (6, json!({}), "Error: source is required".to_owned()),
     ] {
         let r = call(&mut s, id, "import", args);
