@@ -96,6 +96,42 @@ pub struct Facts {
     /// `key: value` properties (plain identifier keys) anywhere inside a constructor's
     /// arguments: key and start.
     pub props_in_new: Vec<(String, usize)>,
+    /// Calls of `GetAtt`/`Ref` (or `ns.GetAtt`/`ns.Ref`) with a string-literal argument:
+    /// function name and start.
+    pub string_refs: Vec<(String, usize)>,
+    /// `Composite<Props>(…)`: the props type names.
+    pub composite_props_types: Vec<String>,
+    /// Interfaces and type aliases declared here: name, start, and for an interface each
+    /// property's name with the type names its type refers to.
+    pub local_types: Vec<LocalType>,
+}
+
+/// An interface or type alias declared in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalType {
+    pub name: String,
+    pub start: usize,
+    /// `(field, referenced type names)` of an interface's property signatures.
+    pub fields: Vec<(String, Vec<String>)>,
+}
+
+/// Type names `t` refers to, through arrays, unions, intersections and type arguments.
+fn type_refs(t: &oxc::ast::ast::TSType<'_>, out: &mut Vec<String>) {
+    use oxc::ast::ast::TSType;
+    match t {
+        TSType::TSTypeReference(r) => {
+            if let TSTypeName::IdentifierReference(i) = &r.type_name {
+                out.push(i.name.to_string());
+            }
+            for a in r.type_arguments.iter().flat_map(|a| a.params.iter()) {
+                type_refs(a, out);
+            }
+        }
+        TSType::TSArrayType(a) => type_refs(&a.element_type, out),
+        TSType::TSUnionType(u) => u.types.iter().for_each(|t| type_refs(t, out)),
+        TSType::TSIntersectionType(u) => u.types.iter().for_each(|t| type_refs(t, out)),
+        _ => {}
+    }
 }
 
 fn start(span: oxc::span::Span) -> usize {
@@ -276,6 +312,22 @@ impl<'a> Visit<'a> for Collector {
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        if let (Some(f), _) = class_of(&it.callee)
+            && (f == "GetAtt" || f == "Ref")
+            && it
+                .arguments
+                .iter()
+                .any(|a| matches!(a, Argument::StringLiteral(_)))
+        {
+            self.facts.string_refs.push((f, start(it.span)));
+        }
+        if is_composite_callee(&it.callee)
+            && let Some(oxc::ast::ast::TSType::TSTypeReference(r)) =
+                it.type_arguments.as_ref().and_then(|t| t.params.first())
+            && let TSTypeName::IdentifierReference(i) = &r.type_name
+        {
+            self.facts.composite_props_types.push(i.name.to_string());
+        }
         if is_composite_callee(&it.callee) {
             self.composite_depth += 1;
             walk::walk_call_expression(self, it);
@@ -321,6 +373,43 @@ impl<'a> Visit<'a> for Collector {
         if name.is_some() {
             self.vars.pop();
         }
+    }
+
+    fn visit_ts_interface_declaration(&mut self, it: &oxc::ast::ast::TSInterfaceDeclaration<'a>) {
+        let fields = it
+            .body
+            .body
+            .iter()
+            .filter_map(|sig| match sig {
+                oxc::ast::ast::TSSignature::TSPropertySignature(p) => {
+                    let name = match &p.key {
+                        PropertyKey::StaticIdentifier(k) => k.name.to_string(),
+                        _ => "<computed>".to_owned(),
+                    };
+                    let mut refs = Vec::new();
+                    if let Some(t) = &p.type_annotation {
+                        type_refs(&t.type_annotation, &mut refs);
+                    }
+                    Some((name, refs))
+                }
+                _ => None,
+            })
+            .collect();
+        self.facts.local_types.push(LocalType {
+            name: it.id.name.to_string(),
+            start: start(it.span),
+            fields,
+        });
+        walk::walk_ts_interface_declaration(self, it);
+    }
+
+    fn visit_ts_type_alias_declaration(&mut self, it: &oxc::ast::ast::TSTypeAliasDeclaration<'a>) {
+        self.facts.local_types.push(LocalType {
+            name: it.id.name.to_string(),
+            start: start(it.span),
+            fields: Vec::new(),
+        });
+        walk::walk_ts_type_alias_declaration(self, it);
     }
 
     fn visit_class(&mut self, it: &Class<'a>) {

@@ -132,6 +132,14 @@ pub fn core() -> Vec<Rule> {
             cor012,
         ),
         rule(
+            "COR003",
+            "no-string-ref",
+            Severity::Warning,
+            "correctness",
+            "Flags string-based GetAtt() and Ref() calls — use typed property access instead",
+            cor003,
+        ),
+        rule(
             "EVL001",
             "non-literal-expression",
             Severity::Error,
@@ -146,6 +154,14 @@ pub fn core() -> Vec<Rule> {
             "correctness",
             "Composite name argument must match the variable it is assigned to",
             cor017,
+        ),
+        rule(
+            "COR018",
+            "composite-prefer-lexicon-type",
+            Severity::Info,
+            "style",
+            "Composite prop types should use the lexicon's property types, not local ones",
+            cor018,
         ),
     ]
 }
@@ -384,6 +400,45 @@ fn cor012(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
         .collect()
 }
 
+fn cor003(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
+    ctx.facts
+        .string_refs
+        .iter()
+        .map(|(f, at)| {
+            Finding::at(
+                *at,
+                format!("Avoid string-based {f}() — import the resource and use typed property access instead."),
+            )
+        })
+        .collect()
+}
+
+fn cor018(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
+    let types = &ctx.facts.local_types;
+    let mut out = Vec::new();
+    for props in &ctx.facts.composite_props_types {
+        let Some(decl) = types.iter().find(|t| &t.name == props) else {
+            continue;
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for (field, refs) in &decl.fields {
+            for r in refs {
+                if r == props || seen.contains(&r.as_str()) {
+                    continue;
+                }
+                if let Some(local) = types.iter().find(|t| &t.name == r) {
+                    seen.push(r);
+                    out.push(Finding::at(
+                        local.start,
+                        format!("Local type \"{r}\" is used in Composite prop \"{field}\" — consider using a lexicon property type instead (e.g., InstanceType<typeof _.PropertyType>)"),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 fn evl001(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
     ctx.facts
         .news
@@ -463,6 +518,50 @@ mod tests {
             "export const a = new Job({ script: [\"x\"] });\nexport const b = new Job({ script: [a] });\n",
         );
         assert!(only_resources.iter().all(|d| d.rule_id != "COR013"));
+    }
+
+    #[test]
+    fn string_refs_and_local_composite_prop_types() {
+        let src = "import { Composite } from \"@intentius/chant\";\n\
+interface Port { port: number }\n\
+type Tags = Record<string, string>;\n\
+interface WebProps { ports: Port[]; tags?: Tags | undefined; name: string }\n\
+export const Web = Composite<WebProps>((p) => ({ arn: GetAtt(\"Role\", \"Arn\"), id: aws.Ref(\"X\"), ok: Ref(role) }), \"Web\");\n";
+        let d = lint(src);
+        let got: Vec<(&str, usize, usize, &str)> = d
+            .iter()
+            .filter(|d| d.rule_id == "COR003" || d.rule_id == "COR018")
+            .map(|d| (d.rule_id.as_str(), d.line, d.column, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "COR003",
+                    5,
+                    55,
+                    "Avoid string-based GetAtt() — import the resource and use typed property access instead."
+                ),
+                (
+                    "COR003",
+                    5,
+                    82,
+                    "Avoid string-based Ref() — import the resource and use typed property access instead."
+                ),
+                (
+                    "COR018",
+                    2,
+                    1,
+                    "Local type \"Port\" is used in Composite prop \"ports\" — consider using a lexicon property type instead (e.g., InstanceType<typeof _.PropertyType>)"
+                ),
+                (
+                    "COR018",
+                    3,
+                    1,
+                    "Local type \"Tags\" is used in Composite prop \"tags\" — consider using a lexicon property type instead (e.g., InstanceType<typeof _.PropertyType>)"
+                ),
+            ]
+        );
     }
 
     #[test]
