@@ -51,23 +51,10 @@ const BUILTINS: [&str; 38] = [
 /// The default of COR009's `max`.
 pub const DECLARABLE_LIMIT: u64 = 8;
 
-use Rule as R;
-
-fn rule(
-    id: &'static str,
-    name: &'static str,
-    severity: Severity,
-    category: &'static str,
-    description: &'static str,
-    check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
-) -> Rule {
-    R::new(id, name, severity, category, description, check)
-}
-
 /// Every core rule, in run order.
 pub fn core() -> Vec<Rule> {
     vec![
-        rule(
+        Rule::new(
             "COR001",
             "flat-declarations",
             Severity::Warning,
@@ -75,7 +62,7 @@ pub fn core() -> Vec<Rule> {
             "Detects inline object literals in Declarable constructors — extract to named exports",
             cor001,
         ),
-        rule(
+        Rule::new(
             "COR008",
             "export-required",
             Severity::Warning,
@@ -83,7 +70,7 @@ pub fn core() -> Vec<Rule> {
             "Detects declarable instances that are not exported for chant discovery",
             cor008,
         ),
-        rule(
+        Rule::new(
             "COR009",
             "file-declarable-limit",
             Severity::Warning,
@@ -91,7 +78,7 @@ pub fn core() -> Vec<Rule> {
             "Limits the number of Declarable instances per file to encourage splitting by concern",
             cor009,
         ),
-        rule(
+        Rule::new(
             "COR013",
             "single-concern-file",
             Severity::Info,
@@ -99,7 +86,7 @@ pub fn core() -> Vec<Rule> {
             "Flags files mixing resource Declarables with configuration Declarables",
             cor013,
         ),
-        rule(
+        Rule::new(
             "COR005",
             "declarable-naming-convention",
             Severity::Warning,
@@ -107,7 +94,7 @@ pub fn core() -> Vec<Rule> {
             "Exported declarable instances must use camelCase naming",
             cor005,
         ),
-        rule(
+        Rule::new(
             "COR010",
             "no-unused-declarable-import",
             Severity::Warning,
@@ -115,7 +102,7 @@ pub fn core() -> Vec<Rule> {
             "Flags unused namespace imports from @intentius/chant packages",
             cor010,
         ),
-        rule(
+        Rule::new(
             "COR004",
             "no-unused-declarable",
             Severity::Warning,
@@ -123,7 +110,7 @@ pub fn core() -> Vec<Rule> {
             "Detects exported declarables that are never referenced in the same file",
             cor004,
         ),
-        rule(
+        Rule::new(
             "COR012",
             "no-redundant-type-import",
             Severity::Warning,
@@ -131,7 +118,7 @@ pub fn core() -> Vec<Rule> {
             "Flags redundant type imports when a namespace import already provides access",
             cor012,
         ),
-        rule(
+        Rule::new(
             "COR003",
             "no-string-ref",
             Severity::Warning,
@@ -139,7 +126,7 @@ pub fn core() -> Vec<Rule> {
             "Flags string-based GetAtt() and Ref() calls — use typed property access instead",
             cor003,
         ),
-        rule(
+        Rule::new(
             "EVL001",
             "non-literal-expression",
             Severity::Error,
@@ -147,7 +134,7 @@ pub fn core() -> Vec<Rule> {
             "Resource constructor property values must be statically evaluable — no function calls",
             evl001,
         ),
-        rule(
+        Rule::new(
             "COR017",
             "composite-name-match",
             Severity::Error,
@@ -155,7 +142,7 @@ pub fn core() -> Vec<Rule> {
             "Composite name argument must match the variable it is assigned to",
             cor017,
         ),
-        rule(
+        Rule::new(
             "COR018",
             "composite-prefer-lexicon-type",
             Severity::Info,

@@ -8,22 +8,10 @@ use chant_lint::{Finding, Rule, RuleContext, Severity};
 
 const LEXICON_MODULE: &str = "@intentius/chant-lexicon-gitlab";
 
-/// A gitlab rule: its severity is its own.
-fn rule(
-    id: &'static str,
-    name: &'static str,
-    severity: Severity,
-    category: &'static str,
-    description: &'static str,
-    check: fn(&RuleContext<'_, '_>) -> Vec<Finding>,
-) -> Rule {
-    Rule::new(id, name, severity, category, description, check).fixed_severity()
-}
-
-/// WGL001–WGL004, in run order.
+/// WGL001–WGL004, in run order; each keeps its own severity.
 pub fn rules() -> Vec<Rule> {
-    vec![
-        rule(
+    [
+        Rule::new(
             "WGL001",
             "deprecated-only-except",
             Severity::Warning,
@@ -31,7 +19,7 @@ pub fn rules() -> Vec<Rule> {
             "Flags the deprecated only/except keywords in favour of rules",
             wgl001,
         ),
-        rule(
+        Rule::new(
             "WGL002",
             "missing-script",
             Severity::Error,
@@ -39,7 +27,7 @@ pub fn rules() -> Vec<Rule> {
             "A job must define script, trigger or run",
             wgl002,
         ),
-        rule(
+        Rule::new(
             "WGL003",
             "missing-stage",
             Severity::Info,
@@ -47,7 +35,7 @@ pub fn rules() -> Vec<Rule> {
             "Jobs should declare a stage (the default is test)",
             wgl003,
         ),
-        rule(
+        Rule::new(
             "WGL004",
             "artifact-no-expiry",
             Severity::Warning,
@@ -56,6 +44,9 @@ pub fn rules() -> Vec<Rule> {
             wgl004,
         ),
     ]
+    .into_iter()
+    .map(Rule::fixed_severity)
+    .collect()
 }
 
 /// Whether `site`'s class comes from a chant lexicon other than gitlab (a github `Job`, say).
