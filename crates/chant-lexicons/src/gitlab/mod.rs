@@ -44,14 +44,17 @@ const TEMPLATES: &[(&str, &[(&str, &str)])] = &[
 
 const CONTEXT: &str = "## GitLab CI (lexicon `gitlab`)
 
-Declare jobs with `new Job({...})`, shared settings with `new Default({...})` and pipeline rules with
-`new Workflow({...})`, all imported from `@intentius/chant-lexicon-gitlab`. Property keys are GitLab's own
+Declare jobs with `new Job({...})`, shared settings with `new Default({...})`, pipeline rules with
+`new Workflow({...})` and top-level variables with `new Variables({...})`, all imported from
+`@intentius/chant-lexicon-gitlab`. Property keys are GitLab's own
 snake_case keys (`expire_in`, `before_script`). Reusable pieces are property declarables (`Image`,
 `Cache`, `Artifacts`, `Rule`, `Need`, `Service`, …): export them and reference them from jobs; they are
-inlined in the YAML. Referencing an exported job (e.g. in `needs`) renders its kebab-case name.
+inlined in the YAML. Referencing an exported job (e.g. in `needs`) renders its kebab-case name; a job exported under a
+string name (`export { unit as \"test:unit\" }`, hidden `.templates` too) keeps that name as written.
 `reference(\".setup\", \"script\")` renders `!reference [.setup, script]`; `CI.CommitRefSlug` and friends are
 the predefined variables. Composites: `NodePipeline`, `PythonPipeline`, `DockerBuild`, `ReviewApp`.
-`chant build` writes `.gitlab-ci.yml` with stages in first-use order, then `default:`, `workflow:` and the jobs.
+`chant build` writes `.gitlab-ci.yml` with stages in first-use order, then `variables:`, `default:`,
+`workflow:` and the jobs. `chant import .gitlab-ci.yml` turns an existing pipeline into this TypeScript.
 ";
 
 /// The GitLab CI lexicon.
