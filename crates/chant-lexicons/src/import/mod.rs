@@ -92,6 +92,12 @@ pub fn write(
     force: bool,
 ) -> Result<(Vec<String>, Vec<String>), String> {
     let mut warnings = Vec::new();
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "Output {} is a file, not a directory; name a directory with -o",
+            dir.display()
+        ));
+    }
     if !force && std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
         warnings.push(format!(
             "Output directory {} is not empty. Use --force to overwrite.",
@@ -164,6 +170,14 @@ mod tests {
         assert_eq!(std::fs::read_to_string(out.join("a.ts")).unwrap(), "old\n");
         let (written, warnings) = write(&out, &files, true).unwrap();
         assert_eq!((written, warnings), (vec!["a.ts".to_owned()], vec![]));
+        let file = out.join("a.ts");
+        assert_eq!(
+            write(&file, &files, true).unwrap_err(),
+            format!(
+                "Output {} is a file, not a directory; name a directory with -o",
+                file.display()
+            )
+        );
         assert_eq!(std::fs::read_to_string(out.join("a.ts")).unwrap(), "new\n");
     }
 }
