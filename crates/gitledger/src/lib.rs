@@ -282,27 +282,17 @@ impl Ledger {
         Ok(self.head()?.is_some())
     }
 
-    /// The blob sha at `path` in `commit` (whole tree, whatever the cwd).
-    fn blob_sha(&self, commit: &str, path: &str) -> Result<Option<String>, LedgerError> {
-        let out = self.git_text(&["ls-tree", "--full-tree", commit, "--", path], None)?;
-        Ok(out.lines().next().and_then(|l| {
-            let (meta, _) = l.split_once('\t')?;
-            let mut parts = meta.split(' ');
-            let (_, kind, sha) = (parts.next()?, parts.next()?, parts.next()?);
-            (kind == "blob").then(|| sha.to_owned())
-        }))
-    }
-
-    /// The bytes at `path` on the branch, `None` when absent.
+    /// The bytes at `path` on the branch, `None` when absent: `<ref>:<path>` names the file
+    /// at the branch's current commit from the top of the tree, whatever the cwd, and one
+    /// `cat-file --batch` resolves and reads it.
     pub fn read(&self, path: &str) -> Result<Option<Vec<u8>>, LedgerError> {
         check_path(path)?;
-        let Some(head) = self.head()? else {
-            return Ok(None);
-        };
-        match self.blob_sha(&head, path)? {
-            Some(sha) => Ok(Some(self.git(&["cat-file", "blob", &sha], None)?)),
-            None => Ok(None),
-        }
+        let input = format!("{REF}:{path}\n");
+        let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
+        Ok(match parse_batch(&out, 1)?.pop().flatten() {
+            Some((_, kind, body)) if kind == "blob" => Some(body),
+            _ => None,
+        })
     }
 
     /// Every file on the branch as of its current commit, listed with one `ls-tree -r`; read
