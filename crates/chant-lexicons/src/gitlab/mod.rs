@@ -274,20 +274,13 @@ impl Lexicon for Gitlab {
     }
 
     fn runtime_module(&self) -> String {
-        let mut src = String::from(RUNTIME);
-        src.push_str(
-            "\nimport { declarableClass as __declarableClass } from \"@intentius/chant\";\n",
-        );
-        for entry in &catalog().entries {
-            src.push_str(&format!(
-                "export const {} = __declarableClass(\"gitlab\", {:?}, {:?}, {:?}, {:?});\n",
-                entry.class_name, entry.resource_type, entry.class_name, entry.kind, entry.attrs
-            ));
-        }
-        src.push_str(&format!(
-            "/** Top-level pipeline variables. */\nexport const Variables = __declarableClass(\"gitlab\", {VARIABLES:?}, \"Variables\", \"resource\", []);\n"
-        ));
-        src
+        // `Variables` (top-level pipeline variables) is chant's own, beside the catalog's.
+        crate::runtime_module(
+            "gitlab",
+            RUNTIME,
+            catalog(),
+            &[("Variables", VARIABLES, "resource")],
+        )
     }
 
     fn catalog(&self) -> &Catalog {

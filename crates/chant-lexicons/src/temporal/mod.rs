@@ -39,17 +39,7 @@ impl Lexicon for Temporal {
     }
 
     fn runtime_module(&self) -> String {
-        let mut src = String::from(RUNTIME);
-        src.push_str(
-            "\nimport { declarableClass as __declarableClass } from \"@intentius/chant\";\n",
-        );
-        for entry in &catalog().entries {
-            src.push_str(&format!(
-                "export const {} = __declarableClass(\"temporal\", {:?}, {:?}, {:?}, {:?});\n",
-                entry.class_name, entry.resource_type, entry.class_name, entry.kind, entry.attrs
-            ));
-        }
-        src
+        crate::runtime_module("temporal", RUNTIME, catalog(), &[])
     }
 
     fn catalog(&self) -> &Catalog {
