@@ -97,8 +97,6 @@ impl Setup {
         chant_lint::run::Linter {
             rules: &self.rules,
             config: &self.config,
-            // The captured reference flags nested literals in property-kind constructors too.
-            property_classes: &[],
             root: &self.root,
         }
     }

@@ -141,8 +141,6 @@ pub struct RuleContext<'s, 'a> {
     pub facts: &'s facts::Facts,
     /// The rule's options from the config (`["warning", {max: 4}]` → `{max: 4}`), `null` if none.
     pub options: &'s Json,
-    /// Class names the loaded lexicons declare as property kinds (nested values, not resources).
-    pub property_classes: &'s [String],
 }
 
 /// A rule: plain data plus a check function.
@@ -258,7 +256,6 @@ pub fn lint_text(
     text: &str,
     rules: &[Rule],
     config: &LintConfig,
-    property_classes: &[String],
 ) -> Vec<Diagnostic> {
     let allocator = oxc::allocator::Allocator::default();
     let file = SourceFile::parse(&allocator, text);
@@ -293,7 +290,6 @@ pub fn lint_text(
             file: &file,
             facts: &facts,
             options: &setting.options,
-            property_classes,
         };
         let mut findings = (rule.check)(&ctx);
         findings.sort_by_key(|f| f.start);

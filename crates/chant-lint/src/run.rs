@@ -12,7 +12,6 @@ pub const MAX_FILE_BYTES: u64 = 8 << 20;
 pub struct Linter<'r> {
     pub rules: &'r [Rule],
     pub config: &'r LintConfig,
-    pub property_classes: &'r [String],
     /// Override globs match file paths relative to this directory.
     pub root: &'r Path,
 }
@@ -65,7 +64,6 @@ impl Linter<'_> {
                 &text,
                 self.rules,
                 self.config,
-                self.property_classes,
             ),
             Err(e) => vec![problem(file, format!("Cannot read file: {e}"))],
         }
@@ -135,7 +133,6 @@ mod tests {
         let linter = Linter {
             rules: &rules,
             config: &config,
-            property_classes: &[],
             root: dir.path(),
         };
         let before = linter.lint(std::slice::from_ref(&file));
@@ -165,7 +162,6 @@ mod tests {
         let linter = Linter {
             rules: &rules,
             config: &config,
-            property_classes: &[],
             root: dir.path(),
         };
         let r = linter.lint(&[broken, missing]);

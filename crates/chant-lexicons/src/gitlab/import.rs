@@ -300,7 +300,7 @@ impl Source {
             && let Some(class) = wrapper(section, k, item)
         {
             let class = self.class(class);
-            return format!("new {class}({})", self.object(o, indent, section, None));
+            return format!("new {class}({})", self.object(o, indent, section));
         }
         match v {
             Json::Null => "null".into(),
@@ -345,18 +345,12 @@ impl Source {
                         .collect();
                     return format!("reference({})", args.join(", "));
                 }
-                self.object(o, indent, section, None)
+                self.object(o, indent, section)
             }
         }
     }
 
-    fn object(
-        &mut self,
-        o: &Map<String, Json>,
-        indent: usize,
-        section: &str,
-        _: Option<()>,
-    ) -> String {
+    fn object(&mut self, o: &Map<String, Json>, indent: usize, section: &str) -> String {
         if o.is_empty() {
             return "{}".into();
         }
@@ -531,7 +525,7 @@ pub fn generate(mut p: Pipeline) -> Result<Imported, String> {
         for i in members {
             let (name, props) = &p.jobs[i];
             let (ident, direct) = &idents[i];
-            let body = src.object(props, 0, "job", None);
+            let body = src.object(props, 0, "job");
             if *direct {
                 src.text
                     .push_str(&format!("\nexport const {ident} = new {job}({body});\n"));
@@ -559,7 +553,7 @@ pub fn generate(mut p: Pipeline) -> Result<Imported, String> {
         ] {
             if let Some(props) = props {
                 let class = src.class(class);
-                let body = src.object(props, 0, section, None);
+                let body = src.object(props, 0, section);
                 src.text
                     .push_str(&format!("\nexport const {ident} = new {class}({body});\n"));
             }

@@ -145,7 +145,7 @@ mod tests {
     fn lint(text: &str) -> Vec<(String, usize, usize, Severity)> {
         let config =
             LintConfig::from_json(&serde_json::json!({"rules": {"WGL003": "error"}})).unwrap();
-        lint_text("f.ts", "f.ts", text, &rules(), &config, &[])
+        lint_text("f.ts", "f.ts", text, &rules(), &config)
             .into_iter()
             .map(|d| (d.rule_id, d.line, d.column, d.severity))
             .collect()

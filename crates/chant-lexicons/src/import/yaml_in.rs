@@ -143,10 +143,7 @@ impl MarkedEventReceiver for Builder {
             return;
         }
         match ev {
-            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag)
-                if self.stack.len() >= MAX_DEPTH =>
-            {
-                let _ = (anchor, tag);
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
                 self.fail(format!(
                     "Template nests deeper than {MAX_DEPTH} levels (line {})",
                     mark.line()
