@@ -196,8 +196,6 @@ impl std::fmt::Debug for Rule {
 /// `{success, errorCount, warningCount, diagnostics, output}` of a lint run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LintResult {
-    /// What is reported: everything no disable comment hides.
-    pub diagnostics: Vec<Diagnostic>,
     /// Everything the rules found, suppressed or not, in run order (SARIF reports the
     /// suppressed ones as such).
     pub all: Vec<Diagnostic>,
@@ -206,14 +204,17 @@ pub struct LintResult {
 impl LintResult {
     /// From every finding in run order.
     pub fn from_all(all: Vec<Diagnostic>) -> LintResult {
-        LintResult {
-            diagnostics: all
-                .iter()
-                .filter(|d| d.suppressed.is_none())
-                .cloned()
-                .collect(),
-            all,
-        }
+        LintResult { all }
+    }
+
+    /// What is reported: everything no disable comment hides, in run order.
+    pub fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.all.iter().filter(|d| d.suppressed.is_none())
+    }
+
+    /// What disable comments hid, in run order.
+    pub fn suppressed(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.all.iter().filter(|d| d.suppressed.is_some())
     }
 }
 
@@ -227,12 +228,12 @@ impl LintResult {
     }
 
     fn count(&self, s: Severity) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == s).count()
+        self.diagnostics().filter(|d| d.severity == s).count()
     }
 
     /// The MCP `lint` result: `output` is the diagnostics pretty-printed (`"[]"` when clean).
     pub fn to_json(&self) -> Json {
-        let diagnostics: Vec<Json> = self.diagnostics.iter().map(Diagnostic::to_json).collect();
+        let diagnostics: Vec<Json> = self.diagnostics().map(Diagnostic::to_json).collect();
         let output = if diagnostics.is_empty() {
             "[]".to_owned()
         } else {

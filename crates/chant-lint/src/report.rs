@@ -15,7 +15,7 @@ fn plural(n: usize, word: &str) -> String {
 /// and the totals: `✖ <e> errors, <w> warnings`, `⚠ <w> warnings`, or `✓ No problems found`.
 pub fn stylish(result: &LintResult) -> String {
     let mut files: Vec<&str> = Vec::new();
-    for d in &result.diagnostics {
+    for d in result.diagnostics() {
         if !files.contains(&d.file.as_str()) {
             files.push(&d.file);
         }
@@ -25,11 +25,7 @@ pub fn stylish(result: &LintResult) -> String {
         out.push('\n');
         out.push_str(file);
         out.push('\n');
-        let mut rows: Vec<&Diagnostic> = result
-            .diagnostics
-            .iter()
-            .filter(|d| d.file == *file)
-            .collect();
+        let mut rows: Vec<&Diagnostic> = result.diagnostics().filter(|d| d.file == *file).collect();
         rows.sort_by_key(|d| (d.line, d.column));
         for d in rows {
             out.push_str(&format!(
@@ -59,7 +55,7 @@ pub fn stylish(result: &LintResult) -> String {
 
 /// The JSON report: the diagnostics array, pretty-printed.
 pub fn json(result: &LintResult) -> String {
-    let list: Vec<Json> = result.diagnostics.iter().map(Diagnostic::to_json).collect();
+    let list: Vec<Json> = result.diagnostics().map(Diagnostic::to_json).collect();
     let mut s = canon::to_pretty(&Json::Array(list));
     s.push('\n');
     s
@@ -90,11 +86,7 @@ fn file_uri(path: &str) -> String {
 /// every result: the reported ones, then those a disable comment hid, each carrying an
 /// `inSource` suppression (with the comment's reason as its justification).
 pub fn sarif(result: &LintResult, rules: &[Rule], version: &str) -> String {
-    let ordered: Vec<&Diagnostic> = result
-        .diagnostics
-        .iter()
-        .chain(result.all.iter().filter(|d| d.suppressed.is_some()))
-        .collect();
+    let ordered: Vec<&Diagnostic> = result.diagnostics().chain(result.suppressed()).collect();
     let mut used: Vec<&str> = Vec::new();
     for d in &ordered {
         if !used.contains(&d.rule_id.as_str()) {
@@ -179,10 +171,7 @@ pub fn sarif(result: &LintResult, rules: &[Rule], version: &str) -> String {
 
 /// Whether the result should fail the command (any error).
 pub fn failed(result: &LintResult) -> bool {
-    result
-        .diagnostics
-        .iter()
-        .any(|d| d.severity == Severity::Error)
+    result.diagnostics().any(|d| d.severity == Severity::Error)
 }
 
 #[cfg(test)]

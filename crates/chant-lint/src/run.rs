@@ -136,15 +136,11 @@ mod tests {
             root: dir.path(),
         };
         let before = linter.lint(std::slice::from_ref(&file));
-        let ids: Vec<&str> = before
-            .diagnostics
-            .iter()
-            .map(|d| d.rule_id.as_str())
-            .collect();
+        let ids: Vec<&str> = before.diagnostics().map(|d| d.rule_id.as_str()).collect();
         assert_eq!(ids, ["COR012", "COR017"]);
         let (after, changed) = linter.fix(std::slice::from_ref(&file)).unwrap();
         assert_eq!(changed, std::slice::from_ref(&file));
-        assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
+        assert!(after.diagnostics().next().is_none(), "{:?}", after.all);
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "import * as gl from \"@intentius/chant-lexicon-gitlab\";\nimport { Composite } from \"@intentius/chant\";\nexport const Pair = Composite((p: { c: string }) => ({ run: new gl.Job({ script: [p.c] }) }), \"Pair\");\nexport const x = Pair({ c: \"x\" });\nexport type J = Job;\n"
@@ -165,11 +161,12 @@ mod tests {
             root: dir.path(),
         };
         let r = linter.lint(&[broken, missing]);
-        assert_eq!(r.diagnostics.len(), 2);
-        assert_eq!(r.diagnostics[0].rule_id, "parse");
-        assert!(r.diagnostics[0].message.starts_with("Syntax error: "));
-        assert_eq!(r.diagnostics[1].rule_id, "read");
-        assert!(r.diagnostics[1].message.starts_with("Cannot read file: "));
+        let d: Vec<&Diagnostic> = r.diagnostics().collect();
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].rule_id, "parse");
+        assert!(d[0].message.starts_with("Syntax error: "));
+        assert_eq!(d[1].rule_id, "read");
+        assert!(d[1].message.starts_with("Cannot read file: "));
         assert_eq!(r.error_count(), 2);
     }
 }
