@@ -7,67 +7,24 @@
 //! Each figure is printed beside its target and the JavaScript reference's figure
 //! (spec/agentxchain.md §12, mcp-protocol.md §13), with the ratio to the target.
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use mcp_testkit::bench::{PipeServer, dir_size, median, p90};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentxchain");
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    line: String,
+/// `agentxchain serve-mcp` on `root`.
+fn serve(root: &Path) -> PipeServer {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve-mcp", "--root"]).arg(root);
+    PipeServer::start(cmd)
 }
 
-impl Server {
-    fn start(root: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve-mcp", "--root"])
-            .arg(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn agentxchain");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Server {
-            child,
-            stdin,
-            stdout,
-            line: String::new(),
-        }
-    }
-
-    fn roundtrip(&mut self, request: &str) -> &str {
-        self.stdin.write_all(request.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-        self.line.clear();
-        self.stdout.read_line(&mut self.line).unwrap();
-        &self.line
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        self.child.wait().unwrap();
-    }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn p90(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[(v.len() * 9) / 10]
-}
-
-fn time_calls(server: &mut Server, request: &str, n: usize, check: &str) -> Vec<Duration> {
+fn time_calls(server: &mut PipeServer, request: &str, n: usize, check: &str) -> Vec<Duration> {
     (0..n)
         .map(|_| {
             let t = Instant::now();
@@ -85,22 +42,6 @@ fn time_calls(server: &mut Server, request: &str, n: usize, check: &str) -> Vec<
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/agentxchain")
-}
-
-fn dir_size(p: &Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| {
-                    if e.path().is_dir() {
-                        dir_size(&e.path())
-                    } else {
-                        e.metadata().map_or(0, |m| m.len())
-                    }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -142,7 +83,7 @@ fn main() {
     let mut cold = Vec::new();
     for i in 0..55 {
         let t = Instant::now();
-        let mut s = Server::start(&status_root);
+        let mut s = serve(&status_root);
         let reply = s.roundtrip(INIT).to_owned();
         if i >= 5 {
             cold.push(t.elapsed());
@@ -152,7 +93,7 @@ fn main() {
     }
 
     // Status on the largest fixture.
-    let mut s = Server::start(&status_root);
+    let mut s = serve(&status_root);
     s.roundtrip(INIT);
     let status_req = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentxchain_status","arguments":{}}}"#;
     time_calls(&mut s, status_req, 100, "\\\"ok\\\": true");
@@ -186,7 +127,7 @@ fn main() {
         log_size as f64 / 1e9,
         t.elapsed().as_secs_f64()
     );
-    let mut s = Server::start(&events_root);
+    let mut s = serve(&events_root);
     s.roundtrip(INIT);
     let events_req = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agentxchain_events","arguments":{"limit":50}}}"#;
     time_calls(&mut s, events_req, 10, "\\\"count\\\": 50");

@@ -19,74 +19,21 @@
 //! - MCP `op-run` of a one-step shell Op, minus the median time of the same command run
 //!   directly with `sh -c` (medians of 50).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use mcp_testkit::bench::{PipeServer, dir_size, median, p90};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chant");
 const INIT: &str =
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    fn start(root: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "mcp"])
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn chant serve mcp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Server {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn roundtrip(&mut self, line: &str) -> String {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-        let mut reply = String::new();
-        self.stdout.read_line(&mut reply).unwrap();
-        reply
-    }
-
-    fn peak_rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .unwrap_or(0.0)
-            / 1024.0
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        self.child.wait().unwrap();
-    }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn p90(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() * 9 / 10]
+/// `chant serve mcp` in `root`.
+fn serve(root: &Path) -> PipeServer {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "mcp"]).current_dir(root);
+    PipeServer::start(cmd)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -99,22 +46,6 @@ fn report(name: &str, value: f64, unit: &str, target: f64, reference: &str) {
         value / target,
         if value <= target { "ok" } else { "MISSED" }
     );
-}
-
-fn dir_size(p: &Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| {
-                    if e.path().is_dir() {
-                        dir_size(&e.path())
-                    } else {
-                        e.metadata().map_or(0, |m| m.len())
-                    }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// 100 files of 100 jobs each, sharing exported property declarables.
@@ -195,7 +126,7 @@ fn engine(scratch: &Path) {
     let mut cold = Vec::new();
     for i in 0..55 {
         let t = Instant::now();
-        let mut s = Server::start(&fixture_root);
+        let mut s = serve(&fixture_root);
         let reply = s.roundtrip(INIT);
         if i >= 5 {
             cold.push(t.elapsed());
@@ -204,7 +135,7 @@ fn engine(scratch: &Path) {
         s.stop();
     }
 
-    let mut s = Server::start(&fixture_root);
+    let mut s = serve(&fixture_root);
     s.roundtrip(INIT);
     let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
     for _ in 0..10 {
@@ -248,7 +179,7 @@ fn engine(scratch: &Path) {
         .filter(|l| l.starts_with('m') && l.ends_with(':'))
         .count();
     assert_eq!(jobs, 10_000);
-    let mut s = Server::start(&big);
+    let mut s = serve(&big);
     s.roundtrip(INIT);
     let mcp_build: Vec<Duration> = (0..3)
         .map(|_| {
@@ -262,7 +193,7 @@ fn engine(scratch: &Path) {
             t.elapsed()
         })
         .collect();
-    let rss = s.peak_rss_mib();
+    let rss = s.peak_rss_kib().unwrap_or(0) as f64 / 1024.0;
     s.stop();
 
     println!(
@@ -381,7 +312,7 @@ fn ops(scratch: &Path) {
         })
         .collect();
 
-    let mut s = Server::start(&root);
+    let mut s = serve(&root);
     s.roundtrip(INIT);
     let list = tool_call(1, "op-list", "{}");
     let first = s.roundtrip(&list);

@@ -12,13 +12,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_testkit::bench::{peak_rss_kib, percentile};
+
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-demo");
 const INIT: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n";
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
 
 fn spawn_demo() -> std::process::Child {
     Command::new(BIN)
@@ -72,13 +69,7 @@ fn round_trips(calls: usize) -> (Vec<Duration>, u64) {
         times.push(start.elapsed());
         debug_assert!(line.contains("structuredContent"));
     }
-    let status =
-        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-    let rss_kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0);
+    let rss_kib = peak_rss_kib(child.id()).unwrap_or(0);
     drop(stdin);
     child.wait().unwrap();
     times.sort();

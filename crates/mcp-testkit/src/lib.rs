@@ -3,7 +3,7 @@
 //! [`ServerProcess`] spawns a server binary, writes raw bytes or JSON lines to its stdin and reads
 //! its stdout line by line with timeouts, so tests can assert exact replies, their order, and
 //! silence. It knows the wire format only (JSON-RPC lines, the 2026-07-28 `_meta` envelope); it
-//! knows nothing of any product's tools.
+//! knows nothing of any product's tools. [`bench`] holds what the benchmark binaries share.
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -16,6 +16,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+pub mod bench;
 
 /// How long a test waits for a reply before failing.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -262,11 +264,7 @@ impl ServerProcess {
 
     /// Peak resident set size of the live process in KiB (Linux `VmHWM`).
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        bench::peak_rss_kib(self.child.id())
     }
 }
 
