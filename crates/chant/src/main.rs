@@ -192,7 +192,21 @@ fn path_or_cwd(path: Option<PathBuf>) -> PathBuf {
     path.unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// One malloc arena for the whole process. glibc gives each thread that meets contention an
+/// arena of its own and keeps what it frees there, so a server whose pool threads each take a
+/// turn at a large build ends up holding one build's worth of memory per thread (measured:
+/// 93-128 MiB after three 10,000-job builds, depending on which threads served them; 64 MiB
+/// with one arena, at the same build time).
+fn single_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 fn main() -> ExitCode {
+    single_malloc_arena();
     let cli = Cli::parse();
     let chant = chant();
     match cli.command {
