@@ -1,24 +1,10 @@
 //! docs/chant*.md name exactly what the binary registers.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
+use mcp_testkit::docs::{headings, page, subcommands};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chant");
-
-fn doc(name: &str) -> String {
-    std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../docs")
-            .join(name),
-    )
-    .unwrap()
-}
-
-fn headings<'a>(doc: &'a str, prefix: &str) -> Vec<&'a str> {
-    doc.lines()
-        .filter_map(|l| l.strip_prefix(prefix)?.strip_suffix('`'))
-        .collect()
-}
 
 #[test]
 fn the_server_page_lists_every_tool() {
@@ -36,7 +22,7 @@ fn the_server_page_lists_every_tool() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    let page = doc("chant-serve-mcp.md");
+    let page = page(env!("CARGO_MANIFEST_DIR"), "chant-serve-mcp.md");
     assert_eq!(headings(&page, "### `"), names);
     let resources =
         s.request(2, "resources/list", serde_json::json!({}))["result"]["resources"].clone();
@@ -50,20 +36,10 @@ fn the_server_page_lists_every_tool() {
 
 #[test]
 fn the_command_page_lists_every_subcommand() {
-    let out = Command::new(BIN).arg("--help").output().unwrap();
-    let help = String::from_utf8_lossy(&out.stdout);
-    let commands: Vec<&str> = help
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|c| *c != "help")
-        .collect();
-    let page = doc("chant.md");
+    let page = page(env!("CARGO_MANIFEST_DIR"), "chant.md");
     let mut documented = headings(&page, "## `chant ");
     documented.sort();
-    let mut commands = commands;
+    let mut commands = subcommands(BIN);
     commands.sort();
     assert_eq!(documented, commands);
 }

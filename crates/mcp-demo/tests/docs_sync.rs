@@ -3,17 +3,13 @@
 use std::collections::BTreeSet;
 
 fn doc() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/mcp-demo.md");
-    std::fs::read_to_string(path).expect("docs/mcp-demo.md exists")
+    mcp_testkit::docs::page(env!("CARGO_MANIFEST_DIR"), "mcp-demo.md")
 }
 
 #[test]
 fn the_page_lists_every_registered_tool_in_order() {
     let doc = doc();
-    let documented: Vec<&str> = doc
-        .lines()
-        .filter_map(|l| l.strip_prefix("### `")?.strip_suffix('`'))
-        .collect();
+    let documented = mcp_testkit::docs::headings(&doc, "### `");
     let server = mcp_demo::server(&mcp_demo::Options::default());
     let registered: Vec<&str> = server.tools().iter().map(|t| t.name.as_str()).collect();
     assert_eq!(documented, registered);

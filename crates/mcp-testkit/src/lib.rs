@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod bench;
+pub mod docs;
 
 /// How long a test waits for a reply before failing.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
