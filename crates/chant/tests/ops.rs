@@ -94,6 +94,12 @@ fn call(s: &mut ServerProcess, id: i64, name: &str, args: Value) -> Value {
     s.request(id, "tools/call", json!({"name": name, "arguments": args}))["result"].clone()
 }
 
+/// A JSON resource's text, parsed.
+fn read_json(s: &mut ServerProcess, id: i64, uri: &str) -> Value {
+    let r = s.request(id, "resources/read", json!({"uri": uri}));
+    serde_json::from_str(r["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
+}
+
 fn ok(result: &Value) -> Value {
     assert_ne!(result["isError"], true, "{result}");
     result["structuredContent"].clone()
@@ -211,16 +217,7 @@ fn a_gate_reached_over_mcp_is_approved_at_a_shell_only() {
         report.contains("| Approve | gate:ship-it | ok | 0ms |"),
         "{report}"
     );
-    let runs: Value = serde_json::from_str(
-        s.request(
-            6,
-            "resources/read",
-            json!({"uri": "chant://ops/rollout/runs"}),
-        )["result"]["contents"][0]["text"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let runs: Value = read_json(&mut s, 6, "chant://ops/rollout/runs");
     let states: Vec<&str> = runs
         .as_array()
         .unwrap()
@@ -228,16 +225,7 @@ fn a_gate_reached_over_mcp_is_approved_at_a_shell_only() {
         .map(|r| r["state"].as_str().unwrap())
         .collect();
     assert_eq!(states, ["completed", "gated"], "newest first");
-    let latest: Value = serde_json::from_str(
-        s.request(
-            7,
-            "resources/read",
-            json!({"uri": "chant://ops/rollout/runs/latest"}),
-        )["result"]["contents"][0]["text"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let latest: Value = read_json(&mut s, 7, "chant://ops/rollout/runs/latest");
     assert_eq!(latest["state"], "completed");
     let list = ok(&call(&mut s, 8, "op-list", json!({})));
     let rollout = list["ops"]
@@ -1066,13 +1054,7 @@ export default Op({
     // Reads from the subdirectory see entries written at the top level.
     let status = ok(&call(&mut s, 2, "op-status", json!({"name": "guarded"})));
     assert_eq!(status["state"], "gated");
-    let runs = s.request(
-        3,
-        "resources/read",
-        json!({"uri": "chant://ops/guarded/runs"}),
-    );
-    let runs: Value =
-        serde_json::from_str(runs["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let runs = read_json(&mut s, 3, "chant://ops/guarded/runs");
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(runs[0]["state"], "gated");
 }
