@@ -177,21 +177,13 @@ fn tool_import(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> 
     let args = args_object(&args);
     let source = state.resolve(required(&args, "source")?);
     let output = state.resolve(string_arg(&args, "output").unwrap_or("./infra/"));
-    let value = chant_lexicons::import::read_template(&source).map_err(ToolError)?;
-    let lexicons = if state.loaded.is_empty() {
-        chant_lexicons::import::importers()
-    } else {
-        state.loaded.clone()
-    };
-    let imported = chant_lexicons::import::import(&value, &source, &lexicons).map_err(ToolError)?;
-    let (written, write_warnings) =
-        chant_lexicons::import::write(&output, &imported.files, true).map_err(ToolError)?;
-    let warnings: Vec<&String> = imported.warnings.iter().chain(&write_warnings).collect();
+    let report = chant_lexicons::import::import_file(&source, &output, &state.loaded, true)
+        .map_err(ToolError)?;
     Ok(ToolOutput::Json(json!({
         "success": true,
-        "lexicon": imported.lexicon,
-        "generatedFiles": written,
-        "warnings": warnings,
+        "lexicon": report.lexicon,
+        "generatedFiles": report.written,
+        "warnings": report.warnings,
     })))
 }
 

@@ -84,6 +84,38 @@ pub fn importers() -> Vec<String> {
     vec!["gitlab".to_owned()]
 }
 
+/// What an import of one file did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub lexicon: &'static str,
+    /// Files written, relative to the output directory.
+    pub written: Vec<String>,
+    /// The importer's warnings, then the writer's.
+    pub warnings: Vec<String>,
+}
+
+/// Reads `source`, imports it with the first of `lexicons` (every importer when empty) that
+/// recognises it, and writes the files under `output` ([`write`] with `force`).
+pub fn import_file(
+    source: &Path,
+    output: &Path,
+    lexicons: &[String],
+    force: bool,
+) -> Result<Report, String> {
+    let value = read_template(source)?;
+    let all = importers();
+    let lexicons = if lexicons.is_empty() { &all } else { lexicons };
+    let imported = import(&value, source, lexicons)?;
+    let (written, write_warnings) = write(output, &imported.files, force)?;
+    let mut warnings = imported.warnings;
+    warnings.extend(write_warnings);
+    Ok(Report {
+        lexicon: imported.lexicon,
+        written,
+        warnings,
+    })
+}
+
 /// Writes `files` under `dir` (created). Without `force`, files that exist are kept and
 /// reported; with it they are replaced. Returns the files written and the warnings.
 pub fn write(
