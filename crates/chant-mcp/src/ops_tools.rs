@@ -31,8 +31,7 @@ fn name_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, Tool
 
 pub(crate) fn op_list(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    let rt = runtime(state, &args)?;
-    let _ = rt;
+    runtime(state, &args)?;
     let repo = match repo(state) {
         Ok(r) => r,
         Err(e) => return Ok(ToolOutput::Json(json!({"ops": [], "errors": [e.0]}))),
@@ -84,17 +83,12 @@ pub(crate) fn op_run(
     Ok(ToolOutput::Json(outcome.to_status()))
 }
 
-pub(crate) fn op_status(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
-    let name = name_arg(&args, "name")?;
-    let rt = runtime(state, &args)?;
-    let repo = repo(state)?;
-    let set = repo.discover(state.chant.evaluator.as_ref());
-    let op = op(&set, name)?;
-    Ok(ToolOutput::Json(repo.status(op, rt, SystemClock.now_ms())))
-}
-
-pub(crate) fn op_report(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+/// Reads the named Op's run status and hands it, with the Op and runtime, to `answer`.
+fn with_status(
+    state: &State,
+    args: Arguments,
+    answer: impl FnOnce(&OpDef, &'static str, Value) -> ToolOutput,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let name = name_arg(&args, "name")?;
     let rt = runtime(state, &args)?;
@@ -102,9 +96,17 @@ pub(crate) fn op_report(state: &State, args: Arguments) -> Result<ToolOutput, To
     let set = repo.discover(state.chant.evaluator.as_ref());
     let op = op(&set, name)?;
     let status = repo.status(op, rt, SystemClock.now_ms());
-    Ok(ToolOutput::Text(chant_ops::report::markdown(
-        op, rt, &status,
-    )))
+    Ok(answer(op, rt, status))
+}
+
+pub(crate) fn op_status(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    with_status(state, args, |_, _, status| ToolOutput::Json(status))
+}
+
+pub(crate) fn op_report(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+    with_status(state, args, |op, rt, status| {
+        ToolOutput::Text(chant_ops::report::markdown(op, rt, &status))
+    })
 }
 
 pub(crate) fn op_approve(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
