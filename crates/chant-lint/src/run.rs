@@ -44,28 +44,34 @@ impl Linter<'_> {
 
     /// Lints one file's current text.
     pub fn lint_file(&self, file: &Path) -> Vec<Diagnostic> {
+        self.read_and_lint(file).1
+    }
+
+    /// The file's text (when it could be read) and its diagnostics.
+    fn read_and_lint(&self, file: &Path) -> (Option<String>, Vec<Diagnostic>) {
         match std::fs::metadata(file) {
             Ok(m) if m.len() > MAX_FILE_BYTES => {
-                return vec![problem(
-                    file,
-                    format!(
-                        "File is {} bytes, over the {MAX_FILE_BYTES}-byte lint limit — split it",
-                        m.len()
-                    ),
-                )];
+                let message = format!(
+                    "File is {} bytes, over the {MAX_FILE_BYTES}-byte lint limit — split it",
+                    m.len()
+                );
+                return (None, vec![problem(file, message)]);
             }
-            Err(e) => return vec![problem(file, format!("Cannot read file: {e}"))],
+            Err(e) => return (None, vec![problem(file, format!("Cannot read file: {e}"))]),
             Ok(_) => {}
         }
         match std::fs::read_to_string(file) {
-            Ok(text) => crate::lint_text(
-                &file.display().to_string(),
-                &self.relative(file),
-                &text,
-                self.rules,
-                self.config,
-            ),
-            Err(e) => vec![problem(file, format!("Cannot read file: {e}"))],
+            Ok(text) => {
+                let diagnostics = crate::lint_text(
+                    &file.display().to_string(),
+                    &self.relative(file),
+                    &text,
+                    self.rules,
+                    self.config,
+                );
+                (Some(text), diagnostics)
+            }
+            Err(e) => (None, vec![problem(file, format!("Cannot read file: {e}"))]),
         }
     }
 
@@ -74,18 +80,23 @@ impl Linter<'_> {
         LintResult::from_all(files.iter().flat_map(|f| self.lint_file(f)).collect())
     }
 
-    /// Lints, applies every fix file by file (back to front), writes the changed files
-    /// atomically, and lints again. Returns the second result and the files rewritten.
+    /// Lints, applies every fix a disable comment does not hide, file by file (back to
+    /// front), writes the changed files atomically, and lints again. Returns the second
+    /// result and the files rewritten.
     pub fn fix(&self, files: &[PathBuf]) -> std::io::Result<(LintResult, Vec<PathBuf>)> {
         let mut changed = Vec::new();
         for file in files {
-            let diagnostics = self.lint_file(file);
-            let fixes: Vec<&crate::Fix> =
-                diagnostics.iter().filter_map(|d| d.fix.as_ref()).collect();
+            let (Some(text), diagnostics) = self.read_and_lint(file) else {
+                continue;
+            };
+            let fixes: Vec<&crate::Fix> = diagnostics
+                .iter()
+                .filter(|d| d.suppressed.is_none())
+                .filter_map(|d| d.fix.as_ref())
+                .collect();
             if fixes.is_empty() {
                 continue;
             }
-            let text = std::fs::read_to_string(file)?;
             let (fixed, applied) = crate::fix::apply(&text, &fixes);
             if applied == 0 || fixed == text {
                 continue;
@@ -145,6 +156,25 @@ mod tests {
             std::fs::read_to_string(&file).unwrap(),
             "import * as gl from \"@intentius/chant-lexicon-gitlab\";\nimport { Composite } from \"@intentius/chant\";\nexport const Pair = Composite((p: { c: string }) => ({ run: new gl.Job({ script: [p.c] }) }), \"Pair\");\nexport const x = Pair({ c: \"x\" });\nexport type J = Job;\n"
         );
+    }
+
+    #[test]
+    fn a_disabled_diagnostic_keeps_its_fix_from_applying() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.ts");
+        let text = "import * as gl from \"@intentius/chant-lexicon-gitlab\";\n// chant-disable-next-line COR012 -- kept on purpose\nimport type { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport type J = Job | gl.Job;\n";
+        std::fs::write(&file, text).unwrap();
+        let rules = crate::rules::core();
+        let config = LintConfig::default();
+        let linter = Linter {
+            rules: &rules,
+            config: &config,
+            root: dir.path(),
+        };
+        let (after, changed) = linter.fix(std::slice::from_ref(&file)).unwrap();
+        assert!(changed.is_empty());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+        assert_eq!(after.suppressed().count(), 1);
     }
 
     #[test]
