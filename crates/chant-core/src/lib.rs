@@ -6,6 +6,8 @@
 //! nothing of QuickJS (an [`Evaluator`](model::Evaluator) is handed in), of MCP or of git.
 
 pub mod build;
+pub mod config;
+pub mod confine;
 pub mod discover;
 pub mod explain;
 pub mod knowledge;

@@ -2,6 +2,8 @@
 //! exports an evaluator hands back.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Index of a declarable in [`Evaluation::decls`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -147,15 +149,62 @@ impl Evaluation {
     }
 }
 
+/// The default wall time of one evaluation of a whole project.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What one evaluation may spend, and what may stop it early. The time covers the whole
+/// evaluation: every file, and every JavaScript that runs while its values are read back.
+#[derive(Clone, Default)]
+pub struct Budget {
+    /// Wall time; `None` takes the project's `timeout`, else [`DEFAULT_TIMEOUT`].
+    pub time: Option<Duration>,
+    /// Asked while JavaScript runs; `true` stops the evaluation (cancellation, end of input).
+    pub stop: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Budget")
+            .field("time", &self.time)
+            .field("stop", &self.stop.is_some())
+            .finish()
+    }
+}
+
+impl Budget {
+    /// This budget with `time` filled in from `fallback` when the caller set none.
+    pub fn or_time(&self, fallback: Option<Duration>) -> Budget {
+        Budget {
+            time: self.time.or(fallback),
+            stop: self.stop.clone(),
+        }
+    }
+
+    pub fn time(&self) -> Duration {
+        self.time.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s())
+    }
+}
+
 /// Evaluates a project's source files (implemented by `chant-js`).
 pub trait Evaluator {
-    /// Evaluates `files` (absolute paths) as modules; relative imports may not leave `boundary`.
-    fn evaluate(&self, boundary: &std::path::Path, files: &[PathBuf]) -> Evaluation;
+    /// Evaluates `files` (absolute paths) as modules within `budget`; imports may not leave
+    /// `boundary` (a resolved directory).
+    fn evaluate(
+        &self,
+        boundary: &std::path::Path,
+        files: &[PathBuf],
+        budget: &Budget,
+    ) -> Evaluation;
 
     /// Evaluates one file and returns its default export (used for `chant.config.ts`).
     fn evaluate_config(
         &self,
         boundary: &std::path::Path,
         file: &std::path::Path,
+        budget: &Budget,
     ) -> Result<serde_json::Value, String>;
 }

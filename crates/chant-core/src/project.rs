@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 use thiserror::Error;
 
+use crate::config::{self, Settings};
+use crate::confine::{self, Walls};
 use crate::discover;
-use crate::model::Evaluator;
+use crate::model::{Budget, Evaluator};
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ProjectError {
@@ -21,27 +23,51 @@ pub enum ProjectError {
 /// A located project.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Project {
-    /// The path the user named (a directory).
+    /// The path the user named (a directory or one source file), symlinks resolved.
     pub path: PathBuf,
     /// The directory holding `chant.config.ts`/`.json`, if any.
     pub config_dir: Option<PathBuf>,
     /// The config's default export (an object), `{}` without a config.
     pub config: Json,
-    /// Relative imports may not leave this directory (the git root, else the project root).
+    /// What chant reads from the config, validated.
+    pub settings: Settings,
+    /// Imports, discovery and writes may not leave this directory (the git root, else the
+    /// project's directory), symlinks resolved.
     pub boundary: PathBuf,
 }
 
-/// The config file in `dir`: `chant.config.ts`, then `chant.config.json`.
+/// The config file in `dir`: `chant.config.ts`, then `chant.config.json` unless that is a
+/// lint-only fragment (only `extends`, `rules`, `overrides`), which configures the lint of its
+/// directory and not a project.
 pub fn config_file(dir: &Path) -> Option<PathBuf> {
-    ["chant.config.ts", "chant.config.json"]
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
+    let ts = dir.join("chant.config.ts");
+    if ts.is_file() {
+        return Some(ts);
+    }
+    let json = dir.join("chant.config.json");
+    (json.is_file() && !is_lint_fragment(&json)).then_some(json)
 }
 
-/// Locates the project for `path`: the config at `path` or above it, and the import boundary.
-pub fn locate(path: &Path, evaluator: &dyn Evaluator) -> Result<Project, ProjectError> {
-    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+fn is_lint_fragment(file: &Path) -> bool {
+    let Ok(text) = read_config_text(file) else {
+        return false;
+    };
+    let Ok(Json::Object(o)) = serde_json::from_str::<Json>(&text) else {
+        return false;
+    };
+    !o.is_empty()
+        && o.keys()
+            .all(|k| matches!(k.as_str(), "extends" | "rules" | "overrides"))
+}
+
+/// Locates the project for `path`: the config at `path` or above it (validated), and the
+/// import boundary.
+pub fn locate(
+    path: &Path,
+    evaluator: &dyn Evaluator,
+    budget: &Budget,
+) -> Result<Project, ProjectError> {
+    let path = confine::resolve(path).map_err(ProjectError::Config)?;
     let dir = if path.is_dir() {
         path.clone()
     } else {
@@ -60,50 +86,81 @@ pub fn locate(path: &Path, evaluator: &dyn Evaluator) -> Result<Project, Project
         .clone()
         .or_else(|| config_dir.clone())
         .unwrap_or_else(|| dir.clone());
-    let config = match config_dir.as_deref().and_then(config_file) {
-        None => Json::Object(Default::default()),
-        Some(file) if file.extension().is_some_and(|e| e == "json") => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| ProjectError::Config(format!("{}: {e}", file.display())))?;
-            serde_json::from_str(&text).map_err(|e| {
-                ProjectError::Config(format!("{}: invalid JSON: {e}", file.display()))
-            })?
+    let (config, settings) = match config_dir.as_deref().and_then(config_file) {
+        None => (Json::Object(Default::default()), Settings::default()),
+        Some(file) => {
+            let config = if file.extension().is_some_and(|e| e == "json") {
+                let text = read_config_text(&file)?;
+                serde_json::from_str(&text).map_err(|e| {
+                    ProjectError::Config(format!(
+                        "{}: invalid JSON: {e}; chant.config.json is strict JSON (no comments or trailing commas)",
+                        file.display()
+                    ))
+                })?
+            } else {
+                evaluator
+                    .evaluate_config(&boundary, &file, budget)
+                    .map_err(ProjectError::Config)?
+            };
+            let settings = config::validate(&file, &config).map_err(ProjectError::Config)?;
+            (config, settings)
         }
-        Some(file) => evaluator
-            .evaluate_config(&boundary, &file)
-            .map_err(ProjectError::Config)?,
     };
     Ok(Project {
         path,
         config_dir,
         config,
+        settings,
         boundary,
     })
 }
 
+/// A config larger than this is refused (it is read whole).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+fn read_config_text(file: &Path) -> Result<String, ProjectError> {
+    let too_big = std::fs::metadata(file).is_ok_and(|m| m.len() > MAX_CONFIG_BYTES);
+    if too_big {
+        return Err(ProjectError::Config(format!(
+            "{}: larger than {} KiB; a config holds settings, not data",
+            file.display(),
+            MAX_CONFIG_BYTES >> 10
+        )));
+    }
+    std::fs::read_to_string(file)
+        .map_err(|e| ProjectError::Config(format!("{}: {e}", file.display())))
+}
+
 impl Project {
-    /// The project's own directory: where its config is, else the path named.
+    /// The project's own directory: where its config is, else the directory named.
     pub fn dir(&self) -> &Path {
-        self.config_dir.as_deref().unwrap_or(&self.path)
+        self.config_dir.as_deref().unwrap_or_else(|| {
+            if self.path.is_dir() {
+                &self.path
+            } else {
+                self.path.parent().unwrap_or(&self.path)
+            }
+        })
+    }
+
+    /// The walls of this project: its boundary.
+    pub fn walls(&self) -> Walls {
+        Walls::resolved(self.boundary.clone())
+    }
+
+    /// The source files `path` names: a directory's discovered sources, or that one file.
+    pub fn source_files(&self) -> Result<Vec<PathBuf>, ProjectError> {
+        discover::source_files(&self.path, &self.walls())
+            .map_err(|e| ProjectError::Config(e.to_string()))
     }
 
     /// `config.lexicons` if non-empty, else the lexicons the sources import, in first-use order.
     pub fn lexicon_names(&self) -> Result<Vec<String>, ProjectError> {
-        let configured: Vec<String> = self
-            .config
-            .get("lexicons")
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|l| l.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !configured.is_empty() {
-            return Ok(configured);
+        if !self.settings.lexicons.is_empty() {
+            return Ok(self.settings.lexicons.clone());
         }
         let mut found: Vec<String> = Vec::new();
-        for file in discover::source_files(&self.path) {
+        for file in self.source_files()? {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };

@@ -6,17 +6,39 @@ use std::path::Path;
 use crate::build::{self, BuildFailure, Built, Format};
 use crate::discover::{self, Discovery};
 use crate::lexicon::Lexicon;
-use crate::model::Evaluator;
+use crate::model::{Budget, Evaluator};
 use crate::project::{self, Project, ProjectError};
+
+/// A check of a located project's config that a crate above this one owns (e.g. the lint
+/// section's rule settings); an error fails the location.
+pub type ConfigCheck = fn(&Project) -> Result<(), String>;
 
 pub struct Chant {
     pub lexicons: Vec<Box<dyn Lexicon>>,
     pub evaluator: Box<dyn Evaluator + Send + Sync>,
+    /// Run on every located project's config, after its own validation.
+    pub config_checks: Vec<ConfigCheck>,
 }
 
 impl Chant {
-    pub fn locate(&self, path: &Path) -> Result<Project, ProjectError> {
-        project::locate(path, self.evaluator.as_ref())
+    /// Locates the project `path` belongs to and validates its config: its fields, that every
+    /// lexicon it names is embedded here, and the [`ConfigCheck`]s.
+    pub fn locate(&self, path: &Path, budget: &Budget) -> Result<Project, ProjectError> {
+        let project = project::locate(path, self.evaluator.as_ref(), budget)?;
+        for name in &project.settings.lexicons {
+            if self.lexicon(name).is_none() {
+                return Err(ProjectError::UnknownLexicon(name.clone()));
+            }
+        }
+        for check in &self.config_checks {
+            check(&project).map_err(ProjectError::Config)?;
+        }
+        Ok(project)
+    }
+
+    /// The budget of an evaluation of `project`: the caller's time, else the config's.
+    pub fn budget_for(&self, project: &Project, budget: &Budget) -> Budget {
+        budget.or_time(project.settings.timeout)
     }
 
     /// The embedded lexicons a project uses (an unknown name is an error).
@@ -41,8 +63,13 @@ impl Chant {
             .map(|l| l.as_ref())
     }
 
-    pub fn discover(&self, project: &Project) -> Discovery {
-        discover::discover(&project.path, &project.boundary, self.evaluator.as_ref())
+    pub fn discover(&self, project: &Project, budget: &Budget) -> Discovery {
+        discover::discover(
+            &project.path,
+            &project.walls(),
+            self.evaluator.as_ref(),
+            &self.budget_for(project, budget),
+        )
     }
 
     /// Discovers and builds a project (`only`: just that lexicon's part).
@@ -51,8 +78,9 @@ impl Chant {
         project: &Project,
         format: Format,
         only: Option<&str>,
+        budget: &Budget,
     ) -> (Discovery, Result<Built, BuildFailure>) {
-        let discovery = self.discover(project);
+        let discovery = self.discover(project, budget);
         let lexicons: Vec<&dyn Lexicon> = self.lexicons.iter().map(|l| l.as_ref()).collect();
         let result = build::build(&discovery, &lexicons, format, only);
         (discovery, result)

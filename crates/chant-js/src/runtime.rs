@@ -2,11 +2,12 @@
 //! boundary plus embedded runtime modules, determinism, and time and memory limits.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use chant_core::model::{EvalError, Evaluation, ModuleExports};
+use chant_core::confine::{PathError, Walls};
+use chant_core::model::{Budget, EvalError, Evaluation, ModuleExports};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{
@@ -20,21 +21,30 @@ use crate::strip::{self, Stripped};
 pub const CORE_SPECIFIER: &str = "@intentius/chant";
 const CORE_SOURCE: &str = include_str!("../runtime/chant.ts");
 
-/// Resource limits of one evaluation.
+/// Resource limits of one evaluation (its wall time is the caller's [`Budget`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Wall time one file (with the modules it imports) may take.
-    pub time: Duration,
+    /// The JavaScript heap of one evaluation.
     pub memory_bytes: usize,
     pub stack_bytes: usize,
+    /// What reading the values back into Rust may build (an estimate of its bytes): shared
+    /// references are copied, so a small heap can describe a huge tree.
+    pub extract_bytes: usize,
+    /// Evaluations of one engine running at once; the others wait their turn. With
+    /// `memory_bytes + extract_bytes` each, this bounds the whole process.
+    pub concurrent: usize,
+    /// A module file larger than this is refused before it is read.
+    pub module_bytes: u64,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            time: Duration::from_secs(5),
-            memory_bytes: 512 << 20,
+            memory_bytes: 320 << 20,
             stack_bytes: 2 << 20,
+            extract_bytes: 128 << 20,
+            concurrent: 2,
+            module_bytes: 16 << 20,
         }
     }
 }
@@ -130,35 +140,19 @@ struct LoadState {
 }
 
 struct SandboxResolver {
-    boundary: PathBuf,
+    walls: Walls,
     embedded: Arc<EmbeddedModules>,
     state: Arc<Mutex<LoadState>>,
-}
-
-/// `path.resolve`-style lexical normalization.
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 impl Resolver for SandboxResolver {
     fn resolve<'js>(
         &mut self,
-        ctx: &Ctx<'js>,
+        _ctx: &Ctx<'js>,
         base: &str,
         name: &str,
         _a: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<String> {
-        let _ = ctx;
         if let Some(found) = self.embedded.lookup(name) {
             return Ok(found.to_owned());
         }
@@ -166,58 +160,57 @@ impl Resolver for SandboxResolver {
             lock(&self.state).failure.get_or_insert(message.clone());
             Err(rquickjs::Error::new_resolving_message(base, name, message))
         };
-        if Path::new(name).is_absolute() {
-            let target = normalize(Path::new(name));
-            return if target.starts_with(&self.boundary) && target.is_file() {
-                Ok(target.to_string_lossy().into_owned())
-            } else {
-                fail(format!(
-                    "{name}: not a file inside the project ({})",
-                    self.boundary.display()
-                ))
-            };
-        }
-        if !(name.starts_with("./") || name.starts_with("../")) {
+        let outside = || {
+            format!(
+                "{base}: Cannot import '{name}': it is outside the project ({})",
+                self.walls.root().display()
+            )
+        };
+        let absolute = Path::new(name).is_absolute();
+        if !(absolute || name.starts_with("./") || name.starts_with("../")) {
             return fail(format!("{base}: Cannot find module '{name}'"));
         }
-        if self.embedded.lookup(base).is_some() {
+        if !absolute && self.embedded.lookup(base).is_some() {
             return fail(format!(
                 "Cannot find module '{name}' (relative import from {base})"
             ));
         }
         let dir = Path::new(base).parent().unwrap_or(Path::new("/"));
-        let target = normalize(&dir.join(name));
-        if !target.starts_with(&self.boundary) {
+        let candidates: Vec<String> = if absolute {
+            vec![name.to_owned()]
+        } else {
+            let target = PathBuf::from(name);
+            vec![
+                name.to_owned(),
+                target.with_extension("ts").to_string_lossy().into_owned(),
+                format!("{name}.ts"),
+                format!("{name}/index.ts"),
+            ]
+        };
+        // Each candidate resolved with its symlinks followed, then held to the walls.
+        for c in &candidates {
+            match self.walls.resolve_from(dir, "import", c) {
+                Ok(found) if found.is_file() => {
+                    return Ok(found.to_string_lossy().into_owned());
+                }
+                Ok(_) | Err(PathError::Unresolvable { .. }) => {}
+                Err(PathError::Outside { .. }) => return fail(outside()),
+            }
+        }
+        if absolute {
             return fail(format!(
-                "{base}: Cannot import '{name}': it is outside the project ({})",
-                self.boundary.display()
+                "{name}: not a file inside the project ({})",
+                self.walls.root().display()
             ));
         }
-        let candidates = [
-            target.clone(),
-            target.with_extension("ts"),
-            append(&target, ".ts"),
-            target.join("index.ts"),
-        ];
-        match candidates
-            .iter()
-            .find(|c| c.is_file() && c.starts_with(&self.boundary))
-        {
-            Some(found) => Ok(found.to_string_lossy().into_owned()),
-            None => fail(format!("{base}: Cannot find module '{name}'")),
-        }
+        fail(format!("{base}: Cannot find module '{name}'"))
     }
-}
-
-fn append(p: &Path, suffix: &str) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
 }
 
 struct SandboxLoader {
     embedded: Arc<EmbeddedModules>,
     state: Arc<Mutex<LoadState>>,
+    module_bytes: u64,
 }
 
 impl Loader for SandboxLoader {
@@ -230,8 +223,17 @@ impl Loader for SandboxLoader {
         let stripped = if let Some(source) = self.embedded.sources.get(name) {
             stripped_embedded(name, source)
         } else {
-            match std::fs::read_to_string(name) {
-                Err(e) => Err(format!("{name}: cannot read: {e}")),
+            let size = std::fs::metadata(name).map(|m| m.len()).unwrap_or(0);
+            let read = if size > self.module_bytes {
+                Err(format!(
+                    "{name}: {size} bytes, over the {} MiB a module may have",
+                    self.module_bytes >> 20
+                ))
+            } else {
+                std::fs::read_to_string(name).map_err(|e| format!("{name}: cannot read: {e}"))
+            };
+            match read {
+                Err(e) => Err(e),
                 Ok(source) => strip::strip_typescript(Path::new(name), &source)
                     .map(Arc::new)
                     .map_err(|errors| {
@@ -257,11 +259,88 @@ impl Loader for SandboxLoader {
     }
 }
 
+/// Evaluations allowed to run at once; the rest wait, still bound by their budgets.
+struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+struct Permit<'a>(&'a Permits);
+
+impl Permits {
+    /// Waits for a permit until the budget ends; `None` when it ended first.
+    fn take(&self, over: &dyn Fn() -> bool) -> Option<Permit<'_>> {
+        let mut free = lock(&self.free);
+        loop {
+            if *free > 0 {
+                *free -= 1;
+                return Some(Permit(self));
+            }
+            if over() {
+                return None;
+            }
+            free = self
+                .freed
+                .wait_timeout(free, Duration::from_millis(20))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.free) += 1;
+        self.0.freed.notify_one();
+    }
+}
+
 /// Evaluates TypeScript modules in a fresh sandbox.
 #[derive(Clone)]
 pub struct Engine {
     embedded: Arc<EmbeddedModules>,
     limits: Limits,
+    permits: Arc<Permits>,
+}
+
+/// When an evaluation must stop: its deadline, or the caller's stop signal.
+#[derive(Clone)]
+struct Clock {
+    deadline: Instant,
+    time: Duration,
+    stop: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
+}
+
+impl Clock {
+    fn new(budget: &Budget) -> Clock {
+        let time = budget.time();
+        Clock {
+            deadline: Instant::now() + time,
+            time,
+            stop: budget.stop.clone(),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s())
+    }
+
+    fn over(&self) -> bool {
+        Instant::now() >= self.deadline || self.stopped()
+    }
+
+    /// Why the evaluation ended early.
+    fn reason(&self) -> String {
+        if self.stopped() {
+            "the evaluation was stopped: the request was cancelled or the client went away"
+                .to_owned()
+        } else {
+            format!(
+                "the evaluation exceeded its {} s budget (set timeout in chant.config, or --timeout)",
+                self.time.as_secs_f64()
+            )
+        }
+    }
 }
 
 impl Engine {
@@ -269,28 +348,42 @@ impl Engine {
         Engine {
             embedded: Arc::new(embedded),
             limits,
+            permits: Arc::new(Permits {
+                free: Mutex::new(limits.concurrent.max(1)),
+                freed: Condvar::new(),
+            }),
         }
     }
 
-    /// Evaluates each file in `files` (absolute paths) and collects exports and declarables.
-    pub fn evaluate(&self, boundary: &Path, files: &[PathBuf]) -> Evaluation {
+    /// Evaluates each file in `files` (absolute paths) within `budget` (one deadline for all
+    /// of them) and collects exports and declarables.
+    pub fn evaluate(&self, boundary: &Path, files: &[PathBuf], budget: &Budget) -> Evaluation {
         let mut evaluation = Evaluation::default();
-        let result = self.with_sandbox(boundary, |ctx, sandbox| {
+        let result = self.with_sandbox(boundary, budget, |ctx, sandbox| {
             let core = sandbox.import(ctx, CORE_SPECIFIER)?;
+            let mut reader = sandbox.reader();
             for file in files {
                 let name = file.to_string_lossy().into_owned();
-                match sandbox
-                    .import(ctx, &name)
-                    .and_then(|ns| extract::exports(ctx, &ns).map_err(|e| format!("{name}: {e}")))
-                {
+                match sandbox.import(ctx, &name).and_then(|ns| {
+                    reader
+                        .exports(ctx, &ns)
+                        .map_err(|e| sandbox.extract_error(&name, e))
+                }) {
                     Ok(exports) => evaluation.modules.push(ModuleExports {
                         file: file.clone(),
                         exports,
                     }),
-                    Err(message) => evaluation.errors.push(EvalError {
-                        file: file.clone(),
-                        message,
-                    }),
+                    Err(message) => {
+                        let over = sandbox.clock.over();
+                        evaluation.errors.push(EvalError {
+                            file: file.clone(),
+                            message,
+                        });
+                        if over {
+                            // Every later file would end the same way.
+                            return Err(sandbox.clock.reason());
+                        }
+                    }
                 }
             }
             let registry: Function = core.get("__chant_registry").map_err(internal)?;
@@ -298,15 +391,22 @@ impl Engine {
                 .call(())
                 .catch(ctx)
                 .map_err(|e| sandbox.describe(CORE_SPECIFIER, e))?;
-            evaluation.decls =
-                extract::decls(ctx, &registry).map_err(|e| format!("internal: {e}"))?;
+            evaluation.decls = reader
+                .decls(ctx, &registry)
+                .map_err(|e| sandbox.extract_error("the declarables", e))?;
+            extract::check_ids(&evaluation)?;
             Ok(())
         });
         if let Err(message) = result {
-            evaluation.errors.push(EvalError {
-                file: boundary.to_path_buf(),
-                message,
-            });
+            if !evaluation.errors.iter().any(|e| e.message == message) {
+                evaluation.errors.push(EvalError {
+                    file: boundary.to_path_buf(),
+                    message,
+                });
+            }
+            // Nothing half-read is kept: a failed evaluation has no declarables to index.
+            evaluation.modules.clear();
+            evaluation.decls.clear();
         }
         evaluation
     }
@@ -316,28 +416,40 @@ impl Engine {
         &self,
         boundary: &Path,
         file: &Path,
+        budget: &Budget,
     ) -> Result<serde_json::Value, String> {
-        self.with_sandbox(boundary, |ctx, sandbox| {
+        self.with_sandbox(boundary, budget, |ctx, sandbox| {
             let name = file.to_string_lossy().into_owned();
             let namespace = sandbox.import(ctx, &name)?;
-            let default: rquickjs::Value = namespace.get("default").map_err(internal)?;
-            let value = extract::value(ctx, &default, 0).map_err(|e| format!("{name}: {e}"))?;
+            let default: rquickjs::Value = namespace
+                .get("default")
+                .map_err(|e| sandbox.extract_error(&name, e.to_string()))?;
+            let value = sandbox
+                .reader()
+                .value(ctx, &default, 0)
+                .map_err(|e| sandbox.extract_error(&name, e))?;
             extract::to_json(&value).map_err(|e| format!("{name}: default export: {e}"))
         })
     }
 
     /// Runs `f` in a fresh runtime on a thread whose stack is larger than the JavaScript stack
-    /// limit, so deep recursion is a JavaScript error, never a host stack overflow.
+    /// limit, so deep recursion is a JavaScript error, never a host stack overflow. Waits for
+    /// a permit first.
     fn with_sandbox<T: Send>(
         &self,
         boundary: &Path,
+        budget: &Budget,
         f: impl FnOnce(&Ctx<'_>, &Sandbox) -> Result<T, String> + Send,
     ) -> Result<T, String> {
+        let clock = Clock::new(budget);
+        let Some(_permit) = self.permits.take(&|| clock.over()) else {
+            return Err(clock.reason());
+        };
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("chant-js".into())
                 .stack_size(self.limits.stack_bytes + (16 << 20))
-                .spawn_scoped(scope, || self.sandboxed(boundary, f))
+                .spawn_scoped(scope, || self.sandboxed(boundary, clock.clone(), f))
                 .map_err(|e| format!("cannot start the evaluation thread: {e}"))?
                 .join()
                 .unwrap_or_else(|_| Err("the JavaScript evaluation crashed".to_owned()))
@@ -347,34 +459,35 @@ impl Engine {
     fn sandboxed<T>(
         &self,
         boundary: &Path,
+        clock: Clock,
         f: impl FnOnce(&Ctx<'_>, &Sandbox) -> Result<T, String>,
     ) -> Result<T, String> {
         let runtime =
             Runtime::new().map_err(|e| format!("cannot start the JavaScript runtime: {e}"))?;
         runtime.set_memory_limit(self.limits.memory_bytes);
         runtime.set_max_stack_size(self.limits.stack_bytes);
-        let deadline = Arc::new(Mutex::new(None::<Instant>));
-        let handler_deadline = Arc::clone(&deadline);
-        runtime.set_interrupt_handler(Some(Box::new(move || {
-            lock(&handler_deadline).is_some_and(|d| Instant::now() > d)
-        })));
+        // Asked by QuickJS while any JavaScript runs, module bodies and getters, Proxy traps,
+        // toJSON or valueOf reached while values are read back alike.
+        let handler_clock = clock.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || handler_clock.over())));
         let state = Arc::new(Mutex::new(LoadState::default()));
         runtime.set_loader(
             SandboxResolver {
-                boundary: normalize(boundary),
+                walls: Walls::resolved(boundary.to_path_buf()),
                 embedded: Arc::clone(&self.embedded),
                 state: Arc::clone(&state),
             },
             SandboxLoader {
                 embedded: Arc::clone(&self.embedded),
                 state: Arc::clone(&state),
+                module_bytes: self.limits.module_bytes,
             },
         );
         let context = Context::full(&runtime)
             .map_err(|e| format!("cannot create a JavaScript context: {e}"))?;
         let sandbox = Sandbox {
             state,
-            deadline,
+            clock,
             limits: self.limits,
         };
         context.with(|ctx| {
@@ -388,20 +501,34 @@ impl Engine {
 
 struct Sandbox {
     state: Arc<Mutex<LoadState>>,
-    deadline: Arc<Mutex<Option<Instant>>>,
+    clock: Clock,
     limits: Limits,
 }
 
 impl Sandbox {
-    /// Imports a module (by resolved name) and returns its namespace, with the time limit armed.
+    /// Imports a module (by resolved name) and returns its namespace.
     fn import<'js>(&self, ctx: &Ctx<'js>, name: &str) -> Result<Object<'js>, String> {
+        if self.clock.over() {
+            return Err(self.clock.reason());
+        }
         lock(&self.state).failure = None;
-        *lock(&self.deadline) = Some(Instant::now() + self.limits.time);
         let result = Module::import(ctx, name)
             .catch(ctx)
             .and_then(|p: Promise<'js>| p.finish::<Object<'js>>().catch(ctx));
-        *lock(&self.deadline) = None;
         result.map_err(|e| self.describe(name, e))
+    }
+
+    fn reader(&self) -> extract::Reader<'_> {
+        extract::Reader::new(self.limits.extract_bytes, || self.clock.over())
+    }
+
+    /// An error met while reading values back: the budget's reason when it ran out.
+    fn extract_error(&self, name: &str, message: String) -> String {
+        if self.clock.over() {
+            self.clock.reason()
+        } else {
+            format!("{name}: {message}")
+        }
     }
 
     /// The message for a caught error, positions mapped back to the TypeScript source.
@@ -424,11 +551,8 @@ impl Sandbox {
             }
             _ => message,
         };
-        if message.contains("interrupted") {
-            return format!(
-                "evaluation of {name} exceeded the {} s limit",
-                self.limits.time.as_secs_f64()
-            );
+        if message.contains("interrupted") || self.clock.over() {
+            return self.clock.reason();
         }
         if message.contains("out of memory") {
             return format!(
@@ -491,11 +615,16 @@ impl EmbeddedModules {
 }
 
 impl chant_core::model::Evaluator for Engine {
-    fn evaluate(&self, boundary: &Path, files: &[PathBuf]) -> Evaluation {
-        Engine::evaluate(self, boundary, files)
+    fn evaluate(&self, boundary: &Path, files: &[PathBuf], budget: &Budget) -> Evaluation {
+        Engine::evaluate(self, boundary, files, budget)
     }
 
-    fn evaluate_config(&self, boundary: &Path, file: &Path) -> Result<serde_json::Value, String> {
-        self.default_export(boundary, file)
+    fn evaluate_config(
+        &self,
+        boundary: &Path,
+        file: &Path,
+        budget: &Budget,
+    ) -> Result<serde_json::Value, String> {
+        self.default_export(boundary, file, budget)
     }
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chant_core::model::{DeclId, DeclKind, Value};
+use chant_core::model::{Budget, DeclId, DeclKind, Value};
 use chant_js::{EmbeddedModules, Engine, Limits};
 
 const LEXICON: &str = r#"
@@ -16,13 +16,15 @@ export function reference(...path: string[]) { return new Tagged("!reference", p
 fn engine() -> Engine {
     let mut m = EmbeddedModules::new();
     m.add("@intentius/chant-lexicon-test", LEXICON);
-    Engine::new(
-        m,
-        Limits {
-            time: Duration::from_secs(2),
-            ..Limits::default()
-        },
-    )
+    Engine::new(m, Limits::default())
+}
+
+/// Two seconds, no stop signal.
+fn budget() -> Budget {
+    Budget {
+        time: Some(Duration::from_secs(2)),
+        stop: None,
+    }
 }
 
 fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<PathBuf>) {
@@ -39,7 +41,7 @@ fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<PathBuf>) {
 
 fn eval_one(src: &str) -> chant_core::model::Evaluation {
     let (dir, files) = project(&[("main.ts", src)]);
-    engine().evaluate(dir.path(), &files)
+    engine().evaluate(dir.path(), &files, &budget())
 }
 
 fn error_of(src: &str) -> String {
@@ -60,7 +62,7 @@ fn exports_and_declarables_are_extracted() {
             "import { Job, reference } from \"@intentius/chant-lexicon-test\";\nimport { node } from \"./images\";\nexport const build = new Job({ image: node, script: [\"make\"], x: undefined, n: null, r: reference(\".setup\", \"script\") });\nexport const test = new Job({ needs: [build], id: build.Id });\nexport default new Job({});\nexport const notDecl = { a: 1 };\n",
         ),
     ]);
-    let e = engine().evaluate(dir.path(), &files);
+    let e = engine().evaluate(dir.path(), &files, &budget());
     assert!(e.errors.is_empty(), "{:?}", e.errors);
     assert_eq!(e.decls.len(), 4);
     assert_eq!(e.decls[0].kind, DeclKind::Property);
@@ -187,7 +189,7 @@ fn an_infinite_loop_is_stopped() {
     let t = Instant::now();
     let msg = error_of("while (true) {}\n");
     assert!(t.elapsed() < Duration::from_secs(5));
-    assert!(msg.contains("exceeded the 2 s limit"), "{msg}");
+    assert!(msg.contains("exceeded its 2 s budget"), "{msg}");
 }
 
 #[test]
@@ -205,7 +207,7 @@ fn runaway_allocation_is_stopped() {
         "main.ts",
         "const a: string[] = [];\nwhile (true) { a.push(\"x\".repeat(1000000) + a.length); }\n",
     )]);
-    let e = engine.evaluate(dir.path(), &files);
+    let e = engine.evaluate(dir.path(), &files, &budget());
     assert_eq!(e.errors.len(), 1, "{e:?}");
     assert!(
         e.errors[0].message.contains("memory limit"),
@@ -228,7 +230,7 @@ fn a_failing_file_does_not_stop_the_others() {
         ("a.ts", "throw new Error(\"a fails\");\n"),
         ("b.ts", "export const ok = 1;\n"),
     ]);
-    let e = engine().evaluate(dir.path(), &files);
+    let e = engine().evaluate(dir.path(), &files, &budget());
     assert_eq!(e.errors.len(), 1);
     assert_eq!(e.modules.len(), 1);
     assert_eq!(e.modules[0].file, files[1]);
@@ -240,7 +242,160 @@ fn config_default_export() {
         "chant.config.ts",
         "import type { ChantConfig } from \"@intentius/chant\";\nexport default { lexicons: [\"gitlab\"] } satisfies ChantConfig;\n",
     )]);
-    let v = engine().default_export(dir.path(), &files[0]).unwrap();
+    let v = engine()
+        .default_export(dir.path(), &files[0], &budget())
+        .unwrap();
     assert_eq!(v, serde_json::json!({"lexicons": ["gitlab"]}));
     let _ = Path::new("");
+}
+
+/// Evaluates `files` with `time`, returning the evaluation and how long it took.
+fn timed(files: &[(&str, &str)], time: Duration) -> (chant_core::model::Evaluation, Duration) {
+    let (dir, paths) = project(files);
+    let b = Budget {
+        time: Some(time),
+        stop: None,
+    };
+    let t = Instant::now();
+    let e = engine().evaluate(dir.path(), &paths, &b);
+    (e, t.elapsed())
+}
+
+#[test]
+fn one_budget_covers_every_file() {
+    let spin = "while (true) {}\n";
+    let (e, took) = timed(
+        &[
+            ("a.ts", spin),
+            ("b.ts", spin),
+            ("c.ts", spin),
+            ("d.ts", spin),
+        ],
+        Duration::from_millis(500),
+    );
+    assert!(
+        took < Duration::from_millis(1500),
+        "four looping files took {took:?}"
+    );
+    assert!(
+        e.errors
+            .iter()
+            .any(|x| x.message.contains("exceeded its 0.5 s budget")),
+        "{e:?}"
+    );
+    assert!(e.modules.is_empty() && e.decls.is_empty());
+}
+
+#[test]
+fn javascript_run_while_values_are_read_back_is_bounded_too() {
+    for (what, src) in [
+        (
+            "a Proxy get trap",
+            "export const v = new Proxy({}, { get() { for (;;) {} }, ownKeys() { for (;;) {} } });\n",
+        ),
+        (
+            "a Proxy ownKeys trap",
+            "export const v = new Proxy({}, { ownKeys() { for (;;) {} } });\n",
+        ),
+        (
+            "a getter",
+            "export const v = { get x() { for (;;) {} } };\n",
+        ),
+        (
+            "a getter on a declarable's props",
+            "import { Job } from \"@intentius/chant-lexicon-test\";\nexport const j = new Job({ variables: { get A() { for (;;) {} } } });\n",
+        ),
+        (
+            "a Proxy as a declarable's props",
+            "import { Job } from \"@intentius/chant-lexicon-test\";\nexport const j = new Job({ variables: new Proxy({}, { get() { for (;;) {} }, ownKeys() { for (;;) {} } }) });\n",
+        ),
+    ] {
+        let (e, took) = timed(&[("main.ts", src)], Duration::from_millis(300));
+        assert!(took < Duration::from_millis(1300), "{what}: {took:?}");
+        assert!(
+            e.errors.iter().any(|x| x.message.contains("budget")),
+            "{what}: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn a_stop_signal_interrupts_an_evaluation_in_progress() {
+    let (dir, paths) = project(&[("main.ts", "while (true) {}\n")]);
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let f = std::sync::Arc::clone(&flag);
+    let b = Budget {
+        time: Some(Duration::from_secs(60)),
+        stop: Some(std::sync::Arc::new(move || {
+            f.load(std::sync::atomic::Ordering::SeqCst)
+        })),
+    };
+    let setter = std::sync::Arc::clone(&flag);
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        setter.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let t = Instant::now();
+    let e = engine().evaluate(dir.path(), &paths, &b);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(e.errors[0].message.contains("stopped"), "{e:?}");
+}
+
+#[test]
+fn a_forged_declarable_marker_is_an_error_not_a_crash() {
+    for src in [
+        "export const v = { __chant: 7 };\n",
+        "export const v = new Proxy({}, { get: (_t, k) => (k === \"__chant\" ? 4294967295 : undefined) });\n",
+        "import { Job } from \"@intentius/chant-lexicon-test\";\nexport const j = new Job({ needs: [{ __chant: 99 }] });\n",
+    ] {
+        let e = eval_one(src);
+        assert!(
+            e.errors
+                .iter()
+                .any(|x| x.message.contains("claims to be declarable")),
+            "{src}: {e:?}"
+        );
+        assert!(e.modules.is_empty() && e.decls.is_empty());
+    }
+}
+
+#[test]
+fn shared_references_cannot_blow_up_what_is_read_back() {
+    // 2^40 leaves once every shared reference is copied.
+    let src =
+        "let v: any = [\"x\"];\nfor (let i = 0; i < 40; i++) v = [v, v];\nexport const big = v;\n";
+    let (e, took) = timed(&[("main.ts", src)], Duration::from_secs(10));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        e.errors.iter().any(|x| x.message.contains("MiB once read")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn imports_resolve_symlinks_before_the_boundary_check() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.ts"),
+        "export const s = \"outside\";\n",
+    )
+    .unwrap();
+    let (dir, files) = project(&[(
+        "main.ts",
+        "import { s } from \"./link/secret\";\nexport const v = s;\n",
+    )]);
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+    let e = engine().evaluate(dir.path(), &files, &budget());
+    assert_eq!(e.errors.len(), 1, "{e:?}");
+    assert!(
+        e.errors[0].message.contains("outside the project"),
+        "{}",
+        e.errors[0].message
+    );
+    let abs = format!(
+        "import {{ s }} from \"{}\";\nexport const v = s;\n",
+        outside.path().join("secret.ts").display()
+    );
+    let e = eval_one(&abs);
+    assert!(e.errors[0].message.contains("outside the project"), "{e:?}");
 }

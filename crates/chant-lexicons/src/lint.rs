@@ -25,8 +25,27 @@ fn lint_section(config: &Json) -> Json {
     }
 }
 
+/// The lint section of a located project's config, checked as the lint would read it (a
+/// [`chant_core::session::ConfigCheck`]: a rule set to `"nonsense"` fails every command).
+pub fn check_config(project: &Project) -> Result<(), String> {
+    let section = lint_section(&project.config);
+    if section.is_null() {
+        return Ok(());
+    }
+    let file = project
+        .config_dir
+        .as_deref()
+        .and_then(chant_core::project::config_file)
+        .map(|f| f.display().to_string())
+        .unwrap_or_else(|| "chant.config".into());
+    LintConfig::from_json_in(&section, Some(project.dir()), Some(&project.walls()))
+        .map(|_| ())
+        .map_err(|e| format!("{file}: {e}"))
+}
+
 /// Prepares a lint of `path` (absolute) in `project`; `only` restricts the rules to those ids.
 pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, String> {
+    let walls = project.walls();
     let lexicons = project.lexicon_names().unwrap_or_default();
     let mut rules = crate::lint_rule_set(&lexicons);
     if !only.is_empty() {
@@ -46,7 +65,7 @@ pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, S
     // `chant.config.json` in the linted directory.
     let section = lint_section(&project.config);
     let config = if !section.is_null() {
-        LintConfig::from_json_in(&section, Some(project.dir()))
+        LintConfig::from_json_in(&section, Some(project.dir()), Some(&walls))
             .map_err(|e| format!("chant.config: {e}"))?
     } else {
         let dir = if path.is_dir() {
@@ -71,16 +90,20 @@ pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, S
                             .collect()
                     })
                     .unwrap_or_default();
-                LintConfig::from_json_in(&Json::Object(only_lint), Some(dir))
+                LintConfig::from_json_in(&Json::Object(only_lint), Some(dir), Some(&walls))
                     .map_err(|e| format!("{}: {e}", fragment.display()))?
             }
             Err(_) => LintConfig::default(),
         }
     };
     let files = if path.is_file() {
+        // One file named: linted whatever its name, so long as it is inside the project.
+        walls
+            .resolve("path", &path.to_string_lossy())
+            .map_err(|e| e.to_string())?;
         vec![path.to_path_buf()]
     } else if path.is_dir() {
-        chant_core::discover::source_files(path)
+        chant_core::discover::source_files(path, &walls).map_err(|e| e.to_string())?
     } else {
         return Err(format!("{}: no such file or directory", path.display()));
     };

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use chant_core::confine::Walls;
 use serde_json::{Value as Json, json};
 
 use crate::Severity;
@@ -109,6 +110,7 @@ fn extended(
     path: &str,
     extends: Option<&Json>,
     base: Option<&Path>,
+    walls: Option<&Walls>,
     seen: &mut Vec<PathBuf>,
 ) -> Result<Rules, String> {
     let list = match extends {
@@ -137,7 +139,12 @@ fn extended(
                 "{path}.extends: \"{name}\" is a file, and this config has no directory to resolve it from"
             ));
         };
-        let file = base.join(name);
+        let file = match walls {
+            Some(w) => w
+                .resolve_from(base, &format!("{path}.extends"), name)
+                .map_err(|e| e.to_string())?,
+            None => base.join(name),
+        };
         let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
         if seen.contains(&key) {
             return Err(format!("Circular extends detected: {}", file.display()));
@@ -149,7 +156,13 @@ fn extended(
             .map_err(|e| format!("Failed to parse config file {}: {e}", file.display()))?;
         let lint = raw.get("lint").filter(|l| l.is_object()).unwrap_or(&raw);
         let shown = file.display().to_string();
-        out.extend(extended(&shown, lint.get("extends"), file.parent(), seen)?);
+        out.extend(extended(
+            &shown,
+            lint.get("extends"),
+            file.parent(),
+            walls,
+            seen,
+        )?);
         out.extend(rules(&format!("{shown}: rules"), lint.get("rules"))?);
     }
     Ok(out)
@@ -158,19 +171,23 @@ fn extended(
 impl LintConfig {
     /// From the config's `lint` value (`null` for defaults).
     pub fn from_json(lint: &Json) -> Result<LintConfig, String> {
-        LintConfig::from_json_in(lint, None)
+        LintConfig::from_json_in(lint, None, None)
     }
 
     /// From the config's `lint` value, resolving file `extends` against `base` (the config's
-    /// directory).
-    pub fn from_json_in(lint: &Json, base: Option<&Path>) -> Result<LintConfig, String> {
+    /// directory); with `walls`, a file `extends` must stay inside them.
+    pub fn from_json_in(
+        lint: &Json,
+        base: Option<&Path>,
+        walls: Option<&Walls>,
+    ) -> Result<LintConfig, String> {
         if lint.is_null() {
             return Ok(LintConfig::default());
         }
         let Some(o) = lint.as_object() else {
             return Err("lint must be an object".into());
         };
-        let mut top = extended("lint", o.get("extends"), base, &mut Vec::new())?;
+        let mut top = extended("lint", o.get("extends"), base, walls, &mut Vec::new())?;
         top.extend(rules("lint.rules", o.get("rules"))?);
         let mut overrides = Vec::new();
         match o.get("overrides") {
@@ -333,8 +350,9 @@ mod tests {
             r#"{"lint": {"rules": {"COR005": "info", "COR004": "off"}}}"#,
         )
         .unwrap();
-        let c = LintConfig::from_json_in(&json!({"extends": ["./base.json"]}), Some(dir.path()))
-            .unwrap();
+        let c =
+            LintConfig::from_json_in(&json!({"extends": ["./base.json"]}), Some(dir.path()), None)
+                .unwrap();
         assert_eq!(
             c.setting("COR005", "a.ts").unwrap().severity,
             Some(Severity::Error)
@@ -345,11 +363,16 @@ mod tests {
             r#"{"extends": ["./base.json"]}"#,
         )
         .unwrap();
-        let e = LintConfig::from_json_in(&json!({"extends": ["./base.json"]}), Some(dir.path()))
-            .unwrap_err();
+        let e =
+            LintConfig::from_json_in(&json!({"extends": ["./base.json"]}), Some(dir.path()), None)
+                .unwrap_err();
         assert!(e.starts_with("Circular extends detected: "), "{e}");
-        let e = LintConfig::from_json_in(&json!({"extends": ["./missing.json"]}), Some(dir.path()))
-            .unwrap_err();
+        let e = LintConfig::from_json_in(
+            &json!({"extends": ["./missing.json"]}),
+            Some(dir.path()),
+            None,
+        )
+        .unwrap_err();
         assert!(e.starts_with("Extended config file not found: "), "{e}");
     }
 

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chant_core::build::Format;
+use chant_core::confine::Walls;
 use chant_core::explain;
 use chant_core::lexicon::{Lexicon, PluginOutput};
-use chant_core::project::ProjectError;
+use chant_core::model::Budget;
+use chant_core::project::{Project, ProjectError};
 use chant_core::session::Chant;
 use mcp::{
     Arguments, RequestContext, Resource, ResourceContents, ResourceError, Server, ServerBuilder,
@@ -39,7 +41,9 @@ pub struct Options {
 
 pub(crate) struct State {
     pub(crate) chant: Chant,
+    /// The server's project directory, resolved: every path argument must stay inside it.
     pub(crate) root: PathBuf,
+    pub(crate) walls: Walls,
     /// Names of the lexicons loaded at startup, in resolution order.
     pub(crate) loaded: Vec<String>,
 }
@@ -52,13 +56,28 @@ impl State {
             .collect()
     }
 
-    fn resolve(&self, path: &str) -> PathBuf {
-        let p = Path::new(path);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.root.join(p)
-        }
+    /// A path argument `param`, relative to the root, symlinks resolved, refused outside it:
+    /// every tool's paths pass through here.
+    pub(crate) fn resolve(&self, param: &str, given: &str) -> Result<PathBuf, ToolError> {
+        self.walls
+            .resolve(param, given)
+            .map_err(|e| ToolError(e.to_string()))
+    }
+
+    /// Locates the project `path` (resolved) belongs to, within the call's budget.
+    pub(crate) fn locate(&self, path: &Path, budget: &Budget) -> Result<Project, ToolError> {
+        self.chant
+            .locate(path, budget)
+            .map_err(|e| ToolError(e.to_string()))
+    }
+}
+
+/// The budget of an evaluation made for a call: the project's time, stopped when the call is
+/// cancelled or the client goes away.
+pub(crate) fn budget(ctx: &RequestContext) -> Budget {
+    Budget {
+        time: None,
+        stop: Some(ctx.stop_signal()),
     }
 }
 
@@ -101,26 +120,28 @@ fn string_prop(description: &str) -> Value {
     json!({"type": "string", "description": description})
 }
 
-/// The project `path` (already resolved) belongs to; a path that is not there is named.
+/// The project the `path` argument names (inside the root); a path that is not there is named.
 fn project_at(
     state: &State,
-    path: &std::path::Path,
-) -> Result<chant_core::project::Project, ToolError> {
+    args: &Map<String, Value>,
+    budget: &Budget,
+) -> Result<(PathBuf, Project), ToolError> {
+    let given = required(args, "path")?;
+    let path = state.resolve("path", given)?;
     if !path.exists() {
-        return Err(ToolError(format!(
-            "{}: no such file or directory",
-            path.display()
-        )));
+        return Err(ToolError(format!("{given}: no such file or directory")));
     }
-    state
-        .chant
-        .locate(path)
-        .map_err(|e| ToolError(e.to_string()))
+    let project = state.locate(&path, budget)?;
+    Ok((path, project))
 }
 
-fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+fn tool_build(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    let path = state.resolve(required(&args, "path")?);
+    let budget = budget(ctx);
     let format = match string_arg(&args, "format").unwrap_or("json") {
         "json" => Format::Json,
         "yaml" => Format::Yaml,
@@ -130,8 +151,8 @@ fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
             )));
         }
     };
-    let project = project_at(state, &path)?;
-    let (_, result) = state.chant.build(&project, format, None);
+    let (_, project) = project_at(state, &args, &budget)?;
+    let (_, result) = state.chant.build(&project, format, None, &budget);
     let built = result.map_err(|f| ToolError(f.message()))?;
     let mut output = built.output;
     for (name, content) in &built.files {
@@ -147,9 +168,12 @@ fn tool_build(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
 
 /// `{success, errorCount, warningCount, diagnostics, output}`; findings never fail the call,
 /// a path that is not there or a broken lint config does.
-fn tool_lint(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+fn tool_lint(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    let path = state.resolve(required(&args, "path")?);
     let fix = match args.get("fix") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -157,7 +181,7 @@ fn tool_lint(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
             return Err(ToolError(format!("fix must be a boolean, got {other}")));
         }
     };
-    let project = project_at(state, &path)?;
+    let (path, project) = project_at(state, &args, &budget(ctx))?;
     let setup = chant_lexicons::lint::setup(&project, &path, &[]).map_err(ToolError)?;
     let linter = setup.linter();
     let result = if fix {
@@ -171,13 +195,23 @@ fn tool_lint(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::Json(result.to_json()))
 }
 
-/// `{success: true, lexicon, generatedFiles, warnings}`; paths resolve against the project,
-/// existing files are replaced, and any failure fails the call.
-fn tool_import(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+/// `{success: true, lexicon, generatedFiles, warnings}`; both paths stay inside the project,
+/// existing files are kept (and named in `warnings`) unless `force`, and any failure fails the
+/// call.
+fn tool_import(
+    state: &State,
+    args: Arguments,
+    _ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    let source = state.resolve(required(&args, "source")?);
-    let output = state.resolve(string_arg(&args, "output").unwrap_or("./infra/"));
-    let report = chant_lexicons::import::import_file(&source, &output, &state.loaded, true)
+    let source = state.resolve("source", required(&args, "source")?)?;
+    let output = state.resolve("output", string_arg(&args, "output").unwrap_or("./infra/"))?;
+    let force = match args.get("force") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(ToolError(format!("force must be a boolean, got {other}"))),
+    };
+    let report = chant_lexicons::import::import_file(&source, &output, &state.loaded, force)
         .map_err(ToolError)?;
     Ok(ToolOutput::Json(json!({
         "success": true,
@@ -187,17 +221,21 @@ fn tool_import(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> 
     })))
 }
 
-fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+fn tool_explain(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    let path = state.resolve(required(&args, "path")?);
     let format = string_arg(&args, "format").unwrap_or("markdown");
     if !matches!(format, "markdown" | "json" | "okf") {
         return Err(ToolError(format!(
             "format must be \"markdown\", \"json\" or \"okf\", got \"{format}\""
         )));
     }
-    let project = project_at(state, &path)?;
-    let d = state.chant.discover(&project);
+    let budget = budget(ctx);
+    let (_, project) = project_at(state, &args, &budget)?;
+    let d = state.chant.discover(&project, &budget);
     Ok(match format {
         "markdown" => ToolOutput::Text(explain::markdown(&d)),
         "json" => ToolOutput::Json(explain::json_with_knowledge(&d, project.dir())),
@@ -209,7 +247,11 @@ fn tool_explain(state: &State, args: Arguments) -> Result<ToolOutput, ToolError>
     })
 }
 
-fn tool_scaffold(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+fn tool_scaffold(
+    state: &State,
+    args: Arguments,
+    _ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let pattern = required(&args, "pattern")?;
     let lexicon = string_arg(&args, "lexicon");
@@ -222,7 +264,11 @@ fn tool_scaffold(state: &State, args: Arguments) -> Result<ToolOutput, ToolError
     )))
 }
 
-fn tool_search(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+fn tool_search(
+    state: &State,
+    args: Arguments,
+    _ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let query = required(&args, "query")?;
     Ok(ToolOutput::Json(catalog::search(
@@ -233,7 +279,11 @@ fn tool_search(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> 
     )))
 }
 
-fn tool_composites(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+fn tool_composites(
+    state: &State,
+    args: Arguments,
+    _ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     Ok(ToolOutput::Json(catalog::composites(
         &state.lexicons(),
@@ -248,18 +298,20 @@ fn plugin_call(
     lexicon: &str,
     tool: &str,
     args: Arguments,
+    ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
     let lex = state
         .chant
         .lexicon(lexicon)
         .ok_or_else(|| ToolError(format!("lexicon {lexicon} is not loaded")))?;
     let args = Value::Object(args_object(&args));
-    let path = state.resolve(args.get("path").and_then(Value::as_str).unwrap_or("."));
-    let project = state
-        .chant
-        .locate(&path)
-        .map_err(|e| ToolError(e.to_string()))?;
-    let d = state.chant.discover(&project);
+    let path = state.resolve(
+        "path",
+        args.get("path").and_then(Value::as_str).unwrap_or("."),
+    )?;
+    let budget = budget(ctx);
+    let project = state.locate(&path, &budget)?;
+    let d = state.chant.discover(&project, &budget);
     if let Some(e) = d.errors.first() {
         return Err(ToolError(e.message.clone()));
     }
@@ -279,7 +331,8 @@ const READ_ONLY: ToolAnnotations = ToolAnnotations::READ_ONLY;
 
 /// Builds the server for the project at `options.root`. Refuses a project with no lexicon.
 pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
-    let project = chant.locate(&options.root)?;
+    let project = chant.locate(&options.root, &Budget::default())?;
+    let walls = Walls::new(&options.root).map_err(|e| ProjectError::Config(e.to_string()))?;
     let loaded: Vec<String> = chant
         .lexicons_for(&project)?
         .iter()
@@ -287,11 +340,12 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         .collect();
     let state = Arc::new(State {
         chant,
-        root: project.path.clone(),
+        root: walls.root().to_path_buf(),
+        walls,
         loaded,
     });
     let mut b = ServerBuilder::new("chant", options.version);
-    type Handler = fn(&State, Arguments) -> Result<ToolOutput, ToolError>;
+    type Handler = fn(&State, Arguments, &RequestContext) -> Result<ToolOutput, ToolError>;
     let core: [(&str, &str, &str, Value, Handler); 7] = [
         (
             "build",
@@ -347,6 +401,10 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                     (
                         "output",
                         string_prop("Output directory (default: ./infra/)"),
+                    ),
+                    (
+                        "force",
+                        json!({"type": "boolean", "description": "Replace files that already exist in the output directory (default: false: they are kept and named in warnings)"}),
                     ),
                 ],
                 &["source"],
@@ -442,20 +500,26 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     for (name, title, description, input, handler) in core {
         let st = Arc::clone(&state);
         b = b.tool(
-            Tool::new(name, description, input, move |args, _ctx| {
-                handler(&st, args)
+            Tool::new(name, description, input, move |args, ctx| {
+                handler(&st, args, ctx)
             })
             .with_title(title)
-            .with_annotations(if name == "lint" || name == "import" {
+            .with_annotations(match name {
                 // `fix: true` rewrites source files (the same fixes again change nothing).
-                ToolAnnotations {
+                "lint" => ToolAnnotations {
                     read_only: Some(false),
                     destructive: Some(false),
                     idempotent: Some(true),
                     open_world: Some(false),
-                }
-            } else {
-                READ_ONLY
+                },
+                // `force: true` replaces files that exist.
+                "import" => ToolAnnotations {
+                    read_only: Some(false),
+                    destructive: Some(true),
+                    idempotent: Some(true),
+                    open_world: Some(false),
+                },
+                _ => READ_ONLY,
             }),
         );
     }
@@ -580,8 +644,8 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     for (name, title, description, input, handler, annotations) in lifecycle {
         let st = Arc::clone(&state);
         b = b.tool(
-            Tool::new(name, description, input, move |args, _ctx| {
-                handler(&st, args)
+            Tool::new(name, description, input, move |args, ctx| {
+                handler(&st, args, ctx)
             })
             .with_title(title)
             .with_annotations(annotations),
@@ -623,7 +687,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                 name,
                 tool.description,
                 tool.input_schema,
-                move |args, _ctx| plugin_call(&st, &lexicon, &tool_name, args),
+                move |args, ctx| plugin_call(&st, &lexicon, &tool_name, args, ctx),
             ));
         }
     }
@@ -752,11 +816,12 @@ fn read_resource(
             ));
         }
         "chant://knowledge" => {
+            let budget = budget(_ctx);
             let project = state
                 .chant
-                .locate(&state.root)
+                .locate(&state.root, &budget)
                 .map_err(|e| ResourceError::Failed(e.to_string()))?;
-            let d = state.chant.discover(&project);
+            let d = state.chant.discover(&project, &budget);
             let names: Vec<&str> = d.entities.iter().map(|e| e.name.as_str()).collect();
             let bundle = chant_core::knowledge::load(project.dir());
             return Ok(contents(
@@ -775,7 +840,7 @@ fn read_resource(
         }
         _ => {}
     }
-    if let Some(result) = ops_tools::read(state, uri) {
+    if let Some(result) = ops_tools::read(state, uri, _ctx) {
         return match result {
             Ok(text) => Ok(contents(uri, "application/json", text)),
             Err(message) => Err(ResourceError::NotFound(message)),
@@ -868,10 +933,10 @@ mod tests {
     struct NoEval;
 
     impl Evaluator for NoEval {
-        fn evaluate(&self, _b: &Path, _f: &[PathBuf]) -> Evaluation {
+        fn evaluate(&self, _b: &Path, _f: &[PathBuf], _: &Budget) -> Evaluation {
             Evaluation::default()
         }
-        fn evaluate_config(&self, _b: &Path, _f: &Path) -> Result<Value, String> {
+        fn evaluate_config(&self, _b: &Path, _f: &Path, _: &Budget) -> Result<Value, String> {
             Ok(json!({"lexicons": ["fake"]}))
         }
     }
@@ -883,6 +948,7 @@ mod tests {
         let chant = Chant {
             lexicons: vec![Box::new(Fake)],
             evaluator: Box::new(NoEval),
+            config_checks: Vec::new(),
         };
         let server = server(
             chant,

@@ -29,14 +29,18 @@ fn name_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, Tool
         .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
 }
 
-pub(crate) fn op_list(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+pub(crate) fn op_list(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     runtime(state, &args)?;
     let repo = match repo(state) {
         Ok(r) => r,
         Err(e) => return Ok(ToolOutput::Json(json!({"ops": [], "errors": [e.0]}))),
     };
-    let set = repo.discover(state.chant.evaluator.as_ref());
+    let set = repo.discover(state.chant.evaluator.as_ref(), &crate::budget(ctx));
     let ops: Vec<Value> = repo.list_entries(&set.ops);
     Ok(ToolOutput::Json(json!({"ops": ops, "errors": set.errors})))
 }
@@ -53,7 +57,7 @@ pub(crate) fn op_run(
         chant_ops::check_env(env).map_err(ToolError)?;
     }
     let repo = repo(state)?;
-    let set = repo.discover(state.chant.evaluator.as_ref());
+    let set = repo.discover(state.chant.evaluator.as_ref(), &crate::budget(ctx));
     let op = op(&set, name)?;
     if op.never_over_mcp {
         return Err(ToolError(chant_ops::never_over_mcp_run_text(&op.name)));
@@ -87,29 +91,42 @@ pub(crate) fn op_run(
 fn with_status(
     state: &State,
     args: Arguments,
+    ctx: &RequestContext,
     answer: impl FnOnce(&OpDef, &'static str, Value) -> ToolOutput,
 ) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let name = name_arg(&args, "name")?;
     let rt = runtime(state, &args)?;
     let repo = repo(state)?;
-    let set = repo.discover(state.chant.evaluator.as_ref());
+    let set = repo.discover(state.chant.evaluator.as_ref(), &crate::budget(ctx));
     let op = op(&set, name)?;
     let status = repo.status(op, rt, SystemClock.now_ms());
     Ok(answer(op, rt, status))
 }
 
-pub(crate) fn op_status(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
-    with_status(state, args, |_, _, status| ToolOutput::Json(status))
+pub(crate) fn op_status(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
+    with_status(state, args, ctx, |_, _, status| ToolOutput::Json(status))
 }
 
-pub(crate) fn op_report(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
-    with_status(state, args, |op, rt, status| {
+pub(crate) fn op_report(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
+    with_status(state, args, ctx, |op, rt, status| {
         ToolOutput::Text(chant_ops::report::markdown(op, rt, &status))
     })
 }
 
-pub(crate) fn op_approve(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+pub(crate) fn op_approve(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let (Some(name), Some(gate)) = (string_arg(&args, "name"), string_arg(&args, "gate")) else {
         return Err(ToolError(
@@ -124,7 +141,7 @@ pub(crate) fn op_approve(state: &State, args: Arguments) -> Result<ToolOutput, T
         }
     }
     let repo = repo(state)?;
-    let set = repo.discover(state.chant.evaluator.as_ref());
+    let set = repo.discover(state.chant.evaluator.as_ref(), &crate::budget(ctx));
     let declared = set.get(name).is_some_and(|o| o.never_over_mcp);
     if declared {
         return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
@@ -150,17 +167,22 @@ pub(crate) fn op_approve(state: &State, args: Arguments) -> Result<ToolOutput, T
             "warning: could not push chant/lifecycle to {remote}: {e}; the approval stays local"
         );
     }
+    // What the ledger recorded, not what this handler meant to record.
     Ok(ToolOutput::Json(json!({
         "op": name,
         "gate": gate,
-        "resolvedBy": "unattested",
-        "origin": "mcp",
+        "resolvedBy": resolved.record["resolvedBy"],
+        "origin": resolved.record["origin"],
         "timestamp": resolved.timestamp,
         "runtimeNotified": false,
     })))
 }
 
-pub(crate) fn lifecycle_snapshot(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+pub(crate) fn lifecycle_snapshot(
+    state: &State,
+    args: Arguments,
+    _ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let env = name_arg(&args, "environment")?;
     chant_ops::check_env(env).map_err(ToolError)?;
@@ -171,15 +193,17 @@ pub(crate) fn lifecycle_snapshot(state: &State, args: Arguments) -> Result<ToolO
     ))
 }
 
-pub(crate) fn lifecycle_diff(state: &State, args: Arguments) -> Result<ToolOutput, ToolError> {
+pub(crate) fn lifecycle_diff(
+    state: &State,
+    args: Arguments,
+    ctx: &RequestContext,
+) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let env = name_arg(&args, "environment")?;
     chant_ops::check_env(env).map_err(ToolError)?;
-    let project = state
-        .chant
-        .locate(&state.root)
-        .map_err(|e| ToolError(e.to_string()))?;
-    let (discovery, result) = state.chant.build(&project, Format::Json, None);
+    let budget = crate::budget(ctx);
+    let project = state.locate(&state.root, &budget)?;
+    let (discovery, result) = state.chant.build(&project, Format::Json, None, &budget);
     if result.is_err() {
         return Ok(ToolOutput::Text("Build failed".into()));
     }
@@ -213,11 +237,15 @@ pub(crate) fn lifecycle_diff(state: &State, args: Arguments) -> Result<ToolOutpu
 }
 
 /// `chant://ops`, `chant://ops/{name}/runs[/latest]`, `chant://state/{env}[/{lexicon}]`.
-pub(crate) fn read(state: &State, uri: &str) -> Option<Result<String, String>> {
+pub(crate) fn read(
+    state: &State,
+    uri: &str,
+    ctx: &RequestContext,
+) -> Option<Result<String, String>> {
     if uri == "chant://ops" {
         let summaries = match Repo::open(&state.root) {
             Ok(repo) => repo
-                .discover(state.chant.evaluator.as_ref())
+                .discover(state.chant.evaluator.as_ref(), &crate::budget(ctx))
                 .ops
                 .iter()
                 .map(|o| Value::Object(chant_ops::summary(o)))
@@ -237,7 +265,7 @@ pub(crate) fn read(state: &State, uri: &str) -> Option<Result<String, String>> {
         };
         let result = (|| -> Result<Value, String> {
             let repo = Repo::open(&state.root)?;
-            let set = repo.discover(state.chant.evaluator.as_ref());
+            let set = repo.discover(state.chant.evaluator.as_ref(), &crate::budget(ctx));
             let op = set
                 .get(name)
                 .ok_or_else(|| chant_ops::not_found(name, &set))?;

@@ -154,6 +154,67 @@ pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
     }
 }
 
+/// How a gate stands for the run asking now, whose plan digest is `plan`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanDecision {
+    /// A counting resolution approved exactly this plan.
+    Pass { pending: Fact, resolution: Fact },
+    /// A pending fact for this plan stands, unresolved.
+    Waiting(Fact),
+    /// What stands was approved, or is waiting, for another plan (the Op, its environment or
+    /// the gate changed): a new pending fact for this plan is needed. `resolution` is the
+    /// approval of the other plan, if any.
+    OtherPlan {
+        pending: Fact,
+        resolution: Option<Fact>,
+    },
+    /// A resolution for another plan answers a pending fact for this one.
+    Mismatched { pending: Fact, resolution: Fact },
+    /// No unexpired pending fact.
+    Open,
+}
+
+/// Decides a gate for the run asking now: an approval passes only the plan it names, whatever
+/// the pending fact it answered said.
+pub fn decide_plan(facts: &[Fact], gate: &str, now_ms: u64, plan: &str) -> PlanDecision {
+    let for_plan = |f: &Fact| f.plan_digest.as_deref() == Some(plan);
+    match decide(facts, gate, now_ms) {
+        GateState::Open => PlanDecision::Open,
+        GateState::Passed {
+            pending,
+            resolution,
+        } if for_plan(&resolution) => PlanDecision::Pass {
+            pending,
+            resolution,
+        },
+        GateState::Standing(pending) if for_plan(&pending) => PlanDecision::Waiting(pending),
+        GateState::Standing(pending) => PlanDecision::OtherPlan {
+            pending,
+            resolution: None,
+        },
+        GateState::Passed {
+            pending,
+            resolution,
+        }
+        | GateState::Mismatched {
+            pending,
+            resolution,
+        } => {
+            if for_plan(&pending) {
+                PlanDecision::Mismatched {
+                    pending,
+                    resolution,
+                }
+            } else {
+                PlanDecision::OtherPlan {
+                    pending,
+                    resolution: Some(resolution),
+                }
+            }
+        }
+    }
+}
+
 /// `"sha256:" + sha256hex(canonical({kind, subject}))`.
 pub fn plan_digest(kind: &str, subject: &Json) -> String {
     format!(

@@ -16,7 +16,7 @@ pub mod time;
 
 use std::path::{Path, PathBuf};
 
-use chant_core::model::Evaluator;
+use chant_core::model::{Budget, Evaluator};
 use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
 
@@ -70,8 +70,8 @@ impl Repo {
         })
     }
 
-    pub fn discover(&self, evaluator: &dyn Evaluator) -> OpSet {
-        model::discover(&self.root, evaluator)
+    pub fn discover(&self, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
+        model::discover(&self.root, evaluator, budget)
     }
 
     /// `{name, since}` of a standing gate of `op`, if any.

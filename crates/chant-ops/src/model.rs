@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use chant_core::model::{DeclKind, Evaluator, Value};
+pub use chant_core::config::parse_duration;
+use chant_core::confine::{Visit, WalkLimits, Walls};
+use chant_core::model::{Budget, DeclKind, Evaluator, Value};
 use serde_json::{Map, Value as Json};
 
 /// The resource type of an Op declarable.
@@ -219,38 +221,36 @@ impl OpSet {
     }
 }
 
-/// `*.op.ts` files under `root` (dot directories, `node_modules` and `dist` skipped).
-pub fn op_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    walk(root, &mut out);
-    out
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if p.is_dir() {
-            if !(name.starts_with('.') || name == "node_modules" || name == "dist") {
-                walk(&p, out);
-            }
-        } else if name.ends_with(".op.ts")
-            && !name.ends_with(".test.ts")
-            && !name.ends_with(".spec.ts")
-        {
-            out.push(p);
-        }
-    }
+/// `*.op.ts` files under `root` (dot directories, `node_modules` and `dist` skipped; symlinks
+/// out of `root` not followed; the walk bounded).
+pub fn op_files(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let walls = Walls::new(root).map_err(|e| e.to_string())?;
+    walls
+        .walk(walls.root(), WalkLimits::default(), &mut |e| {
+            let take = if e.is_dir {
+                !(e.name.starts_with('.') || e.name == "node_modules" || e.name == "dist")
+            } else {
+                e.name.ends_with(".op.ts")
+                    && !e.name.ends_with(".test.ts")
+                    && !e.name.ends_with(".spec.ts")
+            };
+            if take { Visit::Take } else { Visit::Skip }
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// Discovers every Op under `root` (the git top level), evaluating each file in the sandbox.
-pub fn discover(root: &Path, evaluator: &dyn Evaluator) -> OpSet {
-    let files = op_files(root);
-    let evaluation = evaluator.evaluate(root, &files);
+pub fn discover(root: &Path, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
+    let files = match op_files(root) {
+        Ok(f) => f,
+        Err(e) => {
+            return OpSet {
+                errors: vec![e],
+                ..Default::default()
+            };
+        }
+    };
+    let evaluation = evaluator.evaluate(root, &files, budget);
     let mut set = OpSet {
         errors: evaluation
             .errors
@@ -303,58 +303,9 @@ pub fn discover(root: &Path, evaluator: &dyn Evaluator) -> OpSet {
     set
 }
 
-/// `parseDuration`: the sum of every `<n>(ms|s|m|h|d)`; none is an error.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let bytes = s.as_bytes();
-    let (mut i, mut total, mut found) = (0, 0u64, false);
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        let n: u64 = s[start..i].parse().unwrap_or(0);
-        let (unit, len) = if s[i..].starts_with("ms") {
-            (1, 2)
-        } else {
-            match bytes.get(i) {
-                Some(b's') => (1_000, 1),
-                Some(b'm') => (60_000, 1),
-                Some(b'h') => (3_600_000, 1),
-                Some(b'd') => (86_400_000, 1),
-                _ => continue,
-            }
-        };
-        i += len;
-        total += n * unit;
-        found = true;
-    }
-    if found {
-        Ok(total)
-    } else {
-        Err(format!("unparseable duration: \"{s}\""))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn duration_vectors() {
-        assert_eq!(parse_duration("5m"), Ok(300_000));
-        assert_eq!(parse_duration("100ms"), Ok(100));
-        assert_eq!(parse_duration("1h30m"), Ok(5_400_000));
-        assert_eq!(parse_duration("48h"), Ok(172_800_000));
-        assert_eq!(parse_duration("2d"), Ok(172_800_000));
-        assert_eq!(
-            parse_duration("soon"),
-            Err("unparseable duration: \"soon\"".into())
-        );
-    }
 
     #[test]
     fn names_that_can_become_paths() {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
 
-use crate::gates::{self, GateState, Origin};
+use crate::gates::{self, Origin, PlanDecision};
 use crate::model::{OpDef, Phase, Step, parse_duration};
 use crate::records::runs_path;
 use crate::time::{Clock, iso};
@@ -47,6 +47,37 @@ pub fn profile(name: Option<&str>) -> Profile {
         "policyCheck" => p(5 * 60_000, 1, 0, &[]),
         _ => p(5 * 60_000, 3, 5_000, &[]),
     }
+}
+
+impl Profile {
+    fn to_json(self) -> Json {
+        json!({
+            "timeoutMs": self.timeout_ms,
+            "attempts": self.attempts,
+            "initialMs": self.initial_ms,
+            "coefficient": self.coefficient,
+            "nonRetryable": self.non_retryable,
+        })
+    }
+}
+
+/// The plan a gate of `op` approves when run in `env`: the Op's whole definition as evaluated
+/// (its props: every phase, step, activity and argument, gates, `neverOverMcp`), the profile
+/// each activity runs under as this runtime resolves it, the environment and the gate.
+pub fn plan_digest(op: &OpDef, gate: &str, env: &str) -> String {
+    let mut profiles = Map::new();
+    for phase in op.phases.iter().chain(&op.on_failure) {
+        for step in &phase.steps {
+            if let Step::Activity { profile: p, .. } = step {
+                let name = p.as_deref().unwrap_or("fastIdempotent");
+                profiles.insert(name.to_owned(), profile(Some(name)).to_json());
+            }
+        }
+    }
+    gates::plan_digest(
+        "op-gate",
+        &json!({"op": op.name, "gate": gate, "env": env, "props": op.props, "profiles": profiles}),
+    )
 }
 
 /// How to run.
@@ -581,10 +612,7 @@ fn run_gate(
         Ok(b) => gates::parse_facts(b.as_deref().unwrap_or_default()).0,
         Err(e) => return fail(record, e.to_string()),
     };
-    let digest = gates::plan_digest(
-        "op-gate",
-        &json!({"op": ctx.op.name, "gate": gate, "env": ctx.env, "props": ctx.op.props}),
-    );
+    let digest = plan_digest(ctx.op, gate, ctx.env);
     let now = ctx.opts.clock.now_ms();
     let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
         record.insert("status".into(), json!("gated"));
@@ -599,8 +627,30 @@ fn run_gate(
             gated: Some(json!({"name": gate, "since": since})),
         }
     };
-    match gates::decide(&facts, gate, now) {
-        GateState::Passed { resolution, .. } => {
+    let record_new = |record: Map<String, Json>, refusal: Option<String>| {
+        let mut extra: Vec<(&str, Json)> = vec![("runId", json!(ctx.run_id))];
+        if let Some(d) = description {
+            extra.push(("description", json!(d)));
+        }
+        if ctx.op.never_over_mcp {
+            extra.push(("neverOverMcp", json!(true)));
+        }
+        match gates::record_pending(
+            ledger,
+            &ctx.op.name,
+            gate,
+            now,
+            timeout_ms,
+            Some(&digest),
+            ctx.opts.origin,
+            &extra,
+        ) {
+            Ok(p) => gated(record, p["timestamp"].as_str().unwrap_or_default(), refusal),
+            Err(e) => fail(record, format!("could not record the pending gate: {e}")),
+        }
+    };
+    match gates::decide_plan(&facts, gate, now, &digest) {
+        PlanDecision::Pass { resolution, .. } => {
             let mut approval = Map::new();
             approval.insert("gate".into(), json!(gate));
             approval.insert("resolvedBy".into(), json!(resolution.resolved_by));
@@ -617,42 +667,31 @@ fn run_gate(
                 gated: None,
             }
         }
-        GateState::Mismatched {
+        PlanDecision::Mismatched {
             pending,
             resolution,
         } => {
-            let refusal = format!(
-                "the resolution by {} approves plan {}, not the plan this gate is waiting on ({})",
-                resolution.resolved_by.as_deref().unwrap_or("?"),
-                resolution.plan_digest.as_deref().unwrap_or("(none)"),
-                pending.plan_digest.as_deref().unwrap_or("(none)")
-            );
+            let refusal = mismatch_text(&resolution, &digest, &ctx.op.name, gate);
             gated(record, &pending.timestamp, Some(refusal))
         }
-        GateState::Standing(pending) => gated(record, &pending.timestamp, None),
-        GateState::Open => {
-            let mut extra: Vec<(&str, Json)> = vec![("runId", json!(ctx.run_id))];
-            if let Some(d) = description {
-                extra.push(("description", json!(d)));
-            }
-            if ctx.op.never_over_mcp {
-                extra.push(("neverOverMcp", json!(true)));
-            }
-            match gates::record_pending(
-                ledger,
-                &ctx.op.name,
-                gate,
-                now,
-                timeout_ms,
-                Some(&digest),
-                ctx.opts.origin,
-                &extra,
-            ) {
-                Ok(p) => gated(record, p["timestamp"].as_str().unwrap_or_default(), None),
-                Err(e) => fail(record, format!("could not record the pending gate: {e}")),
-            }
+        PlanDecision::OtherPlan { resolution, .. } => {
+            // A new pending fact names this run's plan, so a person can approve it.
+            let refusal = resolution.map(|r| mismatch_text(&r, &digest, &ctx.op.name, gate));
+            record_new(record, refusal)
         }
+        PlanDecision::Waiting(pending) => gated(record, &pending.timestamp, None),
+        PlanDecision::Open => record_new(record, None),
     }
+}
+
+/// Why an approval of another plan does not pass this run; names both digests.
+fn mismatch_text(resolution: &gates::Fact, digest: &str, op: &str, gate: &str) -> String {
+    format!(
+        "the resolution by {} approves plan {}, not this run's plan {} (the Op, its environment or the gate changed since it was approved); approve this plan with `chant approve {op} {gate}`",
+        resolution.resolved_by.as_deref().unwrap_or("?"),
+        resolution.plan_digest.as_deref().unwrap_or("(none)"),
+        digest
+    )
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use chant_core::model::Budget;
 use chant_core::session::Chant;
 
-pub fn run(chant: &Chant, file: &Path, output: &Path, force: bool) -> ExitCode {
+pub fn run(chant: &Chant, budget: &Budget, file: &Path, output: &Path, force: bool) -> ExitCode {
     let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
     let fail = |message: String| {
@@ -15,7 +16,7 @@ pub fn run(chant: &Chant, file: &Path, output: &Path, force: bool) -> ExitCode {
     // The project's lexicons when there is a project here, else every importer.
     let cwd = std::env::current_dir().unwrap_or_else(|_| output.clone());
     let lexicons = chant
-        .locate(&cwd)
+        .locate(&cwd, budget)
         .ok()
         .and_then(|p| p.lexicon_names().ok())
         .unwrap_or_default();

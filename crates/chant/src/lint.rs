@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use chant_core::model::Budget;
 use chant_core::session::Chant;
 
 pub enum Format {
@@ -12,13 +13,20 @@ pub enum Format {
     Sarif,
 }
 
-pub fn run(chant: &Chant, path: &Path, fix: bool, format: Format, only: &[String]) -> ExitCode {
+pub fn run(
+    chant: &Chant,
+    budget: &Budget,
+    path: &Path,
+    fix: bool,
+    format: Format,
+    only: &[String],
+) -> ExitCode {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let fail = |message: String| {
         eprintln!("error: {message}");
         ExitCode::from(1)
     };
-    let project = match chant.locate(&path) {
+    let project = match chant.locate(&path, budget) {
         Ok(p) => p,
         Err(e) => return fail(e.to_string()),
     };

@@ -5,10 +5,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use chant_core::build::Format;
+use chant_core::confine::Walls;
 use chant_core::discover::Discovery;
 use chant_core::explain;
+use chant_core::model::Budget;
 use chant_core::session::Chant;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -21,8 +24,21 @@ mod ops;
 #[derive(Parser, Debug)]
 #[command(name = "chant", version, about, long_about = None)]
 struct Cli {
+    /// Wall time one evaluation of the project's TypeScript may take, e.g. 10s or 500ms
+    /// (default: the config's `timeout`, else 10s)
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
     #[command(subcommand)]
     command: Command,
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    match chant_core::config::parse_duration(s) {
+        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+        _ => Err(format!(
+            "expected a duration such as 10s or 500ms, got \"{s}\""
+        )),
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -185,6 +201,7 @@ fn chant() -> Chant {
     Chant {
         lexicons,
         evaluator: Box::new(engine),
+        config_checks: vec![chant_lexicons::lint::check_config],
     }
 }
 
@@ -209,19 +226,24 @@ fn main() -> ExitCode {
     single_malloc_arena();
     let cli = Cli::parse();
     let chant = chant();
+    let budget = Budget {
+        time: cli.timeout,
+        stop: None,
+    };
+    let budget = &budget;
     match cli.command {
         Command::Build {
             path,
             lexicon,
             format,
             output,
-        } => build(&chant, &path_or_cwd(path), lexicon, format, output),
-        Command::List { path } => list(&chant, &path_or_cwd(path)),
+        } => build(&chant, budget, &path_or_cwd(path), lexicon, format, output),
+        Command::List { path } => list(&chant, budget, &path_or_cwd(path)),
         Command::Import {
             file,
             output,
             force,
-        } => import::run(&chant, &file, &output, force),
+        } => import::run(&chant, budget, &file, &output, force),
         Command::Lint {
             path,
             fix,
@@ -229,6 +251,7 @@ fn main() -> ExitCode {
             rules,
         } => lint::run(
             &chant,
+            budget,
             &path_or_cwd(path),
             fix,
             match format {
@@ -242,7 +265,7 @@ fn main() -> ExitCode {
             path,
             format,
             output,
-        } => explain_cmd(&chant, &path_or_cwd(path), format, output),
+        } => explain_cmd(&chant, budget, &path_or_cwd(path), format, output),
         Command::Run {
             target,
             op,
@@ -252,14 +275,15 @@ fn main() -> ExitCode {
             on,
             gated_exit,
         } => match (target.as_str(), op) {
-            ("list", None) => ops::list(&chant, json),
-            ("status", Some(op)) => ops::status(&chant, &op, false),
-            ("log", Some(op)) => ops::status(&chant, &op, true),
+            ("list", None) => ops::list(&chant, budget, json),
+            ("status", Some(op)) => ops::status(&chant, budget, &op, false),
+            ("log", Some(op)) => ops::status(&chant, budget, &op, true),
             (_, Some(extra)) => fail(format!(
                 "unexpected argument '{extra}': chant run <op> takes one Op name"
             )),
             (name, None) => ops::run(
                 &chant,
+                budget,
                 ops::RunArgs {
                     op: name.to_owned(),
                     json,
@@ -284,6 +308,7 @@ fn main() -> ExitCode {
             on,
         } => ops::approve(
             &chant,
+            budget,
             ops::ApproveArgs {
                 op,
                 gate,
@@ -327,27 +352,40 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 fn discover(
     chant: &Chant,
+    budget: &Budget,
     path: &Path,
 ) -> Result<(chant_core::project::Project, Discovery), ExitCode> {
     if !path.exists() {
-        return Err(fail(format!("{}: no such directory", path.display())));
+        return Err(fail(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
     }
-    let project = chant.locate(path).map_err(fail)?;
-    let discovery = chant.discover(&project);
+    let project = chant.locate(path, budget).map_err(fail)?;
+    let discovery = chant.discover(&project, budget);
     Ok((project, discovery))
+}
+
+/// Where a file the output names goes: inside `dir`, whatever the name says.
+fn inside(dir: &Path, name: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Walls::new(dir)
+        .and_then(|w| w.resolve("an output file", name))
+        .map_err(|e| e.to_string())
 }
 
 fn build(
     chant: &Chant,
+    budget: &Budget,
     path: &Path,
     lexicon: Option<String>,
     format: BuildFormat,
     output: Option<PathBuf>,
 ) -> ExitCode {
     if !path.exists() {
-        return fail(format!("{}: no such directory", path.display()));
+        return fail(format!("{}: no such file or directory", path.display()));
     }
-    let project = match chant.locate(path) {
+    let project = match chant.locate(path, budget) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
@@ -363,7 +401,7 @@ fn build(
     {
         return fail(chant_core::project::ProjectError::UnknownLexicon(l.clone()));
     }
-    let (_, result) = chant.build(&project, format, lexicon.as_deref());
+    let (_, result) = chant.build(&project, format, lexicon.as_deref(), budget);
     let built = match result {
         Ok(b) => b,
         Err(failure) => {
@@ -410,7 +448,14 @@ fn build(
                 return fail(format!("cannot write {}: {e}", file.display()));
             }
             for (name, content) in &built.files {
-                let target = file.parent().unwrap_or(Path::new(".")).join(name);
+                let dir = file
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let target = match inside(dir, name) {
+                    Ok(t) => t,
+                    Err(e) => return fail(e),
+                };
                 if let Err(e) = write_atomic(&target, content.as_bytes()) {
                     return fail(format!("cannot write {}: {e}", target.display()));
                 }
@@ -450,8 +495,8 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
-fn list(chant: &Chant, path: &Path) -> ExitCode {
-    let (_, d) = match discover(chant, path) {
+fn list(chant: &Chant, budget: &Budget, path: &Path) -> ExitCode {
+    let (_, d) = match discover(chant, budget, path) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -500,11 +545,12 @@ fn list(chant: &Chant, path: &Path) -> ExitCode {
 
 fn explain_cmd(
     chant: &Chant,
+    budget: &Budget,
     path: &Path,
     format: ExplainFormat,
     output: Option<PathBuf>,
 ) -> ExitCode {
-    let (project, d) = match discover(chant, path) {
+    let (project, d) = match discover(chant, budget, path) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -525,7 +571,10 @@ fn explain_cmd(
             if let Some(dir) = output {
                 if let Some(files) = bundle["files"].as_object() {
                     for (name, content) in files {
-                        let target = dir.join(name);
+                        let target = match inside(&dir, name) {
+                            Ok(t) => t,
+                            Err(e) => return fail(e),
+                        };
                         if let Err(e) =
                             write_atomic(&target, content.as_str().unwrap_or_default().as_bytes())
                         {

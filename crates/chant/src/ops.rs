@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use chant_core::model::Budget;
 use chant_core::session::Chant;
 use chant_ops::gates::{self, Approval, Origin};
 use chant_ops::runtime::{self, RunOptions};
@@ -68,33 +69,35 @@ pub struct RunArgs {
     pub gated_exit: u8,
 }
 
-fn repo_and_ops(chant: &Chant) -> Result<(Repo, chant_ops::OpSet), ExitCode> {
+fn repo_and_ops(chant: &Chant, budget: &Budget) -> Result<(Repo, chant_ops::OpSet), ExitCode> {
     let cwd = std::env::current_dir().map_err(fail)?;
     let repo = Repo::open(&cwd).map_err(fail)?;
-    let ops = repo.discover(chant.evaluator.as_ref());
+    let ops = repo.discover(chant.evaluator.as_ref(), budget);
     for e in &ops.errors {
         eprintln!("warning: {e}");
     }
     Ok((repo, ops))
 }
 
-fn configured_lexicons(chant: &Chant) -> Vec<String> {
+fn configured_lexicons(chant: &Chant, budget: &Budget) -> Vec<String> {
     let cwd = std::env::current_dir().unwrap_or_default();
     chant
-        .locate(&cwd)
+        .locate(&cwd, budget)
         .ok()
         .and_then(|p| p.lexicon_names().ok())
         .unwrap_or_default()
 }
 
-pub fn run(chant: &Chant, args: RunArgs) -> ExitCode {
-    if let Err(e) = chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant)) {
+pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
+    if let Err(e) =
+        chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant, budget))
+    {
         return fail(e);
     }
     if let Some(Err(e)) = args.env.as_deref().map(chant_ops::check_env) {
         return fail(e);
     }
-    let (repo, ops) = match repo_and_ops(chant) {
+    let (repo, ops) = match repo_and_ops(chant, budget) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -174,8 +177,8 @@ pub fn run(chant: &Chant, args: RunArgs) -> ExitCode {
 }
 
 /// `chant run list`: every Op with its latest run state.
-pub fn list(chant: &Chant, json_out: bool) -> ExitCode {
-    let (repo, ops) = match repo_and_ops(chant) {
+pub fn list(chant: &Chant, budget: &Budget, json_out: bool) -> ExitCode {
+    let (repo, ops) = match repo_and_ops(chant, budget) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -199,8 +202,8 @@ pub fn list(chant: &Chant, json_out: bool) -> ExitCode {
 }
 
 /// `chant run status <op>` and `chant run log <op>`.
-pub fn status(chant: &Chant, name: &str, log: bool) -> ExitCode {
-    let (repo, ops) = match repo_and_ops(chant) {
+pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool) -> ExitCode {
+    let (repo, ops) = match repo_and_ops(chant, budget) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -253,7 +256,7 @@ fn ci_url() -> Option<String> {
     }
 }
 
-pub fn approve(chant: &Chant, args: ApproveArgs) -> ExitCode {
+pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
     for (what, name) in [("Op", &args.op), ("gate", &args.gate)] {
         if !(model::valid_name(name) || (what == "gate" && name == ".")) {
             return fail(format!(
@@ -261,10 +264,12 @@ pub fn approve(chant: &Chant, args: ApproveArgs) -> ExitCode {
             ));
         }
     }
-    if let Err(e) = chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant)) {
+    if let Err(e) =
+        chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant, budget))
+    {
         return fail(e);
     }
-    let (repo, ops) = match repo_and_ops(chant) {
+    let (repo, ops) = match repo_and_ops(chant, budget) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -41,7 +41,7 @@ fn build_lexicon_filter_and_refusals() {
     );
     let out = chant(&root, &["build", "nope"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nope: no such directory"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope: no such file or directory"));
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("a.ts"), "export const x = 1;\n").unwrap();
     let out = chant(empty.path(), &["build"]);
@@ -157,8 +157,20 @@ fn lint_config_presets_fragments_and_rule_filters() {
     assert_eq!(code, Some(1));
     assert_eq!(
         err,
-        "error: chant.config: lint.rules.COR004: \"loud\" is not one of \"off\", \"error\", \"warning\", \"info\"\n"
+        format!(
+            "error: {}/chant.config.ts: lint.rules.COR004: \"loud\" is not one of \"off\", \"error\", \"warning\", \"info\"\n",
+            root.display()
+        )
     );
+    // The same config fails every command, not only lint.
+    for cmd in ["build", "explain", "list"] {
+        let out = chant(&root, &[cmd, "src"]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("lint.rules.COR004: \"loud\""),
+            "{cmd}"
+        );
+    }
 }
 
 #[test]

@@ -43,6 +43,8 @@ pub struct RequestContext {
     pub cancel: CancelToken,
     pub(crate) progress_token: Option<Value>,
     pub(crate) output: Option<Arc<Output>>,
+    /// Set when the connection's input ended: the client is gone.
+    pub(crate) closed: Arc<AtomicBool>,
 }
 
 impl RequestContext {
@@ -54,11 +56,31 @@ impl RequestContext {
             cancel: CancelToken::new(),
             progress_token: None,
             output: None,
+            closed: Arc::new(AtomicBool::new(false)),
         }
     }
 
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// Whether the connection's input has ended (the client closed it, or went away).
+    pub fn input_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Whether work for this request should stop: it was cancelled, or the input ended. A
+    /// handler whose work is bounded only by what a project does (evaluating its code) stops
+    /// on either; its reply, if the request was not cancelled, is still written.
+    pub fn should_stop(&self) -> bool {
+        self.is_cancelled() || self.input_closed()
+    }
+
+    /// [`RequestContext::should_stop`] as a function another thread can call.
+    pub fn stop_signal(&self) -> Arc<dyn Fn() -> bool + Send + Sync> {
+        let cancel = self.cancel.clone();
+        let closed = Arc::clone(&self.closed);
+        Arc::new(move || cancel.is_cancelled() || closed.load(Ordering::SeqCst))
     }
 
     /// Whether the client asked for progress (the request carried `_meta.progressToken`).

@@ -239,6 +239,11 @@ impl Server {
                 Err(e) => break Err(e),
             }
         };
+        // The client is gone: work that watches for it stops, and every reply still in
+        // flight is written before returning.
+        conn.session
+            .closed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         if let Exec::Pool(pool) = conn.exec {
             pool.drain();
         }
@@ -256,6 +261,8 @@ struct Session {
     handshake: Mutex<Option<ProtocolVersion>>,
     client_info: Mutex<Option<Value>>,
     inflight: Mutex<HashMap<String, CancelToken>>,
+    /// Set when the input ends; handlers see it through `RequestContext::should_stop`.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -473,6 +480,7 @@ impl Conn<'_> {
                     cancel: CancelToken::new(),
                     progress_token: meta.and_then(|m| m.get("progressToken")).cloned(),
                     output: Some(Arc::clone(&self.output)),
+                    closed: Arc::clone(&self.session.closed),
                 };
                 return if method == "tools/call" {
                     self.tools_call(id, params, ctx)

@@ -137,9 +137,13 @@ pub fn write(
         ));
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("Cannot create {}: {e}", dir.display()))?;
+    // A generated name (from a template's stage or job names) stays inside the output folder.
+    let walls = chant_core::confine::Walls::new(dir).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
     for f in files {
-        let target: PathBuf = dir.join(&f.path);
+        let target: PathBuf = walls
+            .resolve("a generated file", &f.path)
+            .map_err(|e| e.to_string())?;
         if target.exists() && !force {
             warnings.push(format!("File {} already exists, skipping", f.path));
             continue;

@@ -1,0 +1,420 @@
+//! The project's walls: the one place where a path chant reads, evaluates or writes on a
+//! project's behalf is resolved and checked.
+//!
+//! Every path is resolved with its symlinks followed (the part that exists; a part that does not
+//! exist yet may not climb with `..`) and then must lie inside the wall's root, itself resolved
+//! the same way. Walks of a directory go through [`Walls::walk`], which never follows a symlink
+//! out, never visits a directory twice, yields only regular files, and stops with an error at
+//! its bounds.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum PathError {
+    #[error("{param} must be inside the project ({root}): {given}")]
+    Outside {
+        param: String,
+        root: String,
+        given: String,
+    },
+    #[error("{param}: cannot resolve {given}: {reason}")]
+    Unresolvable {
+        param: String,
+        given: String,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum WalkError {
+    #[error(
+        "{root}: the walk stopped after {limit} entries; name a smaller directory (a project's own folder, not a parent of many)"
+    )]
+    TooManyEntries { root: String, limit: usize },
+    #[error(
+        "{root}: the walk stopped at a depth of {limit} folders; name a smaller directory or flatten the sources"
+    )]
+    TooDeep { root: String, limit: usize },
+    #[error(
+        "{root}: the source files add up to more than {limit_mib} MiB; name a smaller directory or move generated data out of the sources"
+    )]
+    TooLarge { root: String, limit_mib: u64 },
+}
+
+/// How far a walk may go.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkLimits {
+    /// Directory entries looked at, in all.
+    pub entries: usize,
+    /// Folders below the walk's root.
+    pub depth: usize,
+    /// Total size of the files yielded.
+    pub bytes: u64,
+}
+
+impl Default for WalkLimits {
+    fn default() -> WalkLimits {
+        WalkLimits {
+            entries: 200_000,
+            depth: 48,
+            bytes: 256 << 20,
+        }
+    }
+}
+
+/// What a walk's filter says of an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visit {
+    /// A directory to descend into, or a file to yield.
+    Take,
+    Skip,
+}
+
+/// A directory entry as a walk's filter sees it.
+pub struct Entry<'a> {
+    /// The path under the walk's root as walked (before symlinks are resolved).
+    pub path: &'a Path,
+    pub name: &'a str,
+    pub is_dir: bool,
+}
+
+/// The resolved root everything must stay inside.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walls {
+    root: PathBuf,
+}
+
+/// `path` with every existing part's symlinks resolved; a trailing part that does not exist is
+/// appended as written (it may not contain `..`, which could climb out of a folder that exists
+/// only later). A dangling symlink is an error: writing through it would create its target.
+pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+    let path = std::path::absolute(path).map_err(|e| e.to_string())?;
+    let mut current = PathBuf::from("/");
+    let mut tail: Vec<std::ffi::OsString> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                if tail.pop().is_none() {
+                    current.pop();
+                }
+            }
+            Component::Normal(name) => {
+                if !tail.is_empty() {
+                    tail.push(name.to_owned());
+                    continue;
+                }
+                let next = current.join(name);
+                match std::fs::symlink_metadata(&next) {
+                    Ok(_) => {
+                        current = std::fs::canonicalize(&next).map_err(|e| {
+                            format!("{} is a link that leads nowhere ({e})", next.display())
+                        })?;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        tail.push(name.to_owned())
+                    }
+                    Err(e) => return Err(format!("{}: {e}", next.display())),
+                }
+            }
+        }
+    }
+    // A `..` inside the tail that popped a name we never checked is fine (none of it exists);
+    // one that climbed above the tail popped `current`, which exists and was resolved.
+    for t in tail {
+        current.push(t);
+    }
+    Ok(current)
+}
+
+impl Walls {
+    /// Walls around `root` (resolved).
+    pub fn new(root: &Path) -> Result<Walls, PathError> {
+        let root = resolve(root).map_err(|reason| PathError::Unresolvable {
+            param: "root".into(),
+            given: root.display().to_string(),
+            reason,
+        })?;
+        Ok(Walls { root })
+    }
+
+    /// Walls around a root already resolved (by [`resolve`] or `canonicalize`).
+    pub fn resolved(root: PathBuf) -> Walls {
+        Walls { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves `given` (relative to the root when relative) and refuses anything outside,
+    /// naming `param`: `<param> must be inside the project (<root>): <given>`.
+    pub fn resolve(&self, param: &str, given: &str) -> Result<PathBuf, PathError> {
+        self.resolve_from(&self.root.clone(), param, given)
+    }
+
+    /// [`Walls::resolve`] with a relative `given` taken from `base`.
+    pub fn resolve_from(
+        &self,
+        base: &Path,
+        param: &str,
+        given: &str,
+    ) -> Result<PathBuf, PathError> {
+        let p = Path::new(given);
+        let joined = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        };
+        let resolved = resolve(&joined).map_err(|reason| PathError::Unresolvable {
+            param: param.to_owned(),
+            given: given.to_owned(),
+            reason,
+        })?;
+        if resolved.starts_with(&self.root) {
+            Ok(resolved)
+        } else {
+            Err(PathError::Outside {
+                param: param.to_owned(),
+                root: self.root.display().to_string(),
+                given: given.to_owned(),
+            })
+        }
+    }
+
+    /// Whether `path` (absolute) is inside, symlinks resolved.
+    pub fn contains(&self, path: &Path) -> bool {
+        resolve(path).is_ok_and(|p| p.starts_with(&self.root))
+    }
+
+    /// Walks `start` (a directory inside the walls) depth first, each directory's entries by
+    /// byte order of name. `filter` decides per entry; yields regular files it takes, as the
+    /// paths walked. Symlinks are followed only where they stay inside the walls, and a
+    /// directory reached twice (a link loop) is walked once.
+    pub fn walk(
+        &self,
+        start: &Path,
+        limits: WalkLimits,
+        filter: &mut dyn FnMut(&Entry<'_>) -> Visit,
+    ) -> Result<Vec<PathBuf>, WalkError> {
+        let mut w = Walker {
+            walls: self,
+            limits,
+            root: start.display().to_string(),
+            seen: HashSet::new(),
+            entries: 0,
+            bytes: 0,
+            out: Vec::new(),
+        };
+        if let Ok(real) = std::fs::canonicalize(start)
+            && real.starts_with(&self.root)
+            && real.is_dir()
+        {
+            w.seen.insert(real);
+            w.dir(start, 0, filter)?;
+        }
+        Ok(w.out)
+    }
+}
+
+struct Walker<'a> {
+    walls: &'a Walls,
+    limits: WalkLimits,
+    root: String,
+    seen: HashSet<PathBuf>,
+    entries: usize,
+    bytes: u64,
+    out: Vec<PathBuf>,
+}
+
+impl Walker<'_> {
+    fn dir(
+        &mut self,
+        dir: &Path,
+        depth: usize,
+        filter: &mut dyn FnMut(&Entry<'_>) -> Visit,
+    ) -> Result<(), WalkError> {
+        if depth > self.limits.depth {
+            return Err(WalkError::TooDeep {
+                root: self.root.clone(),
+                limit: self.limits.depth,
+            });
+        }
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        let mut entries: Vec<std::fs::DirEntry> = Vec::new();
+        for e in read.flatten() {
+            self.entries += 1;
+            if self.entries > self.limits.entries {
+                return Err(WalkError::TooManyEntries {
+                    root: self.root.clone(),
+                    limit: self.limits.entries,
+                });
+            }
+            entries.push(e);
+        }
+        entries.sort_by(|a, b| {
+            a.file_name()
+                .as_encoded_bytes()
+                .cmp(b.file_name().as_encoded_bytes())
+        });
+        for e in entries {
+            let path = e.path();
+            let Ok(kind) = e.file_type() else { continue };
+            // What the entry is once its links are followed, and only if that stays inside.
+            let meta = if kind.is_symlink() {
+                match std::fs::canonicalize(&path) {
+                    Ok(real) if real.starts_with(&self.walls.root) => {
+                        match std::fs::metadata(&real) {
+                            Ok(m) => Some((m, real)),
+                            Err(_) => None,
+                        }
+                    }
+                    _ => None,
+                }
+            } else {
+                std::fs::metadata(&path).ok().map(|m| (m, PathBuf::new()))
+            };
+            let Some((meta, real)) = meta else { continue };
+            let name = e.file_name();
+            let name = name.to_str().unwrap_or_default();
+            let is_dir = meta.is_dir();
+            if !is_dir && !meta.is_file() {
+                continue; // FIFOs, sockets, devices: never opened
+            }
+            if filter(&Entry {
+                path: &path,
+                name,
+                is_dir,
+            }) == Visit::Skip
+            {
+                continue;
+            }
+            if is_dir {
+                let real = if kind.is_symlink() {
+                    real
+                } else {
+                    match std::fs::canonicalize(&path) {
+                        Ok(r) => r,
+                        Err(_) => continue,
+                    }
+                };
+                if self.seen.insert(real) {
+                    self.dir(&path, depth + 1, filter)?;
+                }
+            } else {
+                self.bytes += meta.len();
+                if self.bytes > self.limits.bytes {
+                    return Err(WalkError::TooLarge {
+                        root: self.root.clone(),
+                        limit_mib: self.limits.bytes >> 20,
+                    });
+                }
+                self.out.push(path);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_inside_or_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let outside = dir.path().join("o");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+        let walls = Walls::new(&root).unwrap();
+        let real = walls.root().to_path_buf();
+        assert_eq!(walls.resolve("path", "src").unwrap(), real.join("src"));
+        assert_eq!(
+            walls.resolve("output", "new/dir/a.ts").unwrap(),
+            real.join("new/dir/a.ts")
+        );
+        assert_eq!(
+            walls.resolve("path", "src/../src").unwrap(),
+            real.join("src")
+        );
+        for bad in [
+            "..",
+            "../o",
+            "/",
+            "link",
+            "link/x.ts",
+            "src/../../o",
+            "new/../../o",
+        ] {
+            let e = walls.resolve("path", bad).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "path must be inside the project ({}): {bad}",
+                    real.display()
+                ),
+                "{bad}"
+            );
+        }
+        let abs = outside.display().to_string();
+        assert!(walls.resolve("source", &abs).is_err());
+        assert!(matches!(
+            walls.resolve("path", "dangling/x"),
+            Err(PathError::Unresolvable { .. })
+        ));
+    }
+
+    #[test]
+    fn walks_stay_inside_visit_once_and_stop_at_their_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let outside = dir.path().join("o");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.ts"), "x").unwrap();
+        std::fs::write(root.join("a/b/x.ts"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.ts"), root.join("s.ts")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("a/b/x.ts"), root.join("in.ts")).unwrap();
+        let walls = Walls::new(&root).unwrap();
+        let files = walls
+            .walk(&root, WalkLimits::default(), &mut |_| Visit::Take)
+            .unwrap();
+        let rel: Vec<String> = files
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(rel, ["a/b/x.ts", "in.ts"]);
+        let tight = WalkLimits {
+            entries: 2,
+            ..WalkLimits::default()
+        };
+        let e = walls.walk(&root, tight, &mut |_| Visit::Take).unwrap_err();
+        assert!(matches!(e, WalkError::TooManyEntries { .. }), "{e}");
+        let shallow = WalkLimits {
+            depth: 0,
+            ..WalkLimits::default()
+        };
+        assert!(matches!(
+            walls.walk(&root, shallow, &mut |_| Visit::Take),
+            Err(WalkError::TooDeep { .. })
+        ));
+        let small = WalkLimits {
+            bytes: 0,
+            ..WalkLimits::default()
+        };
+        assert!(matches!(
+            walls.walk(&root, small, &mut |_| Visit::Take),
+            Err(WalkError::TooLarge { .. })
+        ));
+    }
+}
