@@ -1058,3 +1058,150 @@ export default Op({
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(runs[0]["state"], "gated");
 }
+
+/// The gate step's record of a `chant run --json`.
+fn gate_record(out: &std::process::Output) -> Value {
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    result["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["fn"] == "gate:ship-it")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The newest pending fact's plan digest.
+fn pending_digest(root: &Path) -> String {
+    let text = ledger_file(root, "_gates/rollout.jsonl").unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "pending")
+        .last()
+        .unwrap()["planDigest"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn an_approval_passes_only_the_plan_it_named() {
+    // Reached and approved for staging, at a shell.
+    let (_d, root) = repo();
+    let gated = || chant(&root, &["run", "rollout", "--env", "staging", "--json"]);
+    assert_eq!(gated().status.code(), Some(3));
+    let staging = pending_digest(&root);
+    assert!(
+        chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"])
+            .status
+            .success()
+    );
+    // Another environment is another plan.
+    let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "the staging approval does not pass prod");
+    let refusal = gate_record(&out)["refusal"].as_str().unwrap().to_owned();
+    let prod = pending_digest(&root);
+    assert_ne!(prod, staging);
+    assert!(
+        refusal.contains(&staging) && refusal.contains(&prod),
+        "the refusal names both digests: {refusal}"
+    );
+    assert!(!root.join("rolled.txt").exists());
+    // Approving prod's plan passes prod, and only then.
+    assert!(
+        chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"])
+            .status
+            .success()
+    );
+    let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(root.join("rolled.txt").exists());
+    std::fs::remove_file(root.join("rolled.txt")).unwrap();
+    // Unchanged Op, same env: still passes.
+    let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::remove_file(root.join("rolled.txt")).unwrap();
+
+    // An edited step and an edited profile are other plans too.
+    for (what, edited) in [
+        (
+            "an edited step",
+            ROLLOUT.replace("echo rolling out > rolled.txt", "echo pwned > rolled.txt"),
+        ),
+        (
+            "an edited profile",
+            ROLLOUT.replace(
+                "shell(\"echo staging\")",
+                "{ ...shell(\"echo staging\"), profile: \"longInfra\" }",
+            ),
+        ),
+    ] {
+        // The unedited Op stands approved for prod.
+        let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
+        if out.status.code() == Some(3) {
+            assert!(
+                chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"])
+                    .status
+                    .success()
+            );
+            let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
+            assert_eq!(out.status.code(), Some(0), "{what}");
+        }
+        std::fs::remove_file(root.join("rolled.txt")).unwrap();
+        std::fs::write(root.join("ops/rollout.op.ts"), &edited).unwrap();
+        let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
+        assert_eq!(out.status.code(), Some(3), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            gate_record(&out)["refusal"]
+                .as_str()
+                .is_some_and(|r| r.contains("not this run's plan")),
+            "{what}"
+        );
+        assert!(!root.join("rolled.txt").exists(), "{what}");
+        std::fs::write(root.join("ops/rollout.op.ts"), ROLLOUT).unwrap();
+    }
+}
+
+#[test]
+fn an_agent_cannot_edit_an_op_and_ride_a_persons_approval() {
+    let (_d, root) = repo();
+    // A person runs and approves at a shell.
+    assert_eq!(chant(&root, &["run", "rollout"]).status.code(), Some(3));
+    assert!(
+        chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"])
+            .status
+            .success()
+    );
+    // The agent edits the Op, then runs it over MCP.
+    std::fs::write(
+        root.join("ops/rollout.op.ts"),
+        ROLLOUT.replace("echo rolling out > rolled.txt", "echo agent > rolled.txt"),
+    )
+    .unwrap();
+    let mut s = serve(&root);
+    let run = ok(&call(&mut s, 1, "op-run", json!({"name": "rollout"})));
+    assert_eq!(run["state"], "gated", "{run}");
+    assert!(!root.join("rolled.txt").exists());
+    // The new pending fact was reached over MCP: the agent cannot approve it either.
+    let r = call(
+        &mut s,
+        2,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    let run = ok(&call(&mut s, 3, "op-run", json!({"name": "rollout"})));
+    assert_eq!(run["state"], "gated");
+    assert!(!root.join("rolled.txt").exists());
+    // The unedited Op still passes on the person's approval of it... once re-approved for the
+    // plan that stands now, which is the edited one: put it back and approve at a shell.
+    std::fs::write(root.join("ops/rollout.op.ts"), ROLLOUT).unwrap();
+    assert_eq!(chant(&root, &["run", "rollout"]).status.code(), Some(3));
+    assert!(
+        chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"])
+            .status
+            .success()
+    );
+    let run = ok(&call(&mut s, 4, "op-run", json!({"name": "rollout"})));
+    assert_eq!(run["state"], "completed", "{run}");
+}

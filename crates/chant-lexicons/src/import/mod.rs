@@ -190,6 +190,28 @@ mod tests {
     }
 
     #[test]
+    fn a_generated_name_cannot_leave_the_output_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("infra");
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("up")).unwrap();
+        for name in ["../escaped.ts", "/tmp/escaped.ts", "a/../../escaped.ts"] {
+            let files = vec![Generated {
+                path: name.into(),
+                content: "x\n".into(),
+            }];
+            let e = write(&out, &files, true).unwrap_err();
+            assert!(e.contains("must be inside the project"), "{name}: {e}");
+        }
+        std::os::unix::fs::symlink(dir.path(), out.join("up")).unwrap();
+        let files = vec![Generated {
+            path: "up/escaped.ts".into(),
+            content: "x\n".into(),
+        }];
+        assert!(write(&out, &files, true).is_err());
+        assert!(!dir.path().join("escaped.ts").exists());
+    }
+
+    #[test]
     fn existing_files_are_kept_unless_forced() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("infra");
