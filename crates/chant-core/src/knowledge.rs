@@ -7,7 +7,9 @@
 //! concept, described by its front matter (`type`, `title`, `name`); a concept binds when its
 //! `name` equals a discovered entity's name.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::confine::{Visit, WalkLimits, Walls};
 
 use serde_json::{Map, Value as Json, json};
 
@@ -39,11 +41,26 @@ pub struct Bundle {
 }
 
 /// The bundle of the project rooted at `project_dir`, if it has one.
+/// Only regular files inside the project directory are read (symlinks resolved first).
 pub fn load(project_dir: &Path) -> Option<Bundle> {
-    let root = project_dir.join(DIR);
-    let index = std::fs::read_to_string(root.join("index.md")).ok()?;
-    let mut files = Vec::new();
-    walk(&root, &mut files);
+    let walls = Walls::new(project_dir).ok()?;
+    let root = walls.resolve("knowledge", DIR).ok()?;
+    let index_file = walls
+        .resolve("knowledge", &format!("{DIR}/index.md"))
+        .ok()?;
+    let small_file =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE);
+    if !small_file(&index_file) {
+        return None;
+    }
+    let index = std::fs::read_to_string(&index_file).ok()?;
+    let files = walls
+        .walk(&root, WalkLimits::default(), &mut |e| {
+            let take = !e.name.starts_with('.')
+                && (e.is_dir || (e.name.ends_with(".md") && small_file(e.path)));
+            if take { Visit::Take } else { Visit::Skip }
+        })
+        .ok()?;
     let mut concepts: Vec<Concept> = files
         .iter()
         .filter_map(|f| {
@@ -73,30 +90,6 @@ pub fn load(project_dir: &Path) -> Option<Bundle> {
         index,
         concepts,
     })
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        match e.file_type() {
-            Ok(t) if t.is_dir() => walk(&p, out),
-            Ok(t)
-                if t.is_file()
-                    && name.ends_with(".md")
-                    && e.metadata().is_ok_and(|m| m.len() <= MAX_FILE) =>
-            {
-                out.push(p)
-            }
-            _ => {}
-        }
-    }
 }
 
 /// `key: value` pairs between a leading `---` line and the next one; quoted values unquoted.
@@ -181,6 +174,39 @@ mod tests {
         let p = root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn a_bundle_is_read_only_from_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let (project, outside) = (dir.path().join("p"), dir.path().join("o"));
+        write(&outside, "index.md", "# outside\n");
+        write(&outside, "secret.md", "---\nname: secret\n---\n");
+        std::fs::create_dir_all(&project).unwrap();
+        // The folder itself a link out.
+        std::os::unix::fs::symlink(&outside, project.join("knowledge")).unwrap();
+        assert_eq!(load(&project), None);
+        // index.md a link out, a concept a link out, a FIFO among the concepts.
+        std::fs::remove_file(project.join("knowledge")).unwrap();
+        std::fs::create_dir_all(project.join("knowledge")).unwrap();
+        std::os::unix::fs::symlink(outside.join("index.md"), project.join("knowledge/index.md"))
+            .unwrap();
+        assert_eq!(load(&project), None);
+        std::fs::remove_file(project.join("knowledge/index.md")).unwrap();
+        write(&project, "knowledge/index.md", "# mine\n");
+        std::os::unix::fs::symlink(outside.join("secret.md"), project.join("knowledge/s.md"))
+            .unwrap();
+        let fifo = project.join("knowledge/f.md");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let b = load(&project).unwrap();
+        assert_eq!(b.index, "# mine\n");
+        assert!(b.concepts.is_empty(), "{:?}", b.concepts);
     }
 
     #[test]

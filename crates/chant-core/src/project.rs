@@ -88,6 +88,13 @@ pub fn locate(
         .unwrap_or_else(|| dir.clone());
     let (config, settings) = match config_dir.as_deref().and_then(config_file) {
         None => (Json::Object(Default::default()), Settings::default()),
+        Some(file) if !Walls::resolved(boundary.clone()).contains(&file) => {
+            return Err(ProjectError::Config(format!(
+                "{}: a link that leads out of the project ({}); a config must be a file of the project",
+                file.display(),
+                boundary.display()
+            )));
+        }
         Some(file) => {
             let config = if file.extension().is_some_and(|e| e == "json") {
                 let text = read_config_text(&file)?;

@@ -13,6 +13,11 @@
 //! Import (issue 5): `chant import` of a generated 2,000-job `.gitlab-ci.yml` (5 stages,
 //! anchors and merge keys, rules, artifacts, needs), process spawn to exit (median of 5).
 //!
+//! Walls (issue 9): a build whose job's `variables` is a Proxy that loops in its traps, on a
+//! project with a 2 s budget: the reply time over MCP (median of 5; target: budget + 0.5 s),
+//! and the time from closing stdin during such a build to the server's exit (median of 5;
+//! target 1 s).
+//!
 //! Ops (issue 6), in a git repository of 200 `*.op.ts` files:
 //! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
 //! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
@@ -25,13 +30,17 @@ use std::time::{Duration, Instant};
 
 use mcp_testkit::bench::{PipeServer, dir_size, median, p90};
 
-const BIN: &str = env!("CARGO_BIN_EXE_chant");
+/// The binary measured: this build's, or another (`CHANT_BENCH_BIN`, e.g. an earlier release,
+/// for side-by-side figures).
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    std::env::var("CHANT_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_chant").to_owned())
+});
 const INIT: &str =
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
 
 /// `chant serve mcp` in `root`.
 fn serve(root: &Path) -> PipeServer {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(&*BIN);
     cmd.args(["serve", "mcp"]).current_dir(root);
     PipeServer::start(cmd)
 }
@@ -88,7 +97,7 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     let wants = |group: &str| only.is_empty() || only.iter().any(|o| o == group);
-    println!("chant benchmark ({BIN})");
+    println!("chant benchmark ({})", *BIN);
     if wants("engine") {
         engine(&scratch);
     }
@@ -100,6 +109,9 @@ fn main() {
     }
     if wants("import") {
         import(&scratch);
+    }
+    if wants("walls") {
+        walls(&scratch);
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -161,7 +173,7 @@ fn engine(scratch: &Path) {
     let mut cli = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        let out = Command::new(BIN)
+        let out = Command::new(&*BIN)
             .args(["build", "src", "-o", "out.yml"])
             .current_dir(&big)
             .output()
@@ -244,6 +256,50 @@ fn engine(scratch: &Path) {
         "MiB",
         100.0,
         "",
+    );
+}
+
+fn walls(scratch: &Path) {
+    let root = scratch.join("hostile");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["gitlab"],"timeout":"2s"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("hostile.ts"),
+        "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const j = new Job({ stage: \"test\", script: [\"x\"], variables: new Proxy({}, { get() { for (;;) {} }, ownKeys() { for (;;) {} } }) });\n",
+    )
+    .unwrap();
+    let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"."}}}"#;
+    let mut answers = Vec::new();
+    let mut exits = Vec::new();
+    for _ in 0..5 {
+        let mut s = serve(&root);
+        s.roundtrip(INIT);
+        let t = Instant::now();
+        let r = s.roundtrip(build);
+        answers.push(t.elapsed());
+        assert!(r.contains("budget"), "{}", &r[..r.len().min(300)]);
+        // End of input while the next hostile build runs.
+        s.send(build);
+        std::thread::sleep(Duration::from_millis(200));
+        exits.push(s.close_and_wait());
+    }
+    report(
+        "hostile Proxy build answered (2 s budget), median",
+        ms(median(answers)),
+        "ms",
+        2500.0,
+        "(before: never; the server spun at 100% CPU)",
+    );
+    report(
+        "exit after EOF during a hostile build, median",
+        ms(median(exits)),
+        "ms",
+        1000.0,
+        "(before: never exited)",
     );
 }
 
@@ -403,7 +459,7 @@ fn lint(scratch: &Path) {
     let mut last = String::new();
     for _ in 0..5 {
         let t = Instant::now();
-        let out = Command::new(BIN)
+        let out = Command::new(&*BIN)
             .args(["lint", "src"])
             .current_dir(&big)
             .output()
@@ -444,7 +500,7 @@ fn import(scratch: &Path) {
     let mut runs = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        let out = Command::new(BIN)
+        let out = Command::new(&*BIN)
             .args(["import", ".gitlab-ci.yml", "-o", "infra", "--force"])
             .current_dir(&root)
             .output()

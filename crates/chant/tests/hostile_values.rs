@@ -85,11 +85,15 @@ fn expr() -> impl Strategy<Value = String> {
                 let body: Vec<String> = v.into_iter().map(|(k, e)| format!("{k}: {e}")).collect();
                 format!("{{ {} }}", body.join(", "))
             }),
+            inner.clone().prop_map(|e| format!(
+                "new Job({{ stage: \"test\", script: [\"x\"], variables: {e} }})"
+            )),
             inner
                 .clone()
-                .prop_map(|e| format!("new Job({{ stage: \"test\", script: [\"x\"], variables: {e} }})")),
-            inner.clone().prop_map(|e| format!("new Job({{ needs: [{e}] }})")),
-            inner.prop_map(|e| format!("{{ toJSON() {{ return {e}; }}, valueOf() {{ for (;;) {{}} }} }}")),
+                .prop_map(|e| format!("new Job({{ needs: [{e}] }})")),
+            inner.prop_map(|e| format!(
+                "{{ toJSON() {{ return {e}; }}, valueOf() {{ for (;;) {{}} }} }}"
+            )),
         ]
     })
 }
@@ -145,5 +149,8 @@ fn hostile_values_never_panic() {
             Ok(())
         })
         .unwrap();
-    eprintln!("{cases} hostile programs in {:.1} s, no panic", started.elapsed().as_secs_f64());
+    eprintln!(
+        "{cases} hostile programs in {:.1} s, no panic",
+        started.elapsed().as_secs_f64()
+    );
 }

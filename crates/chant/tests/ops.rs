@@ -1098,7 +1098,11 @@ fn an_approval_passes_only_the_plan_it_named() {
     );
     // Another environment is another plan.
     let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
-    assert_eq!(out.status.code(), Some(3), "the staging approval does not pass prod");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the staging approval does not pass prod"
+    );
     let refusal = gate_record(&out)["refusal"].as_str().unwrap().to_owned();
     let prod = pending_digest(&root);
     assert_ne!(prod, staging);
@@ -1114,7 +1118,12 @@ fn an_approval_passes_only_the_plan_it_named() {
             .success()
     );
     let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(root.join("rolled.txt").exists());
     std::fs::remove_file(root.join("rolled.txt")).unwrap();
     // Unchanged Op, same env: still passes.
@@ -1150,7 +1159,12 @@ fn an_approval_passes_only_the_plan_it_named() {
         std::fs::remove_file(root.join("rolled.txt")).unwrap();
         std::fs::write(root.join("ops/rollout.op.ts"), &edited).unwrap();
         let out = chant(&root, &["run", "rollout", "--env", "prod", "--json"]);
-        assert_eq!(out.status.code(), Some(3), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             gate_record(&out)["refusal"]
                 .as_str()
@@ -1204,4 +1218,54 @@ fn an_agent_cannot_edit_an_op_and_ride_a_persons_approval() {
     );
     let run = ok(&call(&mut s, 4, "op-run", json!({"name": "rollout"})));
     assert_eq!(run["state"], "completed", "{run}");
+}
+
+#[test]
+fn op_approve_takes_no_approver_and_no_override_and_shows_what_was_recorded() {
+    let (_d, root) = repo();
+    let mut s = serve(&root);
+    // Reached over MCP: the agent cannot slip in an override or a name.
+    ok(&call(&mut s, 1, "op-run", json!({"name": "rollout"})));
+    let before = ledger_file(&root, "_gates/rollout.jsonl");
+    for (id, extra) in [
+        (2, json!({"allowSameOrigin": true})),
+        (3, json!({"approver": "alice"})),
+        (4, json!({"resolvedBy": "alice", "origin": "cli"})),
+    ] {
+        let mut args = json!({"name": "rollout", "gate": "ship-it"});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        let r = call(&mut s, id, "op-approve", args);
+        assert_eq!(r["isError"], true, "{r}");
+        assert!(tool_text(&r).contains("op-approve does not take"), "{r}");
+    }
+    assert_eq!(
+        ledger_file(&root, "_gates/rollout.jsonl"),
+        before,
+        "nothing written"
+    );
+    // Reached at a shell: the approval is recorded unattested, and the reply says what the
+    // ledger holds.
+    let (_d2, root2) = repo();
+    assert_eq!(chant(&root2, &["run", "rollout"]).status.code(), Some(3));
+    let mut s2 = serve(&root2);
+    let r = ok(&call(
+        &mut s2,
+        1,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it"}),
+    ));
+    let recorded: Value = serde_json::from_str(
+        ledger_file(&root2, "_gates/rollout.jsonl")
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(recorded["resolvedBy"], "unattested");
+    assert_eq!(r["resolvedBy"], recorded["resolvedBy"]);
+    assert_eq!(r["origin"], recorded["origin"]);
+    assert_eq!(r["timestamp"], recorded["timestamp"]);
 }

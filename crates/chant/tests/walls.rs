@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use mcp_testkit::{ServerProcess, tool_text};
 use serde_json::{Value, json};
 
-static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| std::env::var("CHANT_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_chant").to_owned()));
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    std::env::var("CHANT_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_chant").to_owned())
+});
 
 const JOB: &str = "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const lint = new Job({ stage: \"test\", script: [\"make lint\"] });\n";
 
@@ -78,21 +80,76 @@ fn no_tool_reads_evaluates_or_writes_outside_the_project() {
     };
     for (tool, args, param, given) in [
         ("build", json!({"path": abs}), "path", abs.as_str()),
-        ("build", json!({"path": "../elsewhere"}), "path", "../elsewhere"),
+        (
+            "build",
+            json!({"path": "../elsewhere"}),
+            "path",
+            "../elsewhere",
+        ),
         ("build", json!({"path": "link"}), "path", "link"),
         ("build", json!({"path": "/"}), "path", "/"),
         ("explain", json!({"path": "/"}), "path", "/"),
         ("explain", json!({"path": "../../"}), "path", "../../"),
-        ("lint", json!({"path": abs_file, "fix": true}), "path", abs_file.as_str()),
-        ("lint", json!({"path": "../elsewhere/src/a.ts", "fix": true}), "path", "../elsewhere/src/a.ts"),
-        ("lint", json!({"path": "link/src/a.ts", "fix": true}), "path", "link/src/a.ts"),
-        ("lint", json!({"path": "src/linked.ts", "fix": true}), "path", "src/linked.ts"),
-        ("import", json!({"source": "../elsewhere/src/ci.ts"}), "source", "../elsewhere/src/ci.ts"),
-        ("import", json!({"source": "link/src/ci.ts"}), "source", "link/src/ci.ts"),
-        ("import", json!({"source": "src/ci.ts", "output": "../out"}), "output", "../out"),
-        ("import", json!({"source": "src/ci.ts", "output": "link/new"}), "output", "link/new"),
-        ("import", json!({"source": "src/ci.ts", "output": "/tmp/x"}), "output", "/tmp/x"),
-        ("gitlab:pipeline", json!({"path": "../elsewhere"}), "path", "../elsewhere"),
+        (
+            "lint",
+            json!({"path": abs_file, "fix": true}),
+            "path",
+            abs_file.as_str(),
+        ),
+        (
+            "lint",
+            json!({"path": "../elsewhere/src/a.ts", "fix": true}),
+            "path",
+            "../elsewhere/src/a.ts",
+        ),
+        (
+            "lint",
+            json!({"path": "link/src/a.ts", "fix": true}),
+            "path",
+            "link/src/a.ts",
+        ),
+        (
+            "lint",
+            json!({"path": "src/linked.ts", "fix": true}),
+            "path",
+            "src/linked.ts",
+        ),
+        (
+            "import",
+            json!({"source": "../elsewhere/src/ci.ts"}),
+            "source",
+            "../elsewhere/src/ci.ts",
+        ),
+        (
+            "import",
+            json!({"source": "link/src/ci.ts"}),
+            "source",
+            "link/src/ci.ts",
+        ),
+        (
+            "import",
+            json!({"source": "src/ci.ts", "output": "../out"}),
+            "output",
+            "../out",
+        ),
+        (
+            "import",
+            json!({"source": "src/ci.ts", "output": "link/new"}),
+            "output",
+            "link/new",
+        ),
+        (
+            "import",
+            json!({"source": "src/ci.ts", "output": "/tmp/x"}),
+            "output",
+            "/tmp/x",
+        ),
+        (
+            "gitlab:pipeline",
+            json!({"path": "../elsewhere"}),
+            "path",
+            "../elsewhere",
+        ),
         ("gitlab:checks", json!({"path": "link"}), "path", "link"),
     ] {
         let r = call(&mut s, next(), tool, args.clone());
@@ -127,7 +184,11 @@ fn discovery_and_imports_never_follow_a_link_out() {
         "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nimport { secret } from \"./link/secret\";\nexport const leak = new Job({ stage: \"test\", script: [secret] });\n",
     )
     .unwrap();
-    for tool_args in [vec!["build", "src"], vec!["list", "src"], vec!["explain", "src", "--format", "json"]] {
+    for tool_args in [
+        vec!["build", "src"],
+        vec!["list", "src"],
+        vec!["explain", "src", "--format", "json"],
+    ] {
         let out = chant(&root, &tool_args);
         let all = format!(
             "{}{}",
@@ -142,7 +203,12 @@ fn discovery_and_imports_never_follow_a_link_out() {
         assert!(!all.contains("elsewhere/src/a.ts"), "{tool_args:?}: {all}");
     }
     let mut s = serve(&root);
-    let r = call(&mut s, 1, "explain", json!({"path": "src", "format": "json"}));
+    let r = call(
+        &mut s,
+        1,
+        "explain",
+        json!({"path": "src", "format": "json"}),
+    );
     let text = tool_text(&r).to_owned();
     assert!(!text.contains("outside content"), "{text}");
     let files: Vec<String> = r["structuredContent"]["sourceFiles"]
@@ -150,15 +216,20 @@ fn discovery_and_imports_never_follow_a_link_out() {
         .map(|a| a.iter().map(|f| f.as_str().unwrap().to_owned()).collect())
         .unwrap_or_default();
     assert!(
-        files.iter().all(|f| f.starts_with(&root.display().to_string())
-            && !f.contains("/link/")
-            && !f.ends_with("/b.ts")),
+        files
+            .iter()
+            .all(|f| f.starts_with(&root.display().to_string())
+                && !f.contains("/link/")
+                && !f.ends_with("/b.ts")),
         "{files:?}"
     );
     // lint --fix at the shell leaves the linked-in file alone.
     let before = std::fs::read_to_string(elsewhere.join("src/a.ts")).unwrap();
     chant(&root, &["lint", "src", "--fix"]);
-    assert_eq!(std::fs::read_to_string(elsewhere.join("src/a.ts")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.join("src/a.ts")).unwrap(),
+        before
+    );
 }
 
 #[test]
@@ -197,7 +268,10 @@ fn import_keeps_what_exists_unless_forced_and_is_destructive() {
         .unwrap()
         .clone();
     assert_eq!(import["annotations"]["destructiveHint"], true);
-    assert_eq!(import["inputSchema"]["properties"]["force"]["type"], "boolean");
+    assert_eq!(
+        import["inputSchema"]["properties"]["force"]["type"],
+        "boolean"
+    );
     std::fs::write(
         root.join("p.yml"),
         "stages: [test]\nunit:\n  stage: test\n  script: [make]\n",
@@ -207,16 +281,35 @@ fn import_keeps_what_exists_unless_forced_and_is_destructive() {
     std::fs::write(root.join("infra/01-test.ts"), "// mine\n").unwrap();
     let r = call(&mut s, 2, "import", json!({"source": "p.yml"}));
     assert_eq!(r["structuredContent"]["generatedFiles"], json!([]), "{r}");
-    assert_eq!(std::fs::read_to_string(root.join("infra/01-test.ts")).unwrap(), "// mine\n");
-    let r = call(&mut s, 3, "import", json!({"source": "p.yml", "force": true}));
-    assert_eq!(r["structuredContent"]["generatedFiles"], json!(["01-test.ts"]));
-    let r = call(&mut s, 4, "import", json!({"source": "p.yml", "force": "yes"}));
+    assert_eq!(
+        std::fs::read_to_string(root.join("infra/01-test.ts")).unwrap(),
+        "// mine\n"
+    );
+    let r = call(
+        &mut s,
+        3,
+        "import",
+        json!({"source": "p.yml", "force": true}),
+    );
+    assert_eq!(
+        r["structuredContent"]["generatedFiles"],
+        json!(["01-test.ts"])
+    );
+    let r = call(
+        &mut s,
+        4,
+        "import",
+        json!({"source": "p.yml", "force": "yes"}),
+    );
     assert_eq!(tool_text(&r), "Error: force must be a boolean, got \"yes\"");
     // At the shell, the same rule.
     std::fs::write(root.join("infra/01-test.ts"), "// mine\n").unwrap();
     let out = chant(&root, &["import", "p.yml"]);
     assert!(out.status.success());
-    assert_eq!(std::fs::read_to_string(root.join("infra/01-test.ts")).unwrap(), "// mine\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("infra/01-test.ts")).unwrap(),
+        "// mine\n"
+    );
 }
 
 #[test]
@@ -248,17 +341,39 @@ fn one_named_file_is_built_linted_listed_and_explained_alone() {
     )
     .unwrap();
     let out = chant(&root, &["build", "src/ci.ts"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let built = String::from_utf8_lossy(&out.stdout);
-    assert!(built.contains("lint:") && !built.contains("other:"), "{built}");
+    assert!(
+        built.contains("lint:") && !built.contains("other:"),
+        "{built}"
+    );
     let out = chant(&root, &["list", "src/ci.ts"]);
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(listed.contains("lint ") && !listed.contains("other"), "{listed}");
+    assert!(
+        listed.contains("lint ") && !listed.contains("other"),
+        "{listed}"
+    );
     let mut s = serve(&root);
     let r = call(&mut s, 1, "build", json!({"path": "src/ci.ts"}));
     assert_eq!(r["structuredContent"]["resourceCount"], 1, "{r}");
-    let r = call(&mut s, 2, "explain", json!({"path": "src/ci.ts", "format": "json"}));
-    assert_eq!(r["structuredContent"]["sourceFiles"].as_array().unwrap().len(), 1, "{r}");
+    let r = call(
+        &mut s,
+        2,
+        "explain",
+        json!({"path": "src/ci.ts", "format": "json"}),
+    );
+    assert_eq!(
+        r["structuredContent"]["sourceFiles"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "{r}"
+    );
 }
 
 const HOSTILE_PROXY: &str = "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const j = new Job({ stage: \"test\", script: [\"x\"], variables: new Proxy({}, { get() { for (;;) {} }, ownKeys() { for (;;) {} } }) });\n";
@@ -299,7 +414,11 @@ fn a_proxy_that_loops_while_it_is_read_back_is_stopped_within_the_budget() {
     // At the shell, --timeout sets the budget over the config's.
     let t = Instant::now();
     let out = chant(&root, &["build", "--timeout", "300ms"]);
-    assert!(t.elapsed() < Duration::from_millis(1000), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        t.elapsed()
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("exceeded its 0.3 s budget"));
 }
@@ -317,7 +436,11 @@ fn cancellation_and_end_of_input_interrupt_an_evaluation() {
     let t = Instant::now();
     s.close_stdin();
     let status = s.wait_exit(Duration::from_secs(5));
-    assert!(t.elapsed() < Duration::from_secs(1), "exit took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "exit took {:?}",
+        t.elapsed()
+    );
     assert!(status.success());
     let lines = s.drain_lines();
     let reply = lines
@@ -364,13 +487,41 @@ fn pipelined_hostile_builds_share_one_memory_budget() {
 #[test]
 fn a_config_that_is_not_valid_fails_every_command_by_name() {
     for (file, text, says) in [
-        ("chant.config.ts", "export default 42;\n", "the default export must be an object"),
-        ("chant.config.ts", "export default { lexicons: \"gitlab\" };\n", "lexicons must be a list of lexicon names"),
-        ("chant.config.json", "{\"lexicons\": [\"gitlab\",]}", "invalid JSON"),
-        ("chant.config.json", "{\"lexicons\": [\"azure\"]}", "Lexicon \"azure\" is not available"),
-        ("chant.config.json", "{\"lexicons\": [\"gitlab\"], \"lint\": {\"rules\": {\"COR004\": \"nonsense\"}}}", "lint.rules.COR004: \"nonsense\""),
-        ("chant.config.json", "{\"lexicon\": [\"gitlab\"]}", "unknown field \"lexicon\""),
-        ("chant.config.json", "{\"lexicons\": [\"gitlab\"], \"timeout\": \"soon\"}", "timeout must be a duration"),
+        (
+            "chant.config.ts",
+            "export default 42;\n",
+            "the default export must be an object",
+        ),
+        (
+            "chant.config.ts",
+            "export default { lexicons: \"gitlab\" };\n",
+            "lexicons must be a list of lexicon names",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\",]}",
+            "invalid JSON",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"azure\"]}",
+            "Lexicon \"azure\" is not available",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\"], \"lint\": {\"rules\": {\"COR004\": \"nonsense\"}}}",
+            "lint.rules.COR004: \"nonsense\"",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicon\": [\"gitlab\"]}",
+            "unknown field \"lexicon\"",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\"], \"timeout\": \"soon\"}",
+            "timeout must be a duration",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(file), text).unwrap();
@@ -404,4 +555,22 @@ fn a_config_changed_mid_session_is_read_by_the_next_call() {
     .unwrap();
     let r = call(&mut s, 3, "build", json!({"path": "src"}));
     assert_ne!(r["isError"], true, "{r}");
+}
+
+#[test]
+fn a_config_that_links_out_of_the_project_is_refused() {
+    let (_d, root, elsewhere) = layout();
+    std::fs::remove_file(root.join("chant.config.json")).unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.join("chant.config.json"),
+        root.join("chant.config.json"),
+    )
+    .unwrap();
+    let out = chant(&root, &["build", "src"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a link that leads out of the project"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

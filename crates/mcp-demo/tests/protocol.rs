@@ -853,3 +853,24 @@ fn the_demo_binary_explains_itself() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument '--bogus'"));
 }
+
+// ---- arguments ----
+
+#[test]
+fn an_argument_the_schema_does_not_declare_is_refused_before_the_handler() {
+    let mut s = demo();
+    s.initialize(Some("2025-11-25"));
+    let r = call(
+        &mut s,
+        1,
+        "echo",
+        json!({"text": "hi", "approver": "alice"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        tool_text(&r),
+        "Error: echo does not take \"approver\"; its arguments are text"
+    );
+    let r = call(&mut s, 2, "echo", json!({"text": "hi"}));
+    assert_ne!(r["isError"], true, "{r}");
+}

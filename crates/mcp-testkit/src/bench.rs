@@ -49,6 +49,24 @@ impl PipeServer {
         peak_rss_kib(self.child.id())
     }
 
+    /// Writes `request` and a newline without waiting for a reply.
+    pub fn send(&mut self, request: &str) {
+        self.stdin.write_all(request.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Closes stdin and returns how long the server took to exit.
+    pub fn close_and_wait(self) -> Duration {
+        let PipeServer {
+            mut child, stdin, ..
+        } = self;
+        let t = std::time::Instant::now();
+        drop(stdin);
+        child.wait().unwrap();
+        t.elapsed()
+    }
+
     /// Closes stdin and waits for the server to exit.
     pub fn stop(mut self) {
         drop(self.stdin);

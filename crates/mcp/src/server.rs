@@ -516,6 +516,13 @@ impl Conn<'_> {
         };
         let handler = Arc::clone(&tool.handler);
         let arguments = params.remove("arguments");
+        if let Some(text) = undeclared_argument(&tool.name, &tool.input_schema, arguments.as_ref())
+        {
+            let result = self
+                .server
+                .tool_result(ToolOutput::ErrorText(text), ctx.version);
+            return Step::Reply(success(id, result));
+        }
         let server = Arc::clone(&self.server);
         let token = ctx.cancel.clone();
         let key = id_key(&id);
@@ -714,6 +721,30 @@ impl Inner {
         m.insert("contents".into(), Value::Array(contents));
         self.finish(m, v, true)
     }
+}
+
+/// The refusal of an argument the tool's input schema does not declare, checked before any
+/// handler runs: a handler never sees a parameter it did not publish (an `approver` slipped to a
+/// tool that records `unattested`, say). A schema with `additionalProperties: true` takes any.
+fn undeclared_argument(tool: &str, schema: &Value, arguments: Option<&Value>) -> Option<String> {
+    let (Some(Value::Object(args)), Some(Value::Object(declared))) =
+        (arguments, schema.get("properties"))
+    else {
+        return None;
+    };
+    if schema.get("additionalProperties") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    let unknown = args.keys().find(|k| !declared.contains_key(k.as_str()))?;
+    let names: Vec<&str> = declared.keys().map(String::as_str).collect();
+    Some(format!(
+        "Error: {tool} does not take \"{unknown}\"; its arguments are {}",
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    ))
 }
 
 /// The cancellation-table key of a request id: its exact JSON text, so `1` and `"1"` differ.
