@@ -1076,8 +1076,7 @@ fn pending_digest(root: &Path) -> String {
     let text = ledger_file(root, "_gates/rollout.jsonl").unwrap();
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["kind"] == "pending")
-        .last()
+        .rfind(|v| v["kind"] == "pending")
         .unwrap()["planDigest"]
         .as_str()
         .unwrap()
