@@ -491,6 +491,85 @@ mod tests {
     const NOW: u64 = 1_796_000_000_000; // 2026-11-29
 
     #[test]
+    fn a_pending_fact_expires_at_its_expiry_exactly_and_when_unreadable() {
+        let at = crate::time::iso(NOW);
+        // What `chant approve --expire` writes: expiresAt == timestamp == now.
+        let expired_now = pending(&at, &at, None);
+        assert_eq!(
+            decide(std::slice::from_ref(&expired_now), "g", NOW),
+            GateState::Open
+        );
+        let one_more = pending(&at, &crate::time::iso(NOW + 1), None);
+        assert!(matches!(
+            decide(std::slice::from_ref(&one_more), "g", NOW),
+            GateState::Standing(_)
+        ));
+        let unreadable = pending(&at, "zzzz", None);
+        assert_eq!(
+            decide(std::slice::from_ref(&unreadable), "g", NOW),
+            GateState::Open,
+            "an expiry that cannot be read stands for nothing"
+        );
+    }
+
+    #[test]
+    fn a_resolution_passes_only_the_plan_it_names() {
+        let (d1, d2) = ("sha256:aa", "sha256:bb");
+        let p1 = pending(
+            "2026-11-29T00:00:00.000Z",
+            "2026-12-01T00:00:00.000Z",
+            Some(d1),
+        );
+        let r1 = resolution("2026-11-29T01:00:00.000Z", Some(d1));
+        let facts = [p1.clone(), r1.clone()];
+        assert!(matches!(
+            decide_plan(&facts, "g", NOW, d1),
+            PlanDecision::Pass { .. }
+        ));
+        // The same approval, asked by a run whose plan is another.
+        assert_eq!(
+            decide_plan(&facts, "g", NOW, d2),
+            PlanDecision::OtherPlan {
+                pending: p1.clone(),
+                resolution: Some(r1.clone())
+            }
+        );
+        // A standing fact for another plan is superseded, not waited on.
+        assert_eq!(
+            decide_plan(std::slice::from_ref(&p1), "g", NOW, d2),
+            PlanDecision::OtherPlan {
+                pending: p1.clone(),
+                resolution: None
+            }
+        );
+        assert_eq!(
+            decide_plan(std::slice::from_ref(&p1), "g", NOW, d1),
+            PlanDecision::Waiting(p1.clone())
+        );
+        // A new pending fact for this plan, answered for the old one.
+        let p2 = pending(
+            "2026-11-29T02:00:00.000Z",
+            "2026-12-01T00:00:00.000Z",
+            Some(d2),
+        );
+        let r_old = resolution("2026-11-29T03:00:00.000Z", Some(d1));
+        assert!(matches!(
+            decide_plan(&[p1.clone(), p2.clone(), r_old], "g", NOW, d2),
+            PlanDecision::Mismatched { .. }
+        ));
+        // A pending fact and resolution without digests never pass a run that has one.
+        let bare = [
+            pending("2026-11-29T00:00:00.000Z", "2026-12-01T00:00:00.000Z", None),
+            resolution("2026-11-29T01:00:00.000Z", None),
+        ];
+        assert!(matches!(
+            decide_plan(&bare, "g", NOW, d1),
+            PlanDecision::OtherPlan { .. }
+        ));
+        assert_eq!(decide_plan(&[], "g", NOW, d1), PlanDecision::Open);
+    }
+
+    #[test]
     fn deciding_gates() {
         let p = pending(
             "2026-11-29T00:00:00.000Z",

@@ -1268,3 +1268,39 @@ fn op_approve_takes_no_approver_and_no_override_and_shows_what_was_recorded() {
     assert_eq!(r["origin"], recorded["origin"]);
     assert_eq!(r["timestamp"], recorded["timestamp"]);
 }
+
+#[test]
+fn never_over_mcp_is_checked_from_the_declaration_first_whatever_the_pending_fact_says() {
+    let (_d, root) = repo();
+    // Reached at a shell before the Op declared neverOverMcp: its pending fact has no flag.
+    assert_eq!(chant(&root, &["run", "rollout"]).status.code(), Some(3));
+    std::fs::write(
+        root.join("ops/rollout.op.ts"),
+        ROLLOUT.replace("overview:", "neverOverMcp: true,\n  overview:"),
+    )
+    .unwrap();
+    let before = ledger_file(&root, "_gates/rollout.jsonl").unwrap();
+    assert!(!before.contains("neverOverMcp"));
+    let mut s = serve(&root);
+    let never = "Error: Op \"rollout\" declares neverOverMcp, so its gates are not resolved over MCP, whichever channel reached them. Approvals belong to people: approve at a shell with `chant approve rollout ship-it`.";
+    let r = call(
+        &mut s,
+        1,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it"}),
+    );
+    assert_eq!(tool_text(&r), never);
+    // Second in the check order: before the runtime is resolved.
+    let r = call(
+        &mut s,
+        2,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it", "runtime": "nope"}),
+    );
+    assert_eq!(tool_text(&r), never);
+    assert_eq!(
+        ledger_file(&root, "_gates/rollout.jsonl").unwrap(),
+        before,
+        "nothing written"
+    );
+}

@@ -533,6 +533,57 @@ mod tests {
         (dir, ledger)
     }
 
+    /// A writer that takes no lock (git itself, another tool) moves the branch between this
+    /// writer's read and its `update-ref`: the compare-and-swap must refuse the stale commit,
+    /// and the retry must keep the other writer's line.
+    #[test]
+    fn a_writer_that_skips_the_lock_is_never_overwritten() {
+        let (dir, ledger) = repo();
+        ledger
+            .append_line("_gates/a.jsonl", "one", "first")
+            .unwrap();
+        let git = |args: &[&str], input: Option<&str>| -> String {
+            use std::io::Write;
+            let mut child = Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.unwrap_or_default().as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "git {args:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        let moved = std::cell::Cell::new(false);
+        ledger
+            .update("_gates/a.jsonl", "ours", |prior| {
+                if !moved.replace(true) {
+                    // The foreign write, after our read: "one\nforeign", committed on the tip.
+                    let tip = git(&["rev-parse", REF], None);
+                    let blob = git(&["hash-object", "-w", "--stdin"], Some("one\nforeign"));
+                    let inner = git(&["mktree"], Some(&format!("100644 blob {blob}\ta.jsonl\n")));
+                    let root = git(&["mktree"], Some(&format!("040000 tree {inner}\t_gates\n")));
+                    let commit = git(&["commit-tree", &root, "-p", &tip, "-m", "foreign"], None);
+                    git(&["update-ref", REF, &commit], None);
+                }
+                let mut bytes = prior.map(<[u8]>::to_vec).unwrap_or_default();
+                bytes.extend_from_slice(b"\nours");
+                bytes
+            })
+            .unwrap();
+        assert_eq!(
+            ledger.read("_gates/a.jsonl").unwrap().unwrap(),
+            b"one\nforeign\nours"
+        );
+    }
+
     #[test]
     fn outside_a_repository() {
         let dir = tempfile::tempdir().unwrap();

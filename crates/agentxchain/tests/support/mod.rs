@@ -40,10 +40,29 @@ pub fn project_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Every file under `root` with the sha256 of its bytes.
+/// Every file's content digest with its inode and modification and change times, and every
+/// directory's times: a read that rewrites a file with the same bytes (in place or by rename),
+/// or makes and removes a temporary file, shows.
 pub fn hash_tree(root: &Path) -> BTreeMap<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let stamp = |m: &std::fs::Metadata| {
+        format!(
+            "ino {} mtime {}.{} ctime {}.{}",
+            m.ino(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        )
+    };
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
+        let meta = std::fs::metadata(&dir).unwrap();
+        out.insert(
+            dir.strip_prefix(root).unwrap().join("."),
+            format!("dir {}", stamp(&meta)),
+        );
         for entry in std::fs::read_dir(&dir).unwrap() {
             let entry = entry.unwrap();
             if entry.file_type().unwrap().is_dir() {
@@ -51,7 +70,11 @@ pub fn hash_tree(root: &Path) -> BTreeMap<PathBuf, String> {
             } else {
                 let digest = Sha256::digest(std::fs::read(entry.path()).unwrap());
                 let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-                out.insert(entry.path().strip_prefix(root).unwrap().to_path_buf(), hex);
+                let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+                out.insert(
+                    entry.path().strip_prefix(root).unwrap().to_path_buf(),
+                    format!("{hex} {}", stamp(&meta)),
+                );
             }
         }
     }
