@@ -26,6 +26,9 @@ const KNOWN: &[&str] = &[
     "signing",
 ];
 
+/// The longest `timeout` (and `--timeout`) an evaluation may be given: one hour.
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
 /// What chant itself reads from a config.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Settings {
@@ -82,14 +85,14 @@ pub fn validate(file: &Path, config: &Json) -> Result<Settings, String> {
             let ms = match v {
                 Json::Number(n) => n
                     .as_f64()
-                    .filter(|n| *n > 0.0 && n.is_finite())
+                    .filter(|n| n.is_finite() && *n >= 1.0)
                     .map(|n| n as u64),
-                Json::String(s) => parse_duration(s).ok().filter(|ms| *ms > 0),
+                Json::String(s) => parse_duration(s).ok(),
                 _ => None,
             };
-            let Some(ms) = ms else {
+            let Some(ms) = ms.filter(|ms| (1..=MAX_TIMEOUT_MS).contains(ms)) else {
                 return Err(format!(
-                    "{f}: timeout must be a duration such as \"10s\" or \"500ms\" (or milliseconds as a number); got {}",
+                    "{f}: timeout must be a duration from 1ms to 1h, such as \"10s\" or \"500ms\" (or milliseconds as a number); got {}",
                     canon::to_compact(v)
                 ));
             };
@@ -210,6 +213,9 @@ mod tests {
         assert!(err(json!({"lexicons": ["Git Lab"]})).contains("is not a lexicon name"));
         assert!(err(json!({"timeout": "soon"})).contains("timeout must be a duration"));
         assert!(err(json!({"timeout": -1})).contains("timeout must be a duration"));
+        assert!(err(json!({"timeout": 0.5})).contains("timeout must be a duration"));
+        assert!(err(json!({"timeout": "0s"})).contains("timeout must be a duration"));
+        assert!(err(json!({"timeout": "99999999999d"})).contains("from 1ms to 1h"));
         assert!(err(json!({"lexicon": ["gitlab"]})).starts_with(
             "/p/chant.config.ts: unknown field \"lexicon\"; the fields are lexicons, timeout,"
         ));

@@ -88,10 +88,32 @@ pub struct Walls {
 }
 
 /// `path` with every existing part's symlinks resolved; a trailing part that does not exist is
-/// appended as written (it may not contain `..`, which could climb out of a folder that exists
-/// only later). A dangling symlink is an error: writing through it would create its target.
+/// appended as written (a `..` in it pops the name before it, which cannot be a link). A
+/// dangling symlink is an error: writing through it would create its target.
 pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     let path = std::path::absolute(path).map_err(|e| e.to_string())?;
+    // The common case, one `realpath`: everything exists.
+    match std::fs::canonicalize(&path) {
+        Ok(real) => return Ok(real),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", path.display()));
+        }
+        Err(_) => {}
+    }
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Err(format!("{} is a link that leads nowhere", path.display()));
+    }
+    // A name that does not exist yet, under a parent that is resolved the same way.
+    if let (Some(parent), Some(Component::Normal(name))) =
+        (path.parent(), path.components().next_back())
+    {
+        return resolve(parent).map(|p| p.join(name));
+    }
+    resolve_by_parts(&path)
+}
+
+/// [`resolve`] one component at a time, for a path whose part that does not exist holds `..`.
+fn resolve_by_parts(path: &Path) -> Result<PathBuf, String> {
     let mut current = PathBuf::from("/");
     let mut tail: Vec<std::ffi::OsString> = Vec::new();
     for c in path.components() {
@@ -122,15 +144,57 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
             }
         }
     }
-    // A `..` inside the tail that popped a name we never checked is fine (none of it exists);
-    // one that climbed above the tail popped `current`, which exists and was resolved.
+    // A `..` in the tail pops a name that does not exist (so cannot be a link); one that
+    // climbs above the tail pops `current`, which exists and was resolved.
     for t in tail {
         current.push(t);
     }
     Ok(current)
 }
 
+/// Reads the regular file at `path` as UTF-8 text, at most `max` bytes. The file is opened
+/// without blocking and checked after opening, so a FIFO or device (or one swapped in after a
+/// check) is refused, never waited on or read forever.
+pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("{shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown}: not a regular file"));
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{shown}: {} bytes, over the {} KiB chant reads of such a file",
+            meta.len(),
+            max >> 10
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("{shown}: grew past {} KiB while it was read", max >> 10));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8 text"))
+}
+
 impl Walls {
+    /// Resolves `given` as [`Walls::resolve`] does and reads it with [`read_text`].
+    pub fn read_text(&self, base: &Path, param: &str, given: &str, max: u64) -> Result<(PathBuf, String), String> {
+        let path = self
+            .resolve_from(base, param, given)
+            .map_err(|e| e.to_string())?;
+        let text = read_text(&path, max)?;
+        Ok((path, text))
+    }
+
     /// Walls around `root` (resolved).
     pub fn new(root: &Path) -> Result<Walls, PathError> {
         let root = resolve(root).map_err(|reason| PathError::Unresolvable {
@@ -370,6 +434,26 @@ mod tests {
             walls.resolve("path", "dangling/x"),
             Err(PathError::Unresolvable { .. })
         ));
+    }
+
+    #[test]
+    fn text_is_read_only_from_small_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.json");
+        std::fs::write(&f, "{}").unwrap();
+        assert_eq!(read_text(&f, 10).unwrap(), "{}");
+        assert!(read_text(&f, 1).unwrap_err().contains("over the"));
+        let fifo = dir.path().join("fifo.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(read_text(&fifo, 10).unwrap_err().contains("not a regular file"));
+        assert!(read_text(Path::new("/dev/zero"), 10).unwrap_err().contains("not a regular file"));
+        assert!(read_text(dir.path(), 10).is_err());
     }
 
     #[test]

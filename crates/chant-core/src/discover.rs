@@ -350,7 +350,7 @@ fn dependencies(d: &Discovery) -> Vec<Vec<usize>> {
         .map(|(i, e)| {
             let mut out: Vec<usize> = Vec::new();
             let decl = d.evaluation.decl(e.decl);
-            let mut visiting = vec![e.decl];
+            let mut visiting = std::collections::HashSet::from([e.decl]);
             for v in [&decl.props, &decl.attributes] {
                 refs(d, entity_of, v, &mut visiting, &mut |to| {
                     if to != i && !out.contains(&to) {
@@ -367,7 +367,7 @@ fn refs(
     d: &Discovery,
     entity_of: &HashMap<DeclId, usize>,
     v: &Value,
-    visiting: &mut Vec<DeclId>,
+    visiting: &mut std::collections::HashSet<DeclId>,
     edge: &mut dyn FnMut(usize),
 ) {
     v.visit_refs(&mut |decl, attribute| {
@@ -377,10 +377,11 @@ fn refs(
             (Some(to), _, Some(_)) => edge(to),
             (Some(to), DeclKind::Resource | DeclKind::Output, None) => edge(to),
             _ if attribute.is_none() && !visiting.contains(&decl) => {
-                // Inlined: its references count for the entity that inlines it.
-                visiting.push(decl);
+                // Inlined: its references count for the entity that inlines it. Each inlined
+                // declarable is walked once per entity (its edges are the same every time), so
+                // a declarable shared at every level costs its size, not 2^levels.
+                visiting.insert(decl);
                 refs(d, entity_of, &target.props, visiting, edge);
-                visiting.pop();
             }
             _ => {}
         }

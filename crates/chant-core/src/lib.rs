@@ -13,5 +13,6 @@ pub mod explain;
 pub mod knowledge;
 pub mod lexicon;
 pub mod model;
+pub mod parse_guard;
 pub mod project;
 pub mod session;

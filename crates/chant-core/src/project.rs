@@ -125,17 +125,11 @@ pub fn locate(
 /// A config larger than this is refused (it is read whole).
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
+/// A source file larger than this is not read (the evaluator refuses it too).
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
 fn read_config_text(file: &Path) -> Result<String, ProjectError> {
-    let too_big = std::fs::metadata(file).is_ok_and(|m| m.len() > MAX_CONFIG_BYTES);
-    if too_big {
-        return Err(ProjectError::Config(format!(
-            "{}: larger than {} KiB; a config holds settings, not data",
-            file.display(),
-            MAX_CONFIG_BYTES >> 10
-        )));
-    }
-    std::fs::read_to_string(file)
-        .map_err(|e| ProjectError::Config(format!("{}: {e}", file.display())))
+    confine::read_text(file, MAX_CONFIG_BYTES).map_err(ProjectError::Config)
 }
 
 impl Project {
@@ -168,7 +162,7 @@ impl Project {
         }
         let mut found: Vec<String> = Vec::new();
         for file in self.source_files()? {
-            let Ok(text) = std::fs::read_to_string(&file) else {
+            let Ok(text) = confine::read_text(&file, MAX_SOURCE_BYTES) else {
                 continue;
             };
             for name in imported_lexicons(&text) {

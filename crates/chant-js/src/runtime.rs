@@ -223,15 +223,8 @@ impl Loader for SandboxLoader {
         let stripped = if let Some(source) = self.embedded.sources.get(name) {
             stripped_embedded(name, source)
         } else {
-            let size = std::fs::metadata(name).map(|m| m.len()).unwrap_or(0);
-            let read = if size > self.module_bytes {
-                Err(format!(
-                    "{name}: {size} bytes, over the {} MiB a module may have",
-                    self.module_bytes >> 20
-                ))
-            } else {
-                std::fs::read_to_string(name).map_err(|e| format!("{name}: cannot read: {e}"))
-            };
+            let read = chant_core::confine::read_text(Path::new(name), self.module_bytes)
+                .map_err(|e| format!("cannot read module {e}"));
             match read {
                 Err(e) => Err(e),
                 Ok(source) => strip::strip_typescript(Path::new(name), &source)
@@ -314,8 +307,9 @@ struct Clock {
 impl Clock {
     fn new(budget: &Budget) -> Clock {
         let time = budget.time();
+        let now = Instant::now();
         Clock {
-            deadline: Instant::now() + time,
+            deadline: now.checked_add(time).unwrap_or(now + Duration::from_secs(3600)),
             time,
             stop: budget.stop.clone(),
         }
@@ -448,7 +442,9 @@ impl Engine {
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("chant-js".into())
-                .stack_size(self.limits.stack_bytes + (16 << 20))
+                // Room for the JavaScript stack and for oxc, which strips every module on
+                // this thread and recurses per level of nesting.
+                .stack_size(self.limits.stack_bytes + chant_core::parse_guard::PARSE_STACK_BYTES)
                 .spawn_scoped(scope, || self.sandboxed(boundary, clock.clone(), f))
                 .map_err(|e| format!("cannot start the evaluation thread: {e}"))?
                 .join()

@@ -57,6 +57,12 @@ pub fn position_of(source: &str, offset: usize) -> Position {
 
 /// Strips the types of `source` (a `.ts` file at `path`).
 pub fn strip_typescript(path: &Path, source: &str) -> Result<Stripped, Vec<SyntaxError>> {
+    if let Some((at, message)) = chant_core::parse_guard::nesting_error(source) {
+        return Err(vec![SyntaxError {
+            message,
+            position: position_of(source, at),
+        }]);
+    }
     let allocator = Allocator::default();
     let source_type = SourceType::ts().with_module(true);
     let parsed = Parser::new(&allocator, source, source_type).parse();

@@ -74,8 +74,16 @@ pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, S
             path.parent().unwrap_or(path)
         };
         let fragment = dir.join("chant.config.json");
-        match std::fs::read_to_string(&fragment) {
-            Ok(text) => {
+        let read = if fragment.exists() {
+            walls
+                .read_text(dir, "chant.config.json", "chant.config.json", 1 << 20)
+                .map(|(_, text)| text)
+                .map(Some)
+        } else {
+            Ok(None)
+        };
+        match read.map_err(|e| format!("{}: {e}", fragment.display()))? {
+            Some(text) => {
                 let raw: Json = serde_json::from_str(&text)
                     .map_err(|e| format!("{}: {e}", fragment.display()))?;
                 let lint = raw.get("lint").filter(|l| l.is_object()).unwrap_or(&raw);
@@ -93,7 +101,7 @@ pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, S
                 LintConfig::from_json_in(&Json::Object(only_lint), Some(dir), Some(&walls))
                     .map_err(|e| format!("{}: {e}", fragment.display()))?
             }
-            Err(_) => LintConfig::default(),
+            None => LintConfig::default(),
         }
     };
     let files = if path.is_file() {

@@ -150,8 +150,13 @@ fn extended(
             return Err(format!("Circular extends detected: {}", file.display()));
         }
         seen.push(key);
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| format!("Extended config file not found: {} ({e})", file.display()))?;
+        if !file.exists() {
+            return Err(format!(
+                "Extended config file not found: {}",
+                file.display()
+            ));
+        }
+        let text = chant_core::confine::read_text(&file, 1 << 20)?;
         let raw: Json = serde_json::from_str(&text)
             .map_err(|e| format!("Failed to parse config file {}: {e}", file.display()))?;
         let lint = raw.get("lint").filter(|l| l.is_object()).unwrap_or(&raw);

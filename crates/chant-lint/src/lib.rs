@@ -258,6 +258,33 @@ pub fn lint_text(
     rules: &[Rule],
     config: &LintConfig,
 ) -> Vec<Diagnostic> {
+    if let Some((at, message)) = chant_core::parse_guard::nesting_error(text) {
+        let (line, column) = source::LineIndex::new(text).position(at);
+        return vec![Diagnostic {
+            file: display.to_owned(),
+            line,
+            column,
+            end_line: None,
+            end_column: None,
+            rule_id: "parse".into(),
+            severity: Severity::Error,
+            message: format!("Syntax error: {message}"),
+            fix: None,
+            fix_range_utf16: None,
+            suppressed: None,
+        }];
+    }
+    // Parsing and every rule's walk recurse per level of nesting.
+    chant_core::parse_guard::on_parse_stack(|| lint_parsed(display, relative, text, rules, config))
+}
+
+fn lint_parsed(
+    display: &str,
+    relative: &str,
+    text: &str,
+    rules: &[Rule],
+    config: &LintConfig,
+) -> Vec<Diagnostic> {
     let allocator = oxc::allocator::Allocator::default();
     let file = SourceFile::parse(&allocator, text);
     if let Some(e) = &file.syntax_error {

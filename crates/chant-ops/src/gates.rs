@@ -446,7 +446,7 @@ pub fn record_pending(
     p.insert("timestamp".into(), json!(crate::time::iso(now_ms)));
     p.insert(
         "expiresAt".into(),
-        json!(crate::time::iso(now_ms + timeout_ms)),
+        json!(crate::time::iso(now_ms.saturating_add(timeout_ms))),
     );
     if let Some(d) = plan_digest {
         p.insert("planDigest".into(), json!(d));

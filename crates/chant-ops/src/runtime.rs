@@ -604,7 +604,14 @@ fn run_gate(
             ),
         );
     };
+    const MAX_GATE_MS: u64 = 366 * 86_400_000;
     let timeout_ms = match parse_duration(timeout) {
+        Ok(ms) if ms > MAX_GATE_MS => {
+            return fail(
+                record,
+                format!("gate timeout \"{timeout}\" is longer than the 366 days a pending fact may stand"),
+            );
+        }
         Ok(ms) => ms,
         Err(e) => return fail(record, e),
     };

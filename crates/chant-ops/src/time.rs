@@ -30,8 +30,10 @@ impl Clock for FixedClock {
 }
 
 /// `Date#toISOString()` of epoch milliseconds: `2026-11-30T08:54:20.866Z`.
+/// Times past 9999-12-31T23:59:59.999Z (which RFC 3339 cannot write) are written as that.
 pub fn iso(ms: u64) -> String {
-    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+    const LAST: u64 = 253_402_300_799_999;
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms.min(LAST))).to_string()
 }
 
 /// Epoch milliseconds of an ISO-8601 UTC timestamp.
@@ -54,5 +56,6 @@ mod tests {
             Some(1_796_028_860_866)
         );
         assert_eq!(parse_iso("nonsense"), None);
+        assert_eq!(iso(u64::MAX), "9999-12-31T23:59:59.999Z");
     }
 }

@@ -34,9 +34,11 @@ struct Cli {
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     match chant_core::config::parse_duration(s) {
-        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+        Ok(ms) if (1..=chant_core::config::MAX_TIMEOUT_MS).contains(&ms) => {
+            Ok(Duration::from_millis(ms))
+        }
         _ => Err(format!(
-            "expected a duration such as 10s or 500ms, got \"{s}\""
+            "expected a duration from 1ms to 1h, such as 10s or 500ms, got \"{s}\""
         )),
     }
 }

@@ -163,14 +163,22 @@ pub(crate) struct Section {
     pub props: Yaml,
 }
 
+/// The values one pipeline may hold once its inlined declarables are copied in: a declarable
+/// shared at every level of a chain would otherwise make an output of 2^levels values.
+const MAX_VALUES: usize = 4_000_000;
+
 pub(crate) struct Walker<'a> {
     pub d: &'a Discovery,
+    /// Values walked so far; past [`MAX_VALUES`] the walk stops and the serializer says so.
+    walked: std::cell::Cell<usize>,
 }
 
 impl Walker<'_> {
     /// Walks a prop value into YAML. `drop_undefined` is set inside inlined declarables.
     fn value(&self, v: &Value, depth: usize) -> Yaml {
-        if depth > 64 {
+        let walked = self.walked.get() + 1;
+        self.walked.set(walked);
+        if depth > 64 || walked > MAX_VALUES {
             return Yaml::Null;
         }
         match v {
@@ -232,8 +240,14 @@ impl Walker<'_> {
 }
 
 /// The sections of the pipeline, in output order (stages excluded).
-pub(crate) fn sections(d: &Discovery, entities: &[usize]) -> (Vec<String>, Vec<Section>) {
-    let walker = Walker { d };
+pub(crate) fn sections(
+    d: &Discovery,
+    entities: &[usize],
+) -> Result<(Vec<String>, Vec<Section>), String> {
+    let walker = Walker {
+        d,
+        walked: std::cell::Cell::new(0),
+    };
     let of_type = |ty: &'static str| {
         entities.iter().copied().filter(move |&e| {
             let decl = d.decl(e);
@@ -263,9 +277,14 @@ pub(crate) fn sections(d: &Discovery, entities: &[usize]) -> (Vec<String>, Vec<S
                 kind.to_owned()
             };
             out.push(Section { name, kind, props });
+            if walker.walked.get() > MAX_VALUES {
+                return Err(format!(
+                    "the pipeline would hold more than {MAX_VALUES} values once the declarables it shares are copied into each job that uses them; export the shared ones (a job or property used by name is not copied)"
+                ));
+            }
         }
     }
-    (stages, out)
+    Ok((stages, out))
 }
 
 impl Lexicon for Gitlab {
@@ -292,7 +311,7 @@ impl Lexicon for Gitlab {
     }
 
     fn serialize(&self, d: &Discovery, entities: &[usize]) -> Result<Serialized, String> {
-        let (stages, sections) = sections(d, entities);
+        let (stages, sections) = sections(d, entities)?;
         let mut parts = Vec::new();
         if !stages.is_empty() {
             parts.push(yaml::section(

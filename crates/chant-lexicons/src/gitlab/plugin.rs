@@ -58,7 +58,7 @@ impl chant_core::lexicon::LexiconPlugin for Gitlab {
         match name {
             "pipeline-yaml" => Ok(PluginOutput::Text(self.serialize(d, entities)?.primary)),
             "pipeline" => {
-                let (stages, sections) = sections(d, entities);
+                let (stages, sections) = sections(d, entities)?;
                 let jobs: Vec<serde_json::Value> = sections
                     .iter()
                     .filter(|s| s.kind == "job")
