@@ -180,14 +180,23 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| format!("{shown}: {e}"))?;
     if bytes.len() as u64 > max {
-        return Err(format!("{shown}: grew past {} KiB while it was read", max >> 10));
+        return Err(format!(
+            "{shown}: grew past {} KiB while it was read",
+            max >> 10
+        ));
     }
     String::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8 text"))
 }
 
 impl Walls {
     /// Resolves `given` as [`Walls::resolve`] does and reads it with [`read_text`].
-    pub fn read_text(&self, base: &Path, param: &str, given: &str, max: u64) -> Result<(PathBuf, String), String> {
+    pub fn read_text(
+        &self,
+        base: &Path,
+        param: &str,
+        given: &str,
+        max: u64,
+    ) -> Result<(PathBuf, String), String> {
         let path = self
             .resolve_from(base, param, given)
             .map_err(|e| e.to_string())?;
@@ -451,8 +460,16 @@ mod tests {
                 .unwrap()
                 .success()
         );
-        assert!(read_text(&fifo, 10).unwrap_err().contains("not a regular file"));
-        assert!(read_text(Path::new("/dev/zero"), 10).unwrap_err().contains("not a regular file"));
+        assert!(
+            read_text(&fifo, 10)
+                .unwrap_err()
+                .contains("not a regular file")
+        );
+        assert!(
+            read_text(Path::new("/dev/zero"), 10)
+                .unwrap_err()
+                .contains("not a regular file")
+        );
         assert!(read_text(dir.path(), 10).is_err());
     }
 

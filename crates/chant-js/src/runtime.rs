@@ -69,6 +69,59 @@ const PRELUDE: &str = r#"(() => {
   };
   globalThis.process = Object.freeze({ env: Object.freeze({}) });
   delete globalThis.performance;
+  // Native loops that never ask the interrupt handler: bound what they may be given, so no
+  // project can spin past its deadline inside one call.
+  const apply = Reflect.apply, toNumber = Number, MAX_LENGTH = 1 << 24, MAX_KEYS = 10000;
+  const defineProperty = Object.defineProperty;
+  for (const name of ["join", "toString", "toLocaleString", "reverse", "copyWithin", "shift",
+      "unshift", "sort", "flat", "flatMap", "fill", "splice", "slice", "concat", "lastIndexOf",
+      "indexOf", "includes", "every", "some", "forEach", "map", "filter", "reduce",
+      "reduceRight", "find", "findIndex", "findLast", "findLastIndex", "toReversed",
+      "toSorted", "toSpliced", "with", "at"]) {
+    const original = Array.prototype[name];
+    if (typeof original !== "function") continue;
+    const guarded = { [name](...args) {
+      const length = this == null ? 0 : toNumber(this.length);
+      if (length > MAX_LENGTH) {
+        throw new RangeError("Array.prototype." + name + " on a length of " + length + ": over the " + MAX_LENGTH + " chant allows");
+      }
+      return apply(original, this, args);
+    } }[name];
+    defineProperty(Array.prototype, name, { value: guarded, writable: true, configurable: true, enumerable: false });
+  }
+  // A Proxy's ownKeys result is checked for duplicates in quadratic time: bound its length.
+  // Traps are read once, when the Proxy is made.
+  const RealProxy = Proxy;
+  const TRAPS = ["getPrototypeOf", "setPrototypeOf", "isExtensible", "preventExtensions",
+    "getOwnPropertyDescriptor", "defineProperty", "has", "get", "set", "deleteProperty",
+    "ownKeys", "apply", "construct"];
+  const bounded = (handler) => {
+    if (handler === null || (typeof handler !== "object" && typeof handler !== "function")) return handler;
+    const h = {};
+    for (const trap of TRAPS) {
+      const f = handler[trap];
+      if (f === undefined || f === null) continue;
+      h[trap] = trap === "ownKeys"
+        ? function (target) {
+            const keys = apply(f, handler, [target]);
+            if (keys != null && toNumber(keys.length) > MAX_KEYS) {
+              throw new RangeError("a Proxy's ownKeys returned " + keys.length + " keys: over the " + MAX_KEYS + " chant allows");
+            }
+            return keys;
+          }
+        : function (...args) { return apply(f, handler, args); };
+    }
+    return h;
+  };
+  const BoundedProxy = function Proxy(target, handler) {
+    if (new.target === undefined) throw new TypeError("Constructor Proxy requires 'new'");
+    return new RealProxy(target, bounded(handler));
+  };
+  BoundedProxy.revocable = (target, handler) => RealProxy.revocable(target, bounded(handler));
+  globalThis.Proxy = BoundedProxy;
+  // Nothing here may block the thread.
+  delete globalThis.Atomics;
+  delete globalThis.SharedArrayBuffer;
 })();"#;
 
 /// Embedded runtime modules: specifier → TypeScript source.
@@ -128,6 +181,19 @@ fn stripped_embedded(specifier: &str, source: &str) -> Result<Arc<Stripped>, Str
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Records `message` as the evaluation's error (once) and drops everything half-read: a
+/// failed evaluation has no declarables to index.
+fn fail(evaluation: &mut Evaluation, boundary: &Path, message: String) {
+    if !evaluation.errors.iter().any(|e| e.message == message) {
+        evaluation.errors.push(EvalError {
+            file: boundary.to_path_buf(),
+            message,
+        });
+    }
+    evaluation.modules.clear();
+    evaluation.decls.clear();
 }
 
 /// State shared between the module loader and the evaluation driver.
@@ -258,16 +324,16 @@ struct Permits {
     freed: Condvar,
 }
 
-struct Permit<'a>(&'a Permits);
+struct Permit(Arc<Permits>);
 
 impl Permits {
     /// Waits for a permit until the budget ends; `None` when it ended first.
-    fn take(&self, over: &dyn Fn() -> bool) -> Option<Permit<'_>> {
+    fn take(self: &Arc<Self>, over: &dyn Fn() -> bool) -> Option<Permit> {
         let mut free = lock(&self.free);
         loop {
             if *free > 0 {
                 *free -= 1;
-                return Some(Permit(self));
+                return Some(Permit(Arc::clone(self)));
             }
             if over() {
                 return None;
@@ -281,12 +347,18 @@ impl Permits {
     }
 }
 
-impl Drop for Permit<'_> {
+impl Drop for Permit {
     fn drop(&mut self) {
         *lock(&self.0.free) += 1;
         self.0.freed.notify_one();
     }
 }
+
+/// How long an evaluation past its budget may take to stop before it is left behind.
+const GRACE: Duration = Duration::from_millis(400);
+
+/// Evaluations left behind that may still be running before new ones are refused.
+const MAX_LEFT_BEHIND: usize = 2;
 
 /// Evaluates TypeScript modules in a fresh sandbox.
 #[derive(Clone)]
@@ -294,6 +366,8 @@ pub struct Engine {
     embedded: Arc<EmbeddedModules>,
     limits: Limits,
     permits: Arc<Permits>,
+    /// Evaluations past their budget and grace whose thread has not ended yet.
+    left_behind: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// When an evaluation must stop: its deadline, or the caller's stop signal.
@@ -309,7 +383,9 @@ impl Clock {
         let time = budget.time();
         let now = Instant::now();
         Clock {
-            deadline: now.checked_add(time).unwrap_or(now + Duration::from_secs(3600)),
+            deadline: now
+                .checked_add(time)
+                .unwrap_or(now + Duration::from_secs(3600)),
             time,
             stop: budget.stop.clone(),
         }
@@ -346,63 +422,64 @@ impl Engine {
                 free: Mutex::new(limits.concurrent.max(1)),
                 freed: Condvar::new(),
             }),
+            left_behind: Arc::default(),
         }
     }
 
     /// Evaluates each file in `files` (absolute paths) within `budget` (one deadline for all
     /// of them) and collects exports and declarables.
     pub fn evaluate(&self, boundary: &Path, files: &[PathBuf], budget: &Budget) -> Evaluation {
-        let mut evaluation = Evaluation::default();
-        let result = self.with_sandbox(boundary, budget, |ctx, sandbox| {
-            let core = sandbox.import(ctx, CORE_SPECIFIER)?;
-            let mut reader = sandbox.reader();
-            for file in files {
-                let name = file.to_string_lossy().into_owned();
-                match sandbox.import(ctx, &name).and_then(|ns| {
-                    reader
-                        .exports(ctx, &ns)
-                        .map_err(|e| sandbox.extract_error(&name, e))
-                }) {
-                    Ok(exports) => evaluation.modules.push(ModuleExports {
-                        file: file.clone(),
-                        exports,
-                    }),
-                    Err(message) => {
-                        let over = sandbox.clock.over();
-                        evaluation.errors.push(EvalError {
+        let files = files.to_vec();
+        let root = boundary.to_path_buf();
+        let result = self.with_sandbox(boundary, budget, move |ctx, sandbox| {
+            let mut evaluation = Evaluation::default();
+            let read = (|| -> Result<(), String> {
+                let core = sandbox.import(ctx, CORE_SPECIFIER)?;
+                let mut reader = sandbox.reader();
+                for file in &files {
+                    let name = file.to_string_lossy().into_owned();
+                    match sandbox.import(ctx, &name).and_then(|ns| {
+                        reader
+                            .exports(ctx, &ns)
+                            .map_err(|e| sandbox.extract_error(&name, e))
+                    }) {
+                        Ok(exports) => evaluation.modules.push(ModuleExports {
                             file: file.clone(),
-                            message,
-                        });
-                        if over {
-                            // Every later file would end the same way.
-                            return Err(sandbox.clock.reason());
+                            exports,
+                        }),
+                        Err(message) => {
+                            let over = sandbox.clock.over();
+                            evaluation.errors.push(EvalError {
+                                file: file.clone(),
+                                message,
+                            });
+                            if over {
+                                // Every later file would end the same way.
+                                return Err(sandbox.clock.reason());
+                            }
                         }
                     }
                 }
+                let registry: Function = core.get("__chant_registry").map_err(internal)?;
+                let registry: Array = registry
+                    .call(())
+                    .catch(ctx)
+                    .map_err(|e| sandbox.describe(CORE_SPECIFIER, e))?;
+                evaluation.decls = reader
+                    .decls(ctx, &registry)
+                    .map_err(|e| sandbox.extract_error("the declarables", e))?;
+                extract::check_ids(&evaluation)
+            })();
+            if let Err(message) = read {
+                fail(&mut evaluation, &root, message);
             }
-            let registry: Function = core.get("__chant_registry").map_err(internal)?;
-            let registry: Array = registry
-                .call(())
-                .catch(ctx)
-                .map_err(|e| sandbox.describe(CORE_SPECIFIER, e))?;
-            evaluation.decls = reader
-                .decls(ctx, &registry)
-                .map_err(|e| sandbox.extract_error("the declarables", e))?;
-            extract::check_ids(&evaluation)?;
-            Ok(())
+            Ok(evaluation)
         });
-        if let Err(message) = result {
-            if !evaluation.errors.iter().any(|e| e.message == message) {
-                evaluation.errors.push(EvalError {
-                    file: boundary.to_path_buf(),
-                    message,
-                });
-            }
-            // Nothing half-read is kept: a failed evaluation has no declarables to index.
-            evaluation.modules.clear();
-            evaluation.decls.clear();
-        }
-        evaluation
+        result.unwrap_or_else(|message| {
+            let mut evaluation = Evaluation::default();
+            fail(&mut evaluation, boundary, message);
+            evaluation
+        })
     }
 
     /// Evaluates one file and returns its default export as JSON.
@@ -412,7 +489,8 @@ impl Engine {
         file: &Path,
         budget: &Budget,
     ) -> Result<serde_json::Value, String> {
-        self.with_sandbox(boundary, budget, |ctx, sandbox| {
+        let file = file.to_path_buf();
+        self.with_sandbox(boundary, budget, move |ctx, sandbox| {
             let name = file.to_string_lossy().into_owned();
             let namespace = sandbox.import(ctx, &name)?;
             let default: rquickjs::Value = namespace
@@ -426,30 +504,78 @@ impl Engine {
         })
     }
 
-    /// Runs `f` in a fresh runtime on a thread whose stack is larger than the JavaScript stack
-    /// limit, so deep recursion is a JavaScript error, never a host stack overflow. Waits for
-    /// a permit first.
-    fn with_sandbox<T: Send>(
+    /// Runs `f` in a fresh runtime on a thread of its own whose stack is larger than the
+    /// JavaScript stack limit (deep recursion is a JavaScript error, never a host stack
+    /// overflow), after waiting for a permit. The interrupt handler stops JavaScript at the
+    /// deadline; a built-in that never asks it is waited for [`GRACE`] more, then left behind:
+    /// the caller gets its answer, and the thread ends whenever the built-in returns.
+    fn with_sandbox<T: Send + 'static>(
         &self,
         boundary: &Path,
         budget: &Budget,
-        f: impl FnOnce(&Ctx<'_>, &Sandbox) -> Result<T, String> + Send,
+        f: impl FnOnce(&Ctx<'_>, &Sandbox) -> Result<T, String> + Send + 'static,
     ) -> Result<T, String> {
+        use std::sync::atomic::{AtomicU8, Ordering};
         let clock = Clock::new(budget);
+        if self.left_behind.load(Ordering::SeqCst) >= MAX_LEFT_BEHIND {
+            return Err(format!(
+                "{MAX_LEFT_BEHIND} earlier evaluations are still stuck in JavaScript built-ins that never yield; restart chant to evaluate again"
+            ));
+        }
         let Some(_permit) = self.permits.take(&|| clock.over()) else {
             return Err(clock.reason());
         };
-        std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("chant-js".into())
-                // Room for the JavaScript stack and for oxc, which strips every module on
-                // this thread and recurses per level of nesting.
-                .stack_size(self.limits.stack_bytes + chant_core::parse_guard::PARSE_STACK_BYTES)
-                .spawn_scoped(scope, || self.sandboxed(boundary, clock.clone(), f))
-                .map_err(|e| format!("cannot start the evaluation thread: {e}"))?
-                .join()
-                .unwrap_or_else(|_| Err("the JavaScript evaluation crashed".to_owned()))
-        })
+        // 0 running, 1 ended, 2 left behind.
+        let state = Arc::new(AtomicU8::new(0));
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T, String>>(1);
+        let engine = self.clone();
+        let root = boundary.to_path_buf();
+        let thread_clock = clock.clone();
+        let thread_state = Arc::clone(&state);
+        std::thread::Builder::new()
+            .name("chant-js".into())
+            // Room for the JavaScript stack and for oxc, which strips every module on this
+            // thread and recurses per level of nesting.
+            .stack_size(self.limits.stack_bytes + chant_core::parse_guard::PARSE_STACK_BYTES)
+            .spawn(move || {
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    engine.sandboxed(&root, thread_clock, f)
+                }))
+                .unwrap_or_else(|_| Err("the JavaScript evaluation crashed".to_owned()));
+                if thread_state.swap(1, Ordering::SeqCst) == 2 {
+                    engine.left_behind.fetch_sub(1, Ordering::SeqCst);
+                }
+                let _ = tx.send(result);
+            })
+            .map_err(|e| format!("cannot start the evaluation thread: {e}"))?;
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            let wait = if clock.over() {
+                GRACE
+            } else {
+                Duration::from_millis(20)
+            };
+            match rx.recv_timeout(wait) {
+                Ok(result) => return result,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err("the JavaScript evaluation crashed".to_owned());
+                }
+                Err(RecvTimeoutError::Timeout) if wait == GRACE => {
+                    if state
+                        .compare_exchange(0, 2, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        self.left_behind.fetch_add(1, Ordering::SeqCst);
+                        return Err(format!(
+                            "{}; it was inside a JavaScript built-in that does not stop, and was left behind",
+                            clock.reason()
+                        ));
+                    }
+                    // It ended just now: its result is on the way.
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
     }
 
     fn sandboxed<T>(
@@ -622,5 +748,45 @@ impl chant_core::model::Evaluator for Engine {
         budget: &Budget,
     ) -> Result<serde_json::Value, String> {
         self.default_export(boundary, file, budget)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    /// A built-in that never asks the interrupt handler, as Rust code that sleeps.
+    #[test]
+    fn an_evaluation_that_does_not_stop_is_left_behind_after_its_grace() {
+        let engine = Engine::new(EmbeddedModules::new(), Limits::default());
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget {
+            time: Some(Duration::from_millis(200)),
+            stop: None,
+        };
+        let stuck = |engine: &Engine| {
+            let t = Instant::now();
+            let r = engine.with_sandbox(dir.path(), &budget, |_, _| {
+                std::thread::sleep(Duration::from_millis(1500));
+                Ok(())
+            });
+            (r, t.elapsed())
+        };
+        let (r, took) = stuck(&engine);
+        assert!(took < Duration::from_millis(900), "{took:?}");
+        assert!(r.unwrap_err().contains("left behind"));
+        assert_eq!(engine.left_behind.load(Ordering::SeqCst), 1);
+        let (r, _) = stuck(&engine);
+        assert!(r.unwrap_err().contains("left behind"));
+        // Two left behind: the next evaluation is refused at once, saying why.
+        let (r, took) = stuck(&engine);
+        assert!(took < Duration::from_millis(50));
+        assert!(r.unwrap_err().contains("restart chant"), "refused");
+        // Once they end, evaluations run again.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(engine.left_behind.load(Ordering::SeqCst), 0);
+        let ok = engine.with_sandbox(dir.path(), &budget, |_, _| Ok(7));
+        assert_eq!(ok, Ok(7));
     }
 }

@@ -399,3 +399,45 @@ fn imports_resolve_symlinks_before_the_boundary_check() {
     let e = eval_one(&abs);
     assert!(e.errors[0].message.contains("outside the project"), "{e:?}");
 }
+
+#[test]
+fn built_ins_that_never_ask_the_interrupt_handler_are_bounded() {
+    for src in [
+        "export const v = Array.prototype.join.call({ length: 2 ** 53 - 1 }, \"\");\n",
+        "export const v = Array.prototype.reverse.call({ length: 2 ** 53 - 1 });\n",
+        "export const v = Array.prototype.copyWithin.call({ length: 2 ** 53 - 1 }, 0, 1);\n",
+        "export const v = Array.prototype.shift.call({ length: 2 ** 53 - 1 });\n",
+        "export const v = Array.prototype.unshift.call({ length: 2 ** 53 - 2 }, 1);\n",
+        "export const v = Array.prototype.sort.call({ length: 2 ** 32 - 1 });\n",
+        "export const v = Array.prototype.flat.call({ length: 2 ** 53 - 1 });\n",
+        "export const v = Array.prototype.toString.call({ length: 2 ** 53 - 1, join: Array.prototype.join });\n",
+        "export const v = String(new Array(2 ** 32 - 1));\n",
+        "const keys = Array.from({ length: 200000 }, (_, i) => \"k\" + i);\nexport const v = Reflect.ownKeys(new Proxy({}, { ownKeys() { return keys; } }));\n",
+        "export const v = typeof Atomics === \"undefined\" ? (() => { for (;;) {} })() : Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);\n",
+    ] {
+        let (e, took) = timed(&[("main.ts", src)], Duration::from_millis(300));
+        assert!(took < Duration::from_millis(1200), "{src}: {took:?}");
+        assert_eq!(e.errors.len(), 1, "{src}: {e:?}");
+    }
+}
+
+#[test]
+fn source_nested_too_deeply_is_an_error_not_a_crash() {
+    let src = format!(
+        "export const a = {}{};\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let e = eval_one(&src);
+    assert!(
+        e.errors[0].message.contains("nested more than 1000 levels"),
+        "{e:?}"
+    );
+    // Long operator chains recurse in the parser too; the parse stack holds them.
+    let src = format!(
+        "export const b = {}1;\n",
+        "-".repeat(50_000).replace("--", "- -")
+    );
+    let e = eval_one(&src);
+    assert!(e.modules.len() + e.errors.len() == 1, "{e:?}");
+}

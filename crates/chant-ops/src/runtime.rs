@@ -609,7 +609,9 @@ fn run_gate(
         Ok(ms) if ms > MAX_GATE_MS => {
             return fail(
                 record,
-                format!("gate timeout \"{timeout}\" is longer than the 366 days a pending fact may stand"),
+                format!(
+                    "gate timeout \"{timeout}\" is longer than the 366 days a pending fact may stand"
+                ),
             );
         }
         Ok(ms) => ms,
