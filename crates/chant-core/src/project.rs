@@ -62,10 +62,14 @@ fn is_lint_fragment(file: &Path) -> bool {
 
 /// Locates the project for `path`: the config at `path` or above it (validated), and the
 /// import boundary.
+///
+/// With a `ceiling` (a resolved directory above `path`, e.g. the directory an MCP server
+/// serves), no config above it is read and the boundary is never wider than it.
 pub fn locate(
     path: &Path,
     evaluator: &dyn Evaluator,
     budget: &Budget,
+    ceiling: Option<&Path>,
 ) -> Result<Project, ProjectError> {
     let path = confine::resolve(path).map_err(ProjectError::Config)?;
     let dir = if path.is_dir() {
@@ -77,15 +81,21 @@ pub fn locate(
         .ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf);
+    let under_ceiling = |d: &Path| ceiling.is_none_or(|c| d.starts_with(c));
     let config_dir = dir
         .ancestors()
-        .take_while(|d| git_root.as_ref().is_none_or(|g| d.starts_with(g)))
+        .take_while(|d| git_root.as_ref().is_none_or(|g| d.starts_with(g)) && under_ceiling(d))
         .find(|d| config_file(d).is_some())
         .map(Path::to_path_buf);
-    let boundary = git_root
+    let mut boundary = git_root
         .clone()
         .or_else(|| config_dir.clone())
         .unwrap_or_else(|| dir.clone());
+    if let Some(c) = ceiling
+        && c.starts_with(&boundary)
+    {
+        boundary = c.to_path_buf();
+    }
     let (config, settings) = match config_dir.as_deref().and_then(config_file) {
         None => (Json::Object(Default::default()), Settings::default()),
         Some(file) if !Walls::resolved(boundary.clone()).contains(&file) => {

@@ -24,7 +24,17 @@ impl Chant {
     /// Locates the project `path` belongs to and validates its config: its fields, that every
     /// lexicon it names is embedded here, and the [`ConfigCheck`]s.
     pub fn locate(&self, path: &Path, budget: &Budget) -> Result<Project, ProjectError> {
-        let project = project::locate(path, self.evaluator.as_ref(), budget)?;
+        self.locate_within(path, None, budget)
+    }
+
+    /// [`Chant::locate`] under a `ceiling`: no config above it, no boundary wider than it.
+    pub fn locate_within(
+        &self,
+        path: &Path,
+        ceiling: Option<&Path>,
+        budget: &Budget,
+    ) -> Result<Project, ProjectError> {
+        let project = project::locate(path, self.evaluator.as_ref(), budget, ceiling)?;
         for name in &project.settings.lexicons {
             if self.lexicon(name).is_none() {
                 return Err(ProjectError::UnknownLexicon(name.clone()));

@@ -44,6 +44,9 @@ pub(crate) struct State {
     /// The server's project directory, resolved: every path argument must stay inside it.
     pub(crate) root: PathBuf,
     pub(crate) walls: Walls,
+    /// The served project's own directory, found at startup: no call reads a config above it
+    /// or evaluates, discovers or imports anything outside it.
+    pub(crate) ceiling: PathBuf,
     /// Names of the lexicons loaded at startup, in resolution order.
     pub(crate) loaded: Vec<String>,
 }
@@ -67,7 +70,7 @@ impl State {
     /// Locates the project `path` (resolved) belongs to, within the call's budget.
     pub(crate) fn locate(&self, path: &Path, budget: &Budget) -> Result<Project, ToolError> {
         self.chant
-            .locate(path, budget)
+            .locate_within(path, Some(&self.ceiling), budget)
             .map_err(|e| ToolError(e.to_string()))
     }
 }
@@ -338,10 +341,12 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         .iter()
         .map(|l| l.name().to_owned())
         .collect();
+    let ceiling = project.dir().to_path_buf();
     let state = Arc::new(State {
         chant,
         root: walls.root().to_path_buf(),
         walls,
+        ceiling,
         loaded,
     });
     let mut b = ServerBuilder::new("chant", options.version);
@@ -818,9 +823,8 @@ fn read_resource(
         "chant://knowledge" => {
             let budget = budget(_ctx);
             let project = state
-                .chant
                 .locate(&state.root, &budget)
-                .map_err(|e| ResourceError::Failed(e.to_string()))?;
+                .map_err(|e| ResourceError::Failed(e.0))?;
             let d = state.chant.discover(&project, &budget);
             let names: Vec<&str> = d.entities.iter().map(|e| e.name.as_str()).collect();
             let bundle = chant_core::knowledge::load(project.dir());

@@ -74,6 +74,12 @@ impl Repo {
         model::discover(&self.root, evaluator, budget)
     }
 
+    /// The Ops under `dir` only (inside the repository), evaluated with `dir` as their
+    /// boundary: what a server confined to `dir` may see.
+    pub fn discover_under(&self, dir: &Path, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
+        model::discover(dir, evaluator, budget)
+    }
+
     /// `{name, since}` of a standing gate of `op`, if any.
     pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> Option<Json> {
         let bytes = self.ledger.read(&gates::gates_path(&op.name)).ok()??;

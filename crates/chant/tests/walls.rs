@@ -574,3 +574,137 @@ fn a_config_that_links_out_of_the_project_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn no_call_reads_a_config_or_imports_above_the_served_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = std::fs::canonicalize(dir.path()).unwrap();
+    // Above the served project: a config and a secret.
+    std::fs::write(up.join("chant.config.ts"), "export default { lexicons: [\"gitlab\"] };\n").unwrap();
+    std::fs::write(up.join("secret.ts"), "export const secret = \"TOP-SECRET\";\n").unwrap();
+    let proj = up.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("chant.config.json"), r#"{"lexicons":["gitlab"]}"#).unwrap();
+    std::fs::write(
+        proj.join("ci.ts"),
+        "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nimport { secret } from \"../secret\";\nexport const leak = new Job({ stage: \"test\", script: [secret] });\n",
+    )
+    .unwrap();
+    let mut s = serve(&proj);
+    let r = call(&mut s, 1, "build", json!({"path": "."}));
+    assert!(!serde_json::to_string(&r).unwrap().contains("TOP-SECRET"), "{r}");
+    // The agent turns the project's config into a lint-only fragment, then deletes it: the
+    // parent's config is still never read, and the import still never reaches the secret.
+    for change in ["fragment", "delete"] {
+        if change == "fragment" {
+            std::fs::write(proj.join("chant.config.json"), r#"{"rules":{}}"#).unwrap();
+        } else {
+            std::fs::remove_file(proj.join("chant.config.json")).unwrap();
+        }
+        let r = call(&mut s, 2, "build", json!({"path": "."}));
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains("TOP-SECRET"), "{change}: {text}");
+    }
+}
+
+#[test]
+fn lint_fragments_and_extends_are_read_only_from_small_files_inside() {
+    let (_d, root, elsewhere) = layout();
+    std::fs::write(
+        elsewhere.join("secret.json"),
+        r#"{"rules":{"COR001":"sk-live-SECRET"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/ci.ts"), JOB).unwrap();
+    let mut s = serve(&root);
+    let cases: Vec<(&str, Box<dyn Fn()>)> = vec![
+        (
+            "a fragment linked out",
+            Box::new(|| {
+                std::os::unix::fs::symlink(elsewhere.join("secret.json"), root.join("sub/chant.config.json"))
+                    .unwrap()
+            }),
+        ),
+        (
+            "a FIFO fragment",
+            Box::new(|| {
+                Command::new("mkfifo")
+                    .arg(root.join("sub/chant.config.json"))
+                    .status()
+                    .unwrap();
+            }),
+        ),
+        (
+            "a fragment linked to /dev/zero",
+            Box::new(|| std::os::unix::fs::symlink("/dev/zero", root.join("sub/chant.config.json")).unwrap()),
+        ),
+    ];
+    for (i, (what, make)) in cases.iter().enumerate() {
+        let _ = std::fs::remove_file(root.join("sub/chant.config.json"));
+        make();
+        let t = Instant::now();
+        let r = call(&mut s, i as i64 + 1, "lint", json!({"path": "sub"}));
+        assert!(t.elapsed() < Duration::from_secs(5), "{what}");
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains("sk-live-SECRET"), "{what}: {text}");
+        assert_eq!(r["isError"], true, "{what}: {text}");
+    }
+    // extends: a FIFO, and a file outside.
+    let _ = std::fs::remove_file(root.join("sub/chant.config.json"));
+    Command::new("mkfifo").arg(root.join("base.json")).status().unwrap();
+    for (extends, says) in [("./base.json", "not a regular file"), ("../elsewhere/secret.json", "must be inside the project")] {
+        std::fs::write(
+            root.join("chant.config.json"),
+            format!(r#"{{"lexicons":["gitlab"],"lint":{{"extends":["{extends}"]}}}}"#),
+        )
+        .unwrap();
+        let t = Instant::now();
+        let out = chant(&root, &["list", "src"]);
+        assert!(t.elapsed() < Duration::from_secs(5), "{extends}");
+        assert_eq!(out.status.code(), Some(1), "{extends}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says) && !err.contains("sk-live"), "{extends}: {err}");
+    }
+}
+
+#[test]
+fn a_declarable_shared_at_every_level_costs_its_size_not_two_to_the_levels() {
+    let (_d, root, _) = layout();
+    std::fs::write(
+        root.join("src/chain.ts"),
+        "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nlet x: any = new Job({ stage: \"a\", script: [\"x\"] });\nfor (let i = 0; i < 40; i++) x = new Job({ stage: \"a\", script: [\"x\"], variables: { a: x, b: x } });\nexport const top = new Job({ stage: \"test\", script: [\"make\"], variables: { a: x, b: x } });\n",
+    )
+    .unwrap();
+    for cmd in ["list", "build", "explain"] {
+        let t = Instant::now();
+        let out = chant(&root, &[cmd, "src"]);
+        assert!(t.elapsed() < Duration::from_secs(10), "{cmd}: {:?}", t.elapsed());
+        if cmd == "build" {
+            assert_eq!(out.status.code(), Some(1));
+            assert!(String::from_utf8_lossy(&out.stderr).contains("once the declarables it shares are copied"));
+        }
+    }
+}
+
+#[test]
+fn deeply_nested_source_is_an_error_and_the_server_keeps_serving() {
+    let (_d, root, _) = layout();
+    let n = 20_000;
+    std::fs::write(
+        root.join("src/deep.ts"),
+        format!("export const a = {}{};\n", "[".repeat(n), "]".repeat(n)),
+    )
+    .unwrap();
+    let out = chant(&root, &["lint", "src"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nested more than 1000 levels"));
+    let out = chant(&root, &["build", "src"]);
+    assert_eq!(out.status.code(), Some(1));
+    let mut s = serve(&root);
+    let r = call(&mut s, 1, "lint", json!({"path": "src"}));
+    assert_eq!(r["structuredContent"]["success"], false, "{r}");
+    let r = call(&mut s, 2, "build", json!({"path": "src"}));
+    assert_eq!(r["isError"], true);
+    assert_eq!(s.request(3, "ping", json!({}))["result"], json!({}));
+}
