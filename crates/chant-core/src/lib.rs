@@ -14,5 +14,6 @@ pub mod knowledge;
 pub mod lexicon;
 pub mod model;
 pub mod parse_guard;
+pub mod permits;
 pub mod project;
 pub mod session;

@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use chant_core::confine::{PathError, Walls};
 use chant_core::model::{Budget, EvalError, Evaluation, ModuleExports};
+use chant_core::permits::Permits;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{
@@ -42,7 +43,7 @@ impl Default for Limits {
         Limits {
             memory_bytes: 320 << 20,
             stack_bytes: 2 << 20,
-            extract_bytes: 128 << 20,
+            extract_bytes: 32 << 20,
             concurrent: 2,
             module_bytes: 16 << 20,
         }
@@ -318,42 +319,6 @@ impl Loader for SandboxLoader {
     }
 }
 
-/// Evaluations allowed to run at once; the rest wait, still bound by their budgets.
-struct Permits {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-struct Permit(Arc<Permits>);
-
-impl Permits {
-    /// Waits for a permit until the budget ends; `None` when it ended first.
-    fn take(self: &Arc<Self>, over: &dyn Fn() -> bool) -> Option<Permit> {
-        let mut free = lock(&self.free);
-        loop {
-            if *free > 0 {
-                *free -= 1;
-                return Some(Permit(Arc::clone(self)));
-            }
-            if over() {
-                return None;
-            }
-            free = self
-                .freed
-                .wait_timeout(free, Duration::from_millis(20))
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0);
-        }
-    }
-}
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        *lock(&self.0.free) += 1;
-        self.0.freed.notify_one();
-    }
-}
-
 /// How long an evaluation past its budget may take to stop before it is left behind.
 const GRACE: Duration = Duration::from_millis(400);
 
@@ -418,10 +383,7 @@ impl Engine {
         Engine {
             embedded: Arc::new(embedded),
             limits,
-            permits: Arc::new(Permits {
-                free: Mutex::new(limits.concurrent.max(1)),
-                freed: Condvar::new(),
-            }),
+            permits: Arc::new(Permits::new(limits.concurrent)),
             left_behind: Arc::default(),
         }
     }

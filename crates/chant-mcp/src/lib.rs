@@ -18,6 +18,7 @@ use chant_core::confine::Walls;
 use chant_core::explain;
 use chant_core::lexicon::{Lexicon, PluginOutput};
 use chant_core::model::Budget;
+use chant_core::permits::{Permit, Permits};
 use chant_core::project::{Project, ProjectError};
 use chant_core::session::Chant;
 use mcp::{
@@ -49,6 +50,9 @@ pub(crate) struct State {
     pub(crate) ceiling: PathBuf,
     /// Names of the lexicons loaded at startup, in resolution order.
     pub(crate) loaded: Vec<String>,
+    /// Calls that evaluate the project, held for the whole call: what a project makes
+    /// (its values, the output built from them, the reply) exists for two calls at a time.
+    pub(crate) work: Arc<Permits>,
 }
 
 impl State {
@@ -72,6 +76,15 @@ impl State {
         self.chant
             .locate_within(path, Some(&self.ceiling), budget)
             .map_err(|e| ToolError(e.to_string()))
+    }
+}
+
+impl State {
+    /// A permit for a call that evaluates the project, waited for while the call still wants it.
+    pub(crate) fn work(&self, ctx: &RequestContext) -> Result<Permit, ToolError> {
+        self.work.take(&|| ctx.should_stop()).ok_or_else(|| {
+            ToolError("the call was cancelled, or the client went away, while it waited for an evaluation to finish".into())
+        })
     }
 }
 
@@ -348,6 +361,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         walls,
         ceiling,
         loaded,
+        work: Arc::new(Permits::new(2)),
     });
     let mut b = ServerBuilder::new("chant", options.version);
     type Handler = fn(&State, Arguments, &RequestContext) -> Result<ToolOutput, ToolError>;
@@ -506,6 +520,10 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         let st = Arc::clone(&state);
         b = b.tool(
             Tool::new(name, description, input, move |args, ctx| {
+                let _permit = match name {
+                    "build" | "lint" | "explain" => Some(st.work(ctx)?),
+                    _ => None,
+                };
                 handler(&st, args, ctx)
             })
             .with_title(title)
@@ -650,6 +668,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         let st = Arc::clone(&state);
         b = b.tool(
             Tool::new(name, description, input, move |args, ctx| {
+                let _permit = st.work(ctx)?;
                 handler(&st, args, ctx)
             })
             .with_title(title)
@@ -692,7 +711,10 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                 name,
                 tool.description,
                 tool.input_schema,
-                move |args, ctx| plugin_call(&st, &lexicon, &tool_name, args, ctx),
+                move |args, ctx| {
+                    let _permit = st.work(ctx)?;
+                    plugin_call(&st, &lexicon, &tool_name, args, ctx)
+                },
             ));
         }
     }
@@ -821,6 +843,7 @@ fn read_resource(
             ));
         }
         "chant://knowledge" => {
+            let _permit = state.work(_ctx).map_err(|e| ResourceError::Failed(e.0))?;
             let budget = budget(_ctx);
             let project = state
                 .locate(&state.root, &budget)
@@ -844,6 +867,11 @@ fn read_resource(
         }
         _ => {}
     }
+    let _permit = if uri.starts_with("chant://ops") {
+        Some(state.work(_ctx).map_err(|e| ResourceError::Failed(e.0))?)
+    } else {
+        None
+    };
     if let Some(result) = ops_tools::read(state, uri, _ctx) {
         return match result {
             Ok(text) => Ok(contents(uri, "application/json", text)),

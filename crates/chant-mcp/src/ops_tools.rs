@@ -40,7 +40,11 @@ pub(crate) fn op_list(
         Ok(r) => r,
         Err(e) => return Ok(ToolOutput::Json(json!({"ops": [], "errors": [e.0]}))),
     };
-    let set = repo.discover_under(&state.ceiling, state.chant.evaluator.as_ref(), &crate::budget(ctx));
+    let set = repo.discover_under(
+        &state.ceiling,
+        state.chant.evaluator.as_ref(),
+        &crate::budget(ctx),
+    );
     let ops: Vec<Value> = repo.list_entries(&set.ops);
     Ok(ToolOutput::Json(json!({"ops": ops, "errors": set.errors})))
 }
@@ -57,7 +61,11 @@ pub(crate) fn op_run(
         chant_ops::check_env(env).map_err(ToolError)?;
     }
     let repo = repo(state)?;
-    let set = repo.discover_under(&state.ceiling, state.chant.evaluator.as_ref(), &crate::budget(ctx));
+    let set = repo.discover_under(
+        &state.ceiling,
+        state.chant.evaluator.as_ref(),
+        &crate::budget(ctx),
+    );
     let op = op(&set, name)?;
     if op.never_over_mcp {
         return Err(ToolError(chant_ops::never_over_mcp_run_text(&op.name)));
@@ -98,7 +106,11 @@ fn with_status(
     let name = name_arg(&args, "name")?;
     let rt = runtime(state, &args)?;
     let repo = repo(state)?;
-    let set = repo.discover_under(&state.ceiling, state.chant.evaluator.as_ref(), &crate::budget(ctx));
+    let set = repo.discover_under(
+        &state.ceiling,
+        state.chant.evaluator.as_ref(),
+        &crate::budget(ctx),
+    );
     let op = op(&set, name)?;
     let status = repo.status(op, rt, SystemClock.now_ms());
     Ok(answer(op, rt, status))
@@ -141,7 +153,11 @@ pub(crate) fn op_approve(
         }
     }
     let repo = repo(state)?;
-    let set = repo.discover_under(&state.ceiling, state.chant.evaluator.as_ref(), &crate::budget(ctx));
+    let set = repo.discover_under(
+        &state.ceiling,
+        state.chant.evaluator.as_ref(),
+        &crate::budget(ctx),
+    );
     let declared = set.get(name).is_some_and(|o| o.never_over_mcp);
     if declared {
         return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
@@ -245,7 +261,11 @@ pub(crate) fn read(
     if uri == "chant://ops" {
         let summaries = match Repo::open(&state.root) {
             Ok(repo) => repo
-                .discover_under(&state.ceiling, state.chant.evaluator.as_ref(), &crate::budget(ctx))
+                .discover_under(
+                    &state.ceiling,
+                    state.chant.evaluator.as_ref(),
+                    &crate::budget(ctx),
+                )
                 .ops
                 .iter()
                 .map(|o| Value::Object(chant_ops::summary(o)))
@@ -265,7 +285,11 @@ pub(crate) fn read(
         };
         let result = (|| -> Result<Value, String> {
             let repo = Repo::open(&state.root)?;
-            let set = repo.discover_under(&state.ceiling, state.chant.evaluator.as_ref(), &crate::budget(ctx));
+            let set = repo.discover_under(
+                &state.ceiling,
+                state.chant.evaluator.as_ref(),
+                &crate::budget(ctx),
+            );
             let op = set
                 .get(name)
                 .ok_or_else(|| chant_ops::not_found(name, &set))?;

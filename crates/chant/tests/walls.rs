@@ -485,6 +485,31 @@ fn pipelined_hostile_builds_share_one_memory_budget() {
 }
 
 #[test]
+fn pipelined_builds_of_large_values_share_one_memory_budget_to_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("chant.config.json"), r#"{"lexicons":["gitlab"]}"#).unwrap();
+    // Values just under the read-back cap: each call builds its output and reply from them.
+    std::fs::write(
+        root.join("ci.ts"),
+        "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const big = new Job({ stage: \"test\", script: [\"x\".repeat(24 * 2 ** 20)] });\n",
+    )
+    .unwrap();
+    let mut s = serve(&root);
+    for id in 1..=8 {
+        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "build", "arguments": {"path": "."}}}));
+    }
+    let mut peak = 0;
+    for id in 1..=8 {
+        let r = s.recv_reply(&json!(id));
+        assert_ne!(r["result"]["isError"], true, "{}", &r.to_string()[..200]);
+        peak = peak.max(s.peak_rss_kib().unwrap_or(0));
+    }
+    assert!(peak < 1536 * 1024, "peak RSS {} MiB", peak / 1024);
+}
+
+#[test]
 fn a_config_that_is_not_valid_fails_every_command_by_name() {
     for (file, text, says) in [
         (
@@ -580,8 +605,16 @@ fn no_call_reads_a_config_or_imports_above_the_served_project() {
     let dir = tempfile::tempdir().unwrap();
     let up = std::fs::canonicalize(dir.path()).unwrap();
     // Above the served project: a config and a secret.
-    std::fs::write(up.join("chant.config.ts"), "export default { lexicons: [\"gitlab\"] };\n").unwrap();
-    std::fs::write(up.join("secret.ts"), "export const secret = \"TOP-SECRET\";\n").unwrap();
+    std::fs::write(
+        up.join("chant.config.ts"),
+        "export default { lexicons: [\"gitlab\"] };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        up.join("secret.ts"),
+        "export const secret = \"TOP-SECRET\";\n",
+    )
+    .unwrap();
     let proj = up.join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(proj.join("chant.config.json"), r#"{"lexicons":["gitlab"]}"#).unwrap();
@@ -592,7 +625,10 @@ fn no_call_reads_a_config_or_imports_above_the_served_project() {
     .unwrap();
     let mut s = serve(&proj);
     let r = call(&mut s, 1, "build", json!({"path": "."}));
-    assert!(!serde_json::to_string(&r).unwrap().contains("TOP-SECRET"), "{r}");
+    assert!(
+        !serde_json::to_string(&r).unwrap().contains("TOP-SECRET"),
+        "{r}"
+    );
     // The agent turns the project's config into a lint-only fragment, then deletes it: the
     // parent's config is still never read, and the import still never reaches the secret.
     for change in ["fragment", "delete"] {
@@ -618,12 +654,16 @@ fn lint_fragments_and_extends_are_read_only_from_small_files_inside() {
     std::fs::create_dir_all(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/ci.ts"), JOB).unwrap();
     let mut s = serve(&root);
-    let cases: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Make<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Make)> = vec![
         (
             "a fragment linked out",
             Box::new(|| {
-                std::os::unix::fs::symlink(elsewhere.join("secret.json"), root.join("sub/chant.config.json"))
-                    .unwrap()
+                std::os::unix::fs::symlink(
+                    elsewhere.join("secret.json"),
+                    root.join("sub/chant.config.json"),
+                )
+                .unwrap()
             }),
         ),
         (
@@ -637,7 +677,9 @@ fn lint_fragments_and_extends_are_read_only_from_small_files_inside() {
         ),
         (
             "a fragment linked to /dev/zero",
-            Box::new(|| std::os::unix::fs::symlink("/dev/zero", root.join("sub/chant.config.json")).unwrap()),
+            Box::new(|| {
+                std::os::unix::fs::symlink("/dev/zero", root.join("sub/chant.config.json")).unwrap()
+            }),
         ),
     ];
     for (i, (what, make)) in cases.iter().enumerate() {
@@ -652,8 +694,14 @@ fn lint_fragments_and_extends_are_read_only_from_small_files_inside() {
     }
     // extends: a FIFO, and a file outside.
     let _ = std::fs::remove_file(root.join("sub/chant.config.json"));
-    Command::new("mkfifo").arg(root.join("base.json")).status().unwrap();
-    for (extends, says) in [("./base.json", "not a regular file"), ("../elsewhere/secret.json", "must be inside the project")] {
+    Command::new("mkfifo")
+        .arg(root.join("base.json"))
+        .status()
+        .unwrap();
+    for (extends, says) in [
+        ("./base.json", "not a regular file"),
+        ("../elsewhere/secret.json", "must be inside the project"),
+    ] {
         std::fs::write(
             root.join("chant.config.json"),
             format!(r#"{{"lexicons":["gitlab"],"lint":{{"extends":["{extends}"]}}}}"#),
@@ -664,7 +712,10 @@ fn lint_fragments_and_extends_are_read_only_from_small_files_inside() {
         assert!(t.elapsed() < Duration::from_secs(5), "{extends}");
         assert_eq!(out.status.code(), Some(1), "{extends}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(says) && !err.contains("sk-live"), "{extends}: {err}");
+        assert!(
+            err.contains(says) && !err.contains("sk-live"),
+            "{extends}: {err}"
+        );
     }
 }
 
@@ -679,10 +730,17 @@ fn a_declarable_shared_at_every_level_costs_its_size_not_two_to_the_levels() {
     for cmd in ["list", "build", "explain"] {
         let t = Instant::now();
         let out = chant(&root, &[cmd, "src"]);
-        assert!(t.elapsed() < Duration::from_secs(10), "{cmd}: {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{cmd}: {:?}",
+            t.elapsed()
+        );
         if cmd == "build" {
             assert_eq!(out.status.code(), Some(1));
-            assert!(String::from_utf8_lossy(&out.stderr).contains("once the declarables it shares are copied"));
+            assert!(
+                String::from_utf8_lossy(&out.stderr)
+                    .contains("once the declarables it shares are copied")
+            );
         }
     }
 }

@@ -163,9 +163,10 @@ pub(crate) struct Section {
     pub props: Yaml,
 }
 
-/// The values one pipeline may hold once its inlined declarables are copied in: a declarable
-/// shared at every level of a chain would otherwise make an output of 2^levels values.
-const MAX_VALUES: usize = 4_000_000;
+/// The values one pipeline may hold once its inlined declarables are copied in (a string
+/// counting once per 64 bytes): a declarable shared at every level of a chain would otherwise
+/// make an output of 2^levels values. 2,000,000 is some 128 MiB of text.
+const MAX_VALUES: usize = 2_000_000;
 
 pub(crate) struct Walker<'a> {
     pub d: &'a Discovery,
@@ -176,7 +177,13 @@ pub(crate) struct Walker<'a> {
 impl Walker<'_> {
     /// Walks a prop value into YAML. `drop_undefined` is set inside inlined declarables.
     fn value(&self, v: &Value, depth: usize) -> Yaml {
-        let walked = self.walked.get() + 1;
+        // A value costs one, and a string one more per 64 bytes: a long string copied into
+        // every job that inlines it counts for each copy.
+        let cost = match v {
+            Value::String(s) => 1 + s.len() / 64,
+            _ => 1,
+        };
+        let walked = self.walked.get() + cost;
         self.walked.set(walked);
         if depth > 64 || walked > MAX_VALUES {
             return Yaml::Null;
