@@ -39,8 +39,34 @@ pub fn check_config(project: &Project) -> Result<(), String> {
         .map(|f| f.display().to_string())
         .unwrap_or_else(|| "chant.config".into());
     LintConfig::from_json_in(&section, Some(project.dir()), Some(&project.walls()))
-        .map(|_| ())
-        .map_err(|e| format!("{file}: {e}"))
+        .map_err(|e| format!("{file}: {e}"))?;
+    // Every rule the config names is a rule this project runs (presets may name others).
+    let rules = crate::lint_rule_set(&project.lexicon_names().unwrap_or_default());
+    let mut named: Vec<(String, &str)> = Vec::new();
+    if let Some(r) = section.get("rules").and_then(Json::as_object) {
+        named.extend(r.keys().map(|id| ("lint.rules".to_owned(), id.as_str())));
+    }
+    if let Some(items) = section.get("overrides").and_then(Json::as_array) {
+        for (i, item) in items.iter().enumerate() {
+            if let Some(r) = item.get("rules").and_then(Json::as_object) {
+                named.extend(
+                    r.keys()
+                        .map(|id| (format!("lint.overrides[{i}].rules"), id.as_str())),
+                );
+            }
+        }
+    }
+    if let Some((at, id)) = named
+        .iter()
+        .find(|(_, id)| !rules.iter().any(|r| r.id == *id))
+    {
+        let known: Vec<&str> = rules.iter().map(|r| r.id).collect();
+        return Err(format!(
+            "{file}: {at}.{id}: no such rule; the rules are {}",
+            known.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// Prepares a lint of `path` (absolute) in `project`; `only` restricts the rules to those ids.

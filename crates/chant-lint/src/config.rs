@@ -192,6 +192,17 @@ impl LintConfig {
         let Some(o) = lint.as_object() else {
             return Err("lint must be an object".into());
         };
+        if let Some(k) = o
+            .keys()
+            .find(|k| !matches!(k.as_str(), "extends" | "rules" | "overrides"))
+        {
+            return Err(if k == "plugins" {
+                "lint.plugins: lint plugins are not supported by this chant; remove the field"
+                    .into()
+            } else {
+                format!("lint: unknown field \"{k}\"; the fields are extends, rules, overrides")
+            });
+        }
         let mut top = extended("lint", o.get("extends"), base, walls, &mut Vec::new())?;
         top.extend(rules("lint.rules", o.get("rules"))?);
         let mut overrides = Vec::new();
@@ -200,6 +211,14 @@ impl LintConfig {
             Some(Json::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     let path = format!("lint.overrides[{i}]");
+                    if let Some(k) = item
+                        .as_object()
+                        .and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "files" | "rules")))
+                    {
+                        return Err(format!(
+                            "{path}: unknown field \"{k}\"; an override has files and rules"
+                        ));
+                    }
                     let files: Vec<String> = match item.get("files") {
                         Some(Json::String(s)) => vec![s.clone()],
                         Some(Json::Array(a)) if a.iter().all(Json::is_string) => a

@@ -104,6 +104,45 @@ pub(crate) fn args_object(args: &Arguments) -> Map<String, Value> {
     }
 }
 
+/// Every argument of the type its schema declares (`null` counts as absent), checked before a
+/// handler runs, so no handler reads a wrong-typed argument as missing and falls back to its
+/// default: `<key> must be a <type>, got <value>`.
+fn check_types(schema: &Value, args: &Arguments) -> Result<(), ToolError> {
+    let (Some(Value::Object(args)), Some(Value::Object(props))) = (args, schema.get("properties"))
+    else {
+        return Ok(());
+    };
+    for (key, value) in args {
+        let Some(kind) = props
+            .get(key)
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let ok = match kind {
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "number" => value.is_number(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            _ => true,
+        };
+        if !ok && !value.is_null() {
+            let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            return Err(ToolError(format!(
+                "{key} must be {article} {kind}, got {value}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
@@ -519,7 +558,8 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     for (name, title, description, input, handler) in core {
         let st = Arc::clone(&state);
         b = b.tool(
-            Tool::new(name, description, input, move |args, ctx| {
+            Tool::new(name, description, input.clone(), move |args, ctx| {
+                check_types(&input, &args)?;
                 let _permit = match name {
                     "build" | "lint" | "explain" => Some(st.work(ctx)?),
                     _ => None,
@@ -667,7 +707,8 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     for (name, title, description, input, handler, annotations) in lifecycle {
         let st = Arc::clone(&state);
         b = b.tool(
-            Tool::new(name, description, input, move |args, ctx| {
+            Tool::new(name, description, input.clone(), move |args, ctx| {
+                check_types(&input, &args)?;
                 let _permit = st.work(ctx)?;
                 handler(&st, args, ctx)
             })
@@ -688,7 +729,13 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
                         ],
                         &["name"],
                     ),
-                    move |args, ctx| ops_tools::op_run(&st, args, ctx),
+                    move |args, ctx| {
+                        check_types(
+                            &json!({"properties": {"name": {"type": "string"}, "env": {"type": "string"}, "runtime": {"type": "string"}}}),
+                            &args,
+                        )?;
+                        ops_tools::op_run(&st, args, ctx)
+                    },
                 )
                 .with_title("Run Op")
                 .with_annotations(ToolAnnotations { read_only: Some(false), destructive: Some(true), idempotent: Some(false), open_world: Some(true) }),
@@ -707,11 +754,13 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
             let st = Arc::clone(&state);
             let lexicon = lex.name().to_owned();
             let tool_name = tool.name.clone();
+            let input = tool.input_schema.clone();
             b = b.tool(Tool::new(
                 name,
                 tool.description,
                 tool.input_schema,
                 move |args, ctx| {
+                    check_types(&input, &args)?;
                     let _permit = st.work(ctx)?;
                     plugin_call(&st, &lexicon, &tool_name, args, ctx)
                 },

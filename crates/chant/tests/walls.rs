@@ -547,6 +547,26 @@ fn a_config_that_is_not_valid_fails_every_command_by_name() {
             "{\"lexicons\": [\"gitlab\"], \"timeout\": \"soon\"}",
             "timeout must be a duration",
         ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\"], \"timeout\": 0.5}",
+            "timeout must be a duration",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\"], \"lint\": {\"rulez\": {}}}",
+            "lint: unknown field \"rulez\"",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\"], \"lint\": {\"rules\": {\"COR999\": \"off\"}}}",
+            "lint.rules.COR999: no such rule",
+        ),
+        (
+            "chant.config.json",
+            "{\"lexicons\": [\"gitlab\"], \"lint\": {\"overrides\": [{\"files\": \"*.ts\", \"rulez\": {}}]}}",
+            "lint.overrides[0]: unknown field \"rulez\"",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(file), text).unwrap();
@@ -765,4 +785,40 @@ fn deeply_nested_source_is_an_error_and_the_server_keeps_serving() {
     let r = call(&mut s, 2, "build", json!({"path": "src"}));
     assert_eq!(r["isError"], true);
     assert_eq!(s.request(3, "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn an_argument_of_the_wrong_type_is_refused_not_read_as_missing() {
+    let (_d, root, _) = layout();
+    let mut s = serve(&root);
+    for (id, tool, args, says) in [
+        (
+            1,
+            "build",
+            json!({"path": "src", "format": 1}),
+            "format must be a string, got 1",
+        ),
+        (
+            2,
+            "gitlab:pipeline",
+            json!({"path": ["a"]}),
+            "path must be a string, got [\"a\"]",
+        ),
+        (
+            3,
+            "lint",
+            json!({"path": "src", "fix": "yes"}),
+            "fix must be a boolean, got \"yes\"",
+        ),
+        (
+            4,
+            "op-run",
+            json!({"name": 7}),
+            "name must be a string, got 7",
+        ),
+    ] {
+        let r = call(&mut s, id, tool, args);
+        assert_eq!(r["isError"], true, "{tool}: {r}");
+        assert_eq!(tool_text(&r), format!("Error: {says}"), "{tool}");
+    }
 }
