@@ -822,3 +822,23 @@ fn an_argument_of_the_wrong_type_is_refused_not_read_as_missing() {
         assert_eq!(tool_text(&r), format!("Error: {says}"), "{tool}");
     }
 }
+
+#[test]
+fn a_build_sent_just_before_end_of_input_is_still_answered() {
+    let (_d, root, _) = layout();
+    let mut s = ServerProcess::spawn_in(BIN.as_str(), ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "build", "arguments": {"path": "src"}}}));
+    s.close_stdin();
+    assert!(s.wait_exit(Duration::from_secs(5)).success());
+    let reply = s
+        .drain_lines()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["id"] == 1)
+        .expect("the reply");
+    assert_eq!(
+        reply["result"]["structuredContent"]["success"], true,
+        "{reply}"
+    );
+}

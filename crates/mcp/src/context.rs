@@ -1,8 +1,9 @@
 //! What a handler knows about the request it serves: the revision, the client, cancellation and
 //! a way to report progress.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
@@ -44,7 +45,30 @@ pub struct RequestContext {
     pub(crate) progress_token: Option<Value>,
     pub(crate) output: Option<Arc<Output>>,
     /// Set when the connection's input ended: the client is gone.
-    pub(crate) closed: Arc<AtomicBool>,
+    pub(crate) closed: Arc<Closed>,
+}
+
+/// How long work in flight at end of input may still take before it is asked to stop: a
+/// client that sends its last requests and closes its input gets their replies, and a server
+/// busy with work that never ends still exits promptly.
+pub const EOF_GRACE: Duration = Duration::from_millis(500);
+
+/// When the connection's input ended, if it has.
+#[derive(Debug, Default)]
+pub struct Closed(OnceLock<Instant>);
+
+impl Closed {
+    pub(crate) fn close(&self) {
+        let _ = self.0.set(Instant::now());
+    }
+
+    fn is_closed(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    fn past_grace(&self) -> bool {
+        self.0.get().is_some_and(|t| t.elapsed() >= EOF_GRACE)
+    }
 }
 
 impl RequestContext {
@@ -56,7 +80,7 @@ impl RequestContext {
             cancel: CancelToken::new(),
             progress_token: None,
             output: None,
-            closed: Arc::new(AtomicBool::new(false)),
+            closed: Arc::default(),
         }
     }
 
@@ -66,21 +90,22 @@ impl RequestContext {
 
     /// Whether the connection's input has ended (the client closed it, or went away).
     pub fn input_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
+        self.closed.is_closed()
     }
 
-    /// Whether work for this request should stop: it was cancelled, or the input ended. A
-    /// handler whose work is bounded only by what a project does (evaluating its code) stops
-    /// on either; its reply, if the request was not cancelled, is still written.
+    /// Whether work for this request should stop: it was cancelled, or the input ended
+    /// [`EOF_GRACE`] ago. A handler whose work is bounded only by what a project does
+    /// (evaluating its code) stops on either; its reply, if the request was not cancelled, is
+    /// still written.
     pub fn should_stop(&self) -> bool {
-        self.is_cancelled() || self.input_closed()
+        self.is_cancelled() || self.closed.past_grace()
     }
 
     /// [`RequestContext::should_stop`] as a function another thread can call.
     pub fn stop_signal(&self) -> Arc<dyn Fn() -> bool + Send + Sync> {
         let cancel = self.cancel.clone();
         let closed = Arc::clone(&self.closed);
-        Arc::new(move || cancel.is_cancelled() || closed.load(Ordering::SeqCst))
+        Arc::new(move || cancel.is_cancelled() || closed.past_grace())
     }
 
     /// Whether the client asked for progress (the request carried `_meta.progressToken`).

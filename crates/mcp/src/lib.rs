@@ -20,7 +20,7 @@ mod registry;
 mod server;
 mod version;
 
-pub use context::{CancelToken, RequestContext};
+pub use context::{CancelToken, EOF_GRACE, RequestContext};
 pub use registry::{
     Arguments, Resource, ResourceContents, ResourceError, ResourceReader, ResourceTemplate, Tool,
     ToolAnnotations, ToolError, ToolHandler, ToolOutput,

@@ -241,9 +241,7 @@ impl Server {
         };
         // The client is gone: work that watches for it stops, and every reply still in
         // flight is written before returning.
-        conn.session
-            .closed
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        conn.session.closed.close();
         if let Exec::Pool(pool) = conn.exec {
             pool.drain();
         }
@@ -262,7 +260,7 @@ struct Session {
     client_info: Mutex<Option<Value>>,
     inflight: Mutex<HashMap<String, CancelToken>>,
     /// Set when the input ends; handlers see it through `RequestContext::should_stop`.
-    closed: Arc<std::sync::atomic::AtomicBool>,
+    closed: Arc<crate::context::Closed>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
