@@ -50,6 +50,10 @@ impl Default for Limits {
     }
 }
 
+/// The module evaluated before any other (a module, so its bytecode is cached like the
+/// runtime modules').
+const PRELUDE_SPECIFIER: &str = "chant:prelude";
+
 /// Runs before any module: no clock, no randomness, no environment, no host.
 const PRELUDE: &str = r#"(() => {
   const RealDate = Date;
@@ -132,9 +136,10 @@ pub struct EmbeddedModules {
 }
 
 impl EmbeddedModules {
-    /// The core module plus nothing else.
+    /// The prelude and the core module.
     pub fn new() -> EmbeddedModules {
         let mut m = EmbeddedModules::default();
+        m.add(PRELUDE_SPECIFIER, PRELUDE);
         m.add(CORE_SPECIFIER, CORE_SOURCE);
         m
     }
@@ -178,6 +183,32 @@ fn stripped_embedded(specifier: &str, source: &str) -> Result<Arc<Stripped>, Str
         .map_err(|e| format!("embedded module {specifier}: {}", e[0].message))?;
     lock(cache).insert(specifier.to_owned(), Arc::clone(&stripped));
     Ok(stripped)
+}
+
+/// An embedded module, compiled once per process and loaded from its bytecode after that: the
+/// runtime modules are the same in every evaluation, and parsing them was most of a small
+/// build's time.
+fn embedded_module<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    code: &str,
+) -> rquickjs::Result<Module<'js, Declared>> {
+    static BYTECODE: OnceLock<Mutex<HashMap<String, &'static [u8]>>> = OnceLock::new();
+    let cache = BYTECODE.get_or_init(Default::default);
+    let cached = lock(cache).get(name).copied();
+    if let Some(bytes) = cached {
+        // SAFETY: the bytes were written by `Module::write` of this same QuickJS build in this
+        // process, and live as long as the process (QuickJS keeps pointing at them).
+        return unsafe { Module::load(ctx.clone(), bytes) };
+    }
+    let module = Module::declare(ctx.clone(), name, code)?;
+    if let Ok(bytes) = module.write(rquickjs::WriteOptions::default()) {
+        // Leaked once per embedded module and process: loaded modules refer to it.
+        lock(cache)
+            .entry(name.to_owned())
+            .or_insert_with(|| Box::leak(bytes.into_boxed_slice()));
+    }
+    Ok(module)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -305,7 +336,14 @@ impl Loader for SandboxLoader {
                     }),
             }
         };
+        let embedded = self.embedded.sources.contains_key(name);
         match stripped {
+            Ok(s) if embedded => {
+                lock(&self.state)
+                    .maps
+                    .insert(name.to_owned(), Arc::clone(&s));
+                embedded_module(ctx, name, &s.code)
+            }
             Ok(s) => {
                 let code = s.code.clone();
                 lock(&self.state).maps.insert(name.to_owned(), s);
@@ -575,8 +613,9 @@ impl Engine {
             limits: self.limits,
         };
         context.with(|ctx| {
-            ctx.eval::<(), _>(PRELUDE)
+            Module::import(&ctx, PRELUDE_SPECIFIER)
                 .catch(&ctx)
+                .and_then(|p: Promise<'_>| p.finish::<rquickjs::Value<'_>>().catch(&ctx))
                 .map_err(|e| format!("sandbox prelude failed: {e}"))?;
             f(&ctx, &sandbox)
         })
