@@ -74,48 +74,34 @@ const PRELUDE: &str = r#"(() => {
   };
   globalThis.process = Object.freeze({ env: Object.freeze({}) });
   delete globalThis.performance;
-  // Native loops that never ask the interrupt handler: bound what they may be given, so no
-  // project can spin past its deadline inside one call.
+  // Native loops that never ask the interrupt handler (and allocate nothing to meet the memory
+  // limit): bound the lengths they may be given, so no project spins past its deadline in one.
   const apply = Reflect.apply, toNumber = Number, MAX_LENGTH = 1 << 24, MAX_KEYS = 10000;
-  const defineProperty = Object.defineProperty;
+  const AP = Array.prototype;
   for (const name of ["join", "toString", "toLocaleString", "reverse", "copyWithin", "shift",
-      "unshift", "sort", "flat", "flatMap", "fill", "splice", "slice", "concat", "lastIndexOf",
-      "indexOf", "includes", "every", "some", "forEach", "map", "filter", "reduce",
-      "reduceRight", "find", "findIndex", "findLast", "findLastIndex", "toReversed",
-      "toSorted", "toSpliced", "with", "at"]) {
-    const original = Array.prototype[name];
-    if (typeof original !== "function") continue;
-    const guarded = { [name](...args) {
-      const length = this == null ? 0 : toNumber(this.length);
-      if (length > MAX_LENGTH) {
-        throw new RangeError("Array.prototype." + name + " on a length of " + length + ": over the " + MAX_LENGTH + " chant allows");
+      "unshift", "sort", "flat", "fill"]) {
+    const original = AP[name];
+    Object.defineProperty(AP, name, { writable: true, configurable: true, value: function (...args) {
+      if (this != null && toNumber(this.length) > MAX_LENGTH) {
+        throw new RangeError("Array.prototype." + name + " on a length over " + MAX_LENGTH);
       }
       return apply(original, this, args);
-    } }[name];
-    defineProperty(Array.prototype, name, { value: guarded, writable: true, configurable: true, enumerable: false });
+    } });
   }
   // A Proxy's ownKeys result is checked for duplicates in quadratic time: bound its length.
-  // Traps are read once, when the Proxy is made.
-  const RealProxy = Proxy;
-  const TRAPS = ["getPrototypeOf", "setPrototypeOf", "isExtensible", "preventExtensions",
-    "getOwnPropertyDescriptor", "defineProperty", "has", "get", "set", "deleteProperty",
-    "ownKeys", "apply", "construct"];
+  // Every other trap is found on the handler itself, as without this.
+  const RealProxy = Proxy, reflectOwnKeys = Reflect.ownKeys;
   const bounded = (handler) => {
     if (handler === null || (typeof handler !== "object" && typeof handler !== "function")) return handler;
-    const h = {};
-    for (const trap of TRAPS) {
-      const f = handler[trap];
-      if (f === undefined || f === null) continue;
-      h[trap] = trap === "ownKeys"
-        ? function (target) {
-            const keys = apply(f, handler, [target]);
-            if (keys != null && toNumber(keys.length) > MAX_KEYS) {
-              throw new RangeError("a Proxy's ownKeys returned " + keys.length + " keys: over the " + MAX_KEYS + " chant allows");
-            }
-            return keys;
-          }
-        : function (...args) { return apply(f, handler, args); };
-    }
+    const h = Object.create(handler);
+    Object.defineProperty(h, "ownKeys", { value: function (target) {
+      const trap = handler.ownKeys;
+      const keys = trap == null ? reflectOwnKeys(target) : apply(trap, handler, [target]);
+      if (keys != null && toNumber(keys.length) > MAX_KEYS) {
+        throw new RangeError("a Proxy's ownKeys returned more than " + MAX_KEYS + " keys");
+      }
+      return keys;
+    } });
     return h;
   };
   const BoundedProxy = function Proxy(target, handler) {
@@ -318,6 +304,10 @@ impl Loader for SandboxLoader {
         name: &str,
         _a: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<Module<'js, Declared>> {
+        if name == PRELUDE_SPECIFIER {
+            // Plain JavaScript: nothing to strip.
+            return embedded_module(ctx, name, PRELUDE);
+        }
         let stripped = if let Some(source) = self.embedded.sources.get(name) {
             stripped_embedded(name, source)
         } else {
