@@ -842,3 +842,61 @@ fn a_build_sent_just_before_end_of_input_is_still_answered() {
         "{reply}"
     );
 }
+
+#[test]
+fn long_call_member_and_operator_chains_are_errors_not_crashes() {
+    let (_d, root, _) = layout();
+    let mut s = serve(&root);
+    for (i, (name, chain)) in [
+        (
+            "calls.ts",
+            format!(
+                "export const f: any = () => f;\nf{};\n",
+                "()".repeat(600_000)
+            ),
+        ),
+        (
+            "members.ts",
+            format!("export const o = Object{};\n", ".a".repeat(600_000)),
+        ),
+        (
+            "sums.ts",
+            format!("export const n = 1{};\n", "+1".repeat(600_000)),
+        ),
+        // Just under the limit parses, builds and lints.
+        (
+            "fine.ts",
+            format!("export const m = 1{};\n", "+1".repeat(4_000)),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        std::fs::write(root.join("src").join(name), &chain).unwrap();
+        let id = i as i64 * 2;
+        let lint = call(
+            &mut s,
+            id + 1,
+            "lint",
+            json!({"path": format!("src/{name}")}),
+        );
+        let build = call(
+            &mut s,
+            id + 2,
+            "build",
+            json!({"path": format!("src/{name}")}),
+        );
+        if name == "fine.ts" {
+            assert!(!tool_text(&build).contains("chains more than"), "{build}");
+            assert!(!tool_text(&lint).contains("chains more than"), "{lint}");
+        } else {
+            assert!(
+                tool_text(&lint).contains("chains more than"),
+                "{name}: {lint}"
+            );
+            assert_eq!(build["isError"], true, "{name}");
+        }
+        std::fs::remove_file(root.join("src").join(name)).unwrap();
+    }
+    assert_eq!(s.request(99, "ping", json!({}))["result"], json!({}));
+}
