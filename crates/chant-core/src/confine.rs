@@ -152,11 +152,9 @@ fn resolve_by_parts(path: &Path) -> Result<PathBuf, String> {
     Ok(current)
 }
 
-/// Reads the regular file at `path` as UTF-8 text, at most `max` bytes. The file is opened
-/// without blocking and checked after opening, so a FIFO or device (or one swapped in after a
-/// check) is refused, never waited on or read forever.
-pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
-    use std::io::Read;
+/// Opens `path` without blocking (a FIFO opened for reading would wait for a writer) and
+/// keeps it only if, once open, it is a regular file.
+fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let file = std::fs::OpenOptions::new()
@@ -168,6 +166,26 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
     if !meta.is_file() {
         return Err(format!("{shown}: not a regular file"));
     }
+    Ok((file, meta))
+}
+
+/// The first `n` bytes of the regular file at `path` (fewer if it is shorter); `None` for
+/// anything else, never waiting.
+pub fn read_head(path: &Path, n: usize) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let (file, _) = open_regular(path).ok()?;
+    let mut head = Vec::with_capacity(n);
+    file.take(n as u64).read_to_end(&mut head).ok()?;
+    Some(head)
+}
+
+/// Reads the regular file at `path` as UTF-8 text, at most `max` bytes. The file is opened
+/// without blocking and checked after opening, so a FIFO or device (or one swapped in after a
+/// check) is refused, never waited on or read forever.
+pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let (file, meta) = open_regular(path)?;
     if meta.len() > max {
         return Err(format!(
             "{shown}: {} bytes, over the {} KiB chant reads of such a file",

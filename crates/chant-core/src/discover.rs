@@ -84,11 +84,9 @@ fn is_source_name(name: &str) -> bool {
 
 /// Not a file chant generated (the marker in its first 256 bytes). Only called on regular files.
 fn not_generated(path: &Path) -> bool {
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    !String::from_utf8_lossy(&head[..n]).contains(GENERATED_MARKER)
+    // Opened without blocking: the file may have been swapped for a FIFO since the walk saw it.
+    crate::confine::read_head(path, 256)
+        .is_some_and(|head| !String::from_utf8_lossy(&head).contains(GENERATED_MARKER))
 }
 
 /// The source files `path` names, in discovery order. A directory: each directory's entries by

@@ -53,7 +53,7 @@ pub fn load(project_dir: &Path) -> Option<Bundle> {
     if !small_file(&index_file) {
         return None;
     }
-    let index = std::fs::read_to_string(&index_file).ok()?;
+    let index = crate::confine::read_text(&index_file, MAX_FILE).ok()?;
     let files = walls
         .walk(&root, WalkLimits::default(), &mut |e| {
             let take = !e.name.starts_with('.')
@@ -73,7 +73,10 @@ pub fn load(project_dir: &Path) -> Option<Bundle> {
             if path == "index.md" {
                 return None;
             }
-            let text = std::fs::read_to_string(f).ok()?;
+            // Each concept resolved again (it may have been swapped since the walk) and read
+            // without blocking.
+            let real = walls.resolve("knowledge", &f.to_string_lossy()).ok()?;
+            let text = crate::confine::read_text(&real, MAX_FILE).ok()?;
             let fm = front_matter(&text);
             let get = |k: &str| fm.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
             Some(Concept {

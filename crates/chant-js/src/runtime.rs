@@ -77,17 +77,53 @@ const PRELUDE: &str = r#"(() => {
   // Native loops that never ask the interrupt handler (and allocate nothing to meet the memory
   // limit): bound the lengths they may be given, so no project spins past its deadline in one.
   const apply = Reflect.apply, toNumber = Number, MAX_LENGTH = 1 << 24, MAX_KEYS = 10000;
-  const AP = Array.prototype;
+  const AP = Array.prototype, isArray = Array.isArray, RealArray = Array;
+  const getPrototypeOf = Object.getPrototypeOf, describe = Object.getOwnPropertyDescriptor;
+  const proxies = new WeakSet(), isProxy = (o) => apply(WeakSet.prototype.has, proxies, [o]);
+  const tooLong = (what) => { throw new RangeError(what + " on a length over " + MAX_LENGTH); };
+  // The length a native loop will run to, bounded. It must be a plain number: not read through
+  // a Proxy or a getter, which could answer this check one length and the call another.
+  const checkLength = (o, what) => {
+    if (o == null) return 0;
+    for (let p = Object(o); p != null; p = getPrototypeOf(p)) {
+      if (isProxy(p)) throw new TypeError(what + " on a Proxy (or an object made from one): not in chant");
+      if (isArray(p)) break;
+      const d = describe(p, "length");
+      if (d) {
+        if (!("value" in d)) throw new TypeError(what + " on an object whose length is a getter: not in chant");
+        break;
+      }
+    }
+    const n = toNumber(o.length);
+    if (n > MAX_LENGTH) tooLong(what);
+    return n;
+  };
   for (const name of ["join", "toString", "toLocaleString", "reverse", "copyWithin", "shift",
-      "unshift", "sort", "flat", "fill"]) {
+      "unshift", "sort", "fill"]) {
     const original = AP[name];
     Object.defineProperty(AP, name, { writable: true, configurable: true, value: function (...args) {
-      if (this != null && toNumber(this.length) > MAX_LENGTH) {
-        throw new RangeError("Array.prototype." + name + " on a length over " + MAX_LENGTH);
-      }
+      checkLength(this, "Array.prototype." + name);
       return apply(original, this, args);
     } });
   }
+  // flat walks every nested array to its depth: their lengths, summed in JavaScript (which the
+  // interrupt handler stops), are bounded.
+  const flatOriginal = AP.flat;
+  const flatLength = (a, depth) => {
+    let n = checkLength(a, "Array.prototype.flat");
+    if (depth >= 1) for (let i = 0, end = n; i < end; i++) if (isArray(a[i])) n += flatLength(a[i], depth - 1);
+    if (n > MAX_LENGTH) tooLong("Array.prototype.flat");
+    return n;
+  };
+  Object.defineProperty(AP, "flat", { writable: true, configurable: true, value: function (depth) {
+    flatLength(this, depth === undefined ? 1 : toNumber(depth));
+    return apply(flatOriginal, this, arguments);
+  } });
+  const fromOriginal = RealArray.from;
+  RealArray.from = function from(items, ...rest) {
+    checkLength(items, "Array.from");
+    return apply(fromOriginal, this, [items, ...rest]);
+  };
   // A Proxy's ownKeys result is checked for duplicates in quadratic time: bound its length.
   // Every other trap is found on the handler itself, as without this.
   const RealProxy = Proxy, reflectOwnKeys = Reflect.ownKeys;
@@ -104,11 +140,16 @@ const PRELUDE: &str = r#"(() => {
     } });
     return h;
   };
+  const remember = (p) => { apply(WeakSet.prototype.add, proxies, [p]); return p; };
   const BoundedProxy = function Proxy(target, handler) {
     if (new.target === undefined) throw new TypeError("Constructor Proxy requires 'new'");
-    return new RealProxy(target, bounded(handler));
+    return remember(new RealProxy(target, bounded(handler)));
   };
-  BoundedProxy.revocable = (target, handler) => RealProxy.revocable(target, bounded(handler));
+  BoundedProxy.revocable = (target, handler) => {
+    const r = RealProxy.revocable(target, bounded(handler));
+    remember(r.proxy);
+    return r;
+  };
   globalThis.Proxy = BoundedProxy;
   // Nothing here may block the thread.
   delete globalThis.Atomics;
@@ -512,7 +553,9 @@ impl Engine {
                 "{MAX_LEFT_BEHIND} earlier evaluations are still stuck in JavaScript built-ins that never yield; restart chant to evaluate again"
             ));
         }
-        let Some(_permit) = self.permits.take(&|| clock.over()) else {
+        // The permit goes with the thread: one left behind still holds it, so no more than
+        // `concurrent` evaluations ever run, stuck or not.
+        let Some(permit) = self.permits.take(&|| clock.over()) else {
             return Err(clock.reason());
         };
         // 0 running, 1 ended, 2 left behind.
@@ -528,6 +571,7 @@ impl Engine {
             // thread and recurses per level of nesting.
             .stack_size(self.limits.stack_bytes + chant_core::parse_guard::PARSE_STACK_BYTES)
             .spawn(move || {
+                let _permit = permit;
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     engine.sandboxed(&root, thread_clock, f)
                 }))

@@ -441,3 +441,27 @@ fn source_nested_too_deeply_is_an_error_not_a_crash() {
     let e = eval_one(&src);
     assert!(e.modules.len() + e.errors.len() == 1, "{e:?}");
 }
+
+#[test]
+fn guards_cannot_be_answered_one_length_and_called_with_another() {
+    for src in [
+        "const x = new Array(2 ** 24);\nexport const v = new Array(2 ** 20).fill(x).flat();\n",
+        "let c = 0;\nexport const v = Array.prototype.fill.call({ get length() { return c++ ? 2 ** 53 - 1 : 0; } }, 1);\n",
+        "let c = 0;\nexport const v = Array.prototype.join.call(new Proxy({}, { get: (_t, k) => (k === \"length\" ? (c++ ? 2 ** 53 - 1 : 0) : undefined) }));\n",
+        "export const v = Array.prototype.join.call(Object.create(new Proxy({}, { get: () => 2 ** 53 - 1 })));\n",
+        "export const v = Array.from({ length: 2 ** 32 - 1 });\n",
+    ] {
+        let (e, took) = timed(&[("main.ts", src)], Duration::from_millis(300));
+        assert!(took < Duration::from_millis(1200), "{src}: {took:?}");
+        assert_eq!(e.errors.len(), 1, "{src}: {e:?}");
+    }
+    // Ordinary use still works.
+    let e = eval_one(
+        "export const v = [[1], [2, [3]]].flat(2).join(\",\") + Array.from({ length: 3 }, (_, i) => i).join(\"\") + [3, 1, 2].sort().toString();\n",
+    );
+    assert!(e.errors.is_empty(), "{e:?}");
+    assert_eq!(
+        e.modules[0].exports[0].1,
+        Value::String("1,2,30121,2,3".into())
+    );
+}

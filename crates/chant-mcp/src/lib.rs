@@ -152,10 +152,14 @@ fn required<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, Tool
         .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
 }
 
-fn limit(args: &Map<String, Value>, default: usize) -> usize {
+fn limit(args: &Map<String, Value>, default: usize) -> Result<usize, ToolError> {
     match args.get("limit").and_then(Value::as_f64) {
-        Some(n) if n >= 0.0 => n.floor() as usize,
-        _ => default,
+        None => Ok(default),
+        Some(n) if n >= 0.0 => Ok(n.floor() as usize),
+        Some(_) => Err(ToolError(format!(
+            "limit must be zero or more, got {}",
+            args["limit"]
+        ))),
     }
 }
 
@@ -330,7 +334,7 @@ fn tool_search(
         &state.lexicons(),
         query,
         string_arg(&args, "lexicon"),
-        limit(&args, 20),
+        limit(&args, 20)?,
     )))
 }
 
@@ -344,7 +348,7 @@ fn tool_composites(
         &state.lexicons(),
         string_arg(&args, "lexicon"),
         string_arg(&args, "query"),
-        limit(&args, 50),
+        limit(&args, 50)?,
     )))
 }
 
@@ -561,7 +565,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
             Tool::new(name, description, input.clone(), move |args, ctx| {
                 check_types(&input, &args)?;
                 let _permit = match name {
-                    "build" | "lint" | "explain" => Some(st.work(ctx)?),
+                    "build" | "lint" | "explain" | "import" => Some(st.work(ctx)?),
                     _ => None,
                 };
                 handler(&st, args, ctx)

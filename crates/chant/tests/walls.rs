@@ -900,3 +900,21 @@ fn long_call_member_and_operator_chains_are_errors_not_crashes() {
     }
     assert_eq!(s.request(99, "ping", json!({}))["result"], json!({}));
 }
+
+#[test]
+fn a_negative_limit_is_refused() {
+    let (_d, root, _) = layout();
+    let mut s = serve(&root);
+    for tool in ["search", "composites"] {
+        let mut args = json!({"limit": -5});
+        if tool == "search" {
+            args["query"] = json!("job");
+        }
+        let r = call(&mut s, 1, tool, args);
+        assert_eq!(
+            tool_text(&r),
+            "Error: limit must be zero or more, got -5",
+            "{tool}"
+        );
+    }
+}

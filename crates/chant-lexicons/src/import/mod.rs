@@ -41,9 +41,13 @@ pub fn read_template(path: &Path) -> Result<Json, String> {
             meta.len()
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {}: {e}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("Template {} is not UTF-8 text", path.display()))?;
+    let text = chant_core::confine::read_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
+        if e.ends_with("not UTF-8 text") {
+            format!("Template {} is not UTF-8 text", path.display())
+        } else {
+            format!("Cannot read {e}")
+        }
+    })?;
     if let Ok(v) = serde_json::from_str::<Json>(&text) {
         return Ok(v);
     }

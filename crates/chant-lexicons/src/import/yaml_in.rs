@@ -22,7 +22,8 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: Vec<(usize, Json)>,
+    /// Anchor id, its value and that value's [`size`].
+    anchors: Vec<(usize, Json, usize)>,
     docs: Vec<Json>,
     nodes: usize,
     error: Option<String>,
@@ -80,6 +81,17 @@ pub fn resolve_plain(s: &str) -> Json {
     Json::String(s.to_owned())
 }
 
+/// What a value costs: one per node, and a string one more per 64 bytes (an alias of a long
+/// string repeated many times is as large as what it expands to).
+fn size(v: &Json) -> usize {
+    match v {
+        Json::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
+        Json::Object(o) => 1 + o.iter().map(|(k, v)| k.len() / 64 + size(v)).sum::<usize>(),
+        Json::String(s) => 1 + s.len() / 64,
+        _ => 1,
+    }
+}
+
 impl Builder {
     fn fail(&mut self, message: String) {
         if self.error.is_none() {
@@ -88,14 +100,12 @@ impl Builder {
     }
 
     fn count(&mut self, v: &Json) -> bool {
-        fn size(v: &Json) -> usize {
-            match v {
-                Json::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
-                Json::Object(o) => 1 + o.values().map(size).sum::<usize>(),
-                _ => 1,
-            }
-        }
-        self.nodes += size(v);
+        self.count_size(size(v))
+    }
+
+    /// Adds `n` to the values read so far; past [`MAX_NODES`] the template is refused.
+    fn count_size(&mut self, n: usize) -> bool {
+        self.nodes += n;
         if self.nodes > MAX_NODES {
             self.fail(format!(
                 "Template expands to more than {MAX_NODES} values (through aliases) — refusing to import it"
@@ -108,7 +118,7 @@ impl Builder {
     /// Places a finished node into its parent (or the document list).
     fn push(&mut self, value: Json, anchor: usize, mark: Marker) {
         if anchor > 0 {
-            self.anchors.push((anchor, value.clone()));
+            self.anchors.push((anchor, value.clone(), size(&value)));
         }
         match self.stack.last_mut() {
             None => self.docs.push(value),
@@ -230,13 +240,15 @@ impl MarkedEventReceiver for Builder {
                     (_, TScalarStyle::Plain) => resolve_plain(&text),
                     _ => Json::String(text),
                 };
-                self.nodes += 1;
-                self.push(value, anchor, mark);
+                if self.count(&value) {
+                    self.push(value, anchor, mark);
+                }
             }
-            Event::Alias(id) => match self.anchors.iter().rev().find(|(a, _)| *a == id) {
-                Some((_, v)) => {
-                    let v = v.clone();
-                    if self.count(&v) {
+            Event::Alias(id) => match self.anchors.iter().rposition(|(a, _, _)| *a == id) {
+                Some(at) => {
+                    // Counted before it is copied: a refused alias costs nothing.
+                    if self.count_size(self.anchors[at].2) {
+                        let v = self.anchors[at].1.clone();
                         self.push(v, 0, mark);
                     }
                 }
@@ -283,6 +295,17 @@ mod tests {
             v,
             json!({"a": 1, "b": -2.5, "c": true, "d": null, "e": "1", "f": 31, "g": 1000.0, "h": "yes", "i": "true", "j": "1.2.3", "k": null, "l": 0.5})
         );
+    }
+
+    #[test]
+    fn aliases_of_a_long_string_count_by_its_length() {
+        let big = "x".repeat(1 << 20);
+        let aliases = vec!["*s"; 10_000].join(", ");
+        let text = format!("big: &s \"{big}\"\njob:\n  script: [{aliases}]\n");
+        let t = std::time::Instant::now();
+        let e = parse(&text).unwrap_err();
+        assert!(e.contains("expands to more than"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
