@@ -128,7 +128,8 @@ fn embedded_module<'js>(
 ) -> rquickjs::Result<Module<'js, Declared>> {
     // `None`: compiled once, not written yet (a process that evaluates once never pays for
     // the write); `Some`: the bytecode.
-    static BYTECODE: OnceLock<Mutex<HashMap<String, Option<&'static [u8]>>>> = OnceLock::new();
+    type Cache = Mutex<HashMap<String, Option<&'static [u8]>>>;
+    static BYTECODE: OnceLock<Cache> = OnceLock::new();
     let cache = BYTECODE.get_or_init(Default::default);
     let cached = lock(cache).get(name).copied();
     if let Some(Some(bytes)) = cached {
