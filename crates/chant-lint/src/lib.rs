@@ -259,23 +259,28 @@ pub fn lint_text(
     config: &LintConfig,
 ) -> Vec<Diagnostic> {
     if let Some((at, message)) = chant_core::parse_guard::nesting_error(text) {
-        let (line, column) = source::LineIndex::new(text).position(at);
-        return vec![Diagnostic {
-            file: display.to_owned(),
-            line,
-            column,
-            end_line: None,
-            end_column: None,
-            rule_id: "parse".into(),
-            severity: Severity::Error,
-            message: format!("Syntax error: {message}"),
-            fix: None,
-            fix_range_utf16: None,
-            suppressed: None,
-        }];
+        let position = source::LineIndex::new(text).position(at);
+        return vec![parse_error(display, position, format!("Syntax error: {message}"))];
     }
     // Parsing and every rule's walk recurse per level of nesting.
     chant_core::parse_guard::on_parse_stack(|| lint_parsed(display, relative, text, rules, config))
+}
+
+/// The one diagnostic of a file that does not parse.
+fn parse_error(display: &str, (line, column): (usize, usize), message: String) -> Diagnostic {
+    Diagnostic {
+        file: display.to_owned(),
+        line,
+        column,
+        end_line: None,
+        end_column: None,
+        rule_id: "parse".into(),
+        severity: Severity::Error,
+        message,
+        fix: None,
+        fix_range_utf16: None,
+        suppressed: None,
+    }
 }
 
 fn lint_parsed(
@@ -288,20 +293,7 @@ fn lint_parsed(
     let allocator = oxc::allocator::Allocator::default();
     let file = SourceFile::parse(&allocator, text);
     if let Some(e) = &file.syntax_error {
-        let (line, column) = file.lines.position(e.0);
-        return vec![Diagnostic {
-            file: display.to_owned(),
-            line,
-            column,
-            end_line: None,
-            end_column: None,
-            rule_id: "parse".into(),
-            severity: Severity::Error,
-            message: e.1.clone(),
-            fix: None,
-            fix_range_utf16: None,
-            suppressed: None,
-        }];
+        return vec![parse_error(display, file.lines.position(e.0), e.1.clone())];
     }
     let directives = disable::Directives::parse(&file);
     let facts = facts::Facts::gather(&file.program);
