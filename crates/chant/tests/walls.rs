@@ -436,8 +436,9 @@ fn cancellation_and_end_of_input_interrupt_an_evaluation() {
     let t = Instant::now();
     s.close_stdin();
     let status = s.wait_exit(Duration::from_secs(5));
+    // 0.5 s of grace, then the interrupt (the bench measures it: docs/benchmarks.md).
     assert!(
-        t.elapsed() < Duration::from_secs(1),
+        t.elapsed() < Duration::from_secs(2),
         "exit took {:?}",
         t.elapsed()
     );
