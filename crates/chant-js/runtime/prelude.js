@@ -22,6 +22,7 @@
   const apply = Reflect.apply, toNumber = Number, MAX_LENGTH = 1 << 24, MAX_KEYS = 10000;
   const AP = Array.prototype, isArray = Array.isArray, RealArray = Array;
   const getPrototypeOf = Object.getPrototypeOf, describe = Object.getOwnPropertyDescriptor;
+  const hasOwn = Object.hasOwn;
   const proxies = new WeakSet(), isProxy = (o) => apply(WeakSet.prototype.has, proxies, [o]);
   const tooLong = (what) => { throw new RangeError(what + " on a length over " + MAX_LENGTH); };
   // The length a native loop will run to, bounded. It must be a plain number: not read through
@@ -33,7 +34,9 @@
       if (isArray(p)) break;
       const d = describe(p, "length");
       if (d) {
-        if (!("value" in d)) throw new TypeError(what + " on an object whose length is a getter: not in chant");
+        if (!hasOwn(d, "value") || typeof d.value !== "number") {
+          throw new TypeError(what + " on an object whose length is not a plain number: not in chant");
+        }
         break;
       }
     }
@@ -42,13 +45,32 @@
     return n;
   };
   for (const name of ["join", "toString", "toLocaleString", "reverse", "copyWithin", "shift",
-      "unshift", "sort", "fill"]) {
+      "unshift", "sort", "fill", "slice", "splice", "concat"]) {
     const original = AP[name];
     Object.defineProperty(AP, name, { writable: true, configurable: true, value: function (...args) {
       checkLength(this, "Array.prototype." + name);
+      if (name === "concat") for (const a of args) if (isArray(a)) checkLength(a, "Array.prototype.concat");
       return apply(original, this, args);
     } });
   }
+  // JSON.stringify walks every index of every array it meets: bound their lengths first, in
+  // JavaScript (which the interrupt handler stops).
+  const stringify = JSON.stringify;
+  const RealSet = Set, setHas = Set.prototype.has, setAdd = Set.prototype.add;
+  const checkArrays = (v, seen) => {
+    if (v === null || typeof v !== "object" || apply(setHas, seen, [v])) return;
+    apply(setAdd, seen, [v]);
+    if (isArray(v)) {
+      const n = checkLength(v, "JSON.stringify");
+      for (let i = 0; i < n; i++) checkArrays(v[i], seen);
+    } else {
+      for (const k in v) checkArrays(v[k], seen);
+    }
+  };
+  JSON.stringify = function (value, ...rest) {
+    checkArrays(value, new RealSet());
+    return apply(stringify, JSON, [value, ...rest]);
+  };
   // flat walks every nested array to its depth: their lengths, summed in JavaScript (which the
   // interrupt handler stops), are bounded.
   const flatOriginal = AP.flat;

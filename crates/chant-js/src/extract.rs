@@ -12,6 +12,9 @@ use rquickjs::{Array, Ctx, Object, Type, Value as Js};
 
 const MAX_DEPTH: usize = 200;
 
+/// The longest array read back (the prelude bounds the built-ins at the same length).
+const MAX_ARRAY_LENGTH: f64 = 16_777_216.0;
+
 /// What one value costs in the estimate a [`Reader`] keeps: its node, plus its text.
 const NODE_BYTES: usize = std::mem::size_of::<Value>() + 16;
 
@@ -105,6 +108,13 @@ impl<'a> Reader<'a> {
             }
             Type::Array => {
                 let array: &Array = v.as_array().ok_or("array expected")?;
+                // Read as a number first: a sparse array can claim up to 2^32 - 1 elements.
+                let length: f64 = array.as_object().get("length").map_err(|e| err(ctx, e))?;
+                if length > MAX_ARRAY_LENGTH {
+                    return Err(format!(
+                        "an array of length {length}: over the {MAX_ARRAY_LENGTH} elements chant reads"
+                    ));
+                }
                 let mut items = Vec::new();
                 for item in array.iter::<Js>() {
                     let item = item.map_err(|e| err(ctx, e))?;

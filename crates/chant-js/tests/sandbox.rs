@@ -465,3 +465,27 @@ fn guards_cannot_be_answered_one_length_and_called_with_another() {
         Value::String("1,2,30121,2,3".into())
     );
 }
+
+#[test]
+fn a_length_that_is_not_a_plain_number_and_huge_sparse_arrays_are_refused() {
+    for src in [
+        "(Object.prototype as any).value = 1;\nlet c = 0;\nconst o: any = { get length() { return c++ === 0 ? 1 : 2 ** 53 - 1; } };\nObject.setPrototypeOf(o, Array.prototype);\nexport const v = o.join(\"\");\n",
+        "let c = 0;\nconst o: any = { length: { valueOf() { return c++ === 0 ? 1 : 2 ** 53 - 1; } } };\nexport const v = Array.prototype.join.call(o, \"\");\n",
+        "const a: any[] = [];\na.length = 2 ** 32 - 1;\nexport const v = JSON.stringify(a);\n",
+        "const a: any[] = [];\na.length = 2 ** 32 - 1;\nexport const v = JSON.stringify([a]);\n",
+        "const a: any[] = [];\na.length = 2 ** 32 - 2;\nexport const v = [].concat(a);\n",
+        "const a: any[] = [];\na.length = 2 ** 32 - 1;\nexport const v = a.slice(0);\n",
+        "const a: any[] = [];\na.length = 2 ** 32 - 1;\nexport const v = a.splice(0, 0, 1);\n",
+        "const a: any[] = [];\na.length = 2 ** 32 - 1;\nexport const x = { a };\n",
+    ] {
+        let (e, took) = timed(&[("main.ts", src)], Duration::from_millis(300));
+        assert!(took < Duration::from_millis(1200), "{src}: {took:?}");
+        assert_eq!(e.errors.len(), 1, "{src}: {e:?}");
+        assert!(!e.errors[0].message.contains("left behind"), "{src}: {e:?}");
+        assert!(!e.errors[0].message.contains("crashed"), "{src}: {e:?}");
+    }
+    let e = eval_one(
+        "export const v = JSON.stringify({ a: [1, [2]], b: \"x\" }) + [1].concat([2], 3).slice(1).join();\n",
+    );
+    assert!(e.errors.is_empty(), "{e:?}");
+}

@@ -260,7 +260,11 @@ pub fn lint_text(
 ) -> Vec<Diagnostic> {
     if let Some((at, message)) = chant_core::parse_guard::nesting_error(text) {
         let position = source::LineIndex::new(text).position(at);
-        return vec![parse_error(display, position, format!("Syntax error: {message}"))];
+        return vec![parse_error(
+            display,
+            position,
+            format!("Syntax error: {message}"),
+        )];
     }
     // Parsing and every rule's walk recurse per level of nesting.
     chant_core::parse_guard::on_parse_stack(|| lint_parsed(display, relative, text, rules, config))
