@@ -91,6 +91,14 @@ mod tests {
     }
 
     #[test]
+    fn a_version_displays_as_its_date() {
+        for v in V::SUPPORTED {
+            assert_eq!(v.to_string(), v.as_str());
+        }
+        assert_eq!(V::V2025_03_26.to_string(), "2025-03-26");
+    }
+
+    #[test]
     fn order_is_by_date() {
         let mut sorted = V::SUPPORTED;
         sorted.sort();
