@@ -464,6 +464,87 @@ mod tests {
     }
 
     #[test]
+    fn resolution_keeps_what_exists_and_appends_what_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(real.join("src")).unwrap();
+        std::fs::write(real.join("f"), "x").unwrap();
+        // `..` in the part that does not exist, resolved by parts.
+        assert_eq!(resolve(&real.join("new/../src")).unwrap(), real.join("src"));
+        assert_eq!(
+            resolve_by_parts(&real.join("src/../new/x/../y")).unwrap(),
+            real.join("new/y")
+        );
+        assert_eq!(
+            resolve_by_parts(&real.join("src")).unwrap(),
+            real.join("src")
+        );
+        // A failure other than "not found" is an error, not a name to append.
+        assert!(
+            resolve(&real.join("f/x")).is_err(),
+            "a file is not a folder"
+        );
+        let walls = Walls::new(&real.join("src")).unwrap();
+        assert!(walls.contains(&real.join("src/a")));
+        assert!(!walls.contains(&real.join("f")));
+    }
+
+    #[test]
+    fn text_is_read_up_to_its_limit_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(real.join("a.json"), "{}").unwrap();
+        assert_eq!(read_text(&real.join("a.json"), 2).unwrap(), "{}");
+        assert!(read_text(&real.join("a.json"), 1).is_err());
+        let walls = Walls::new(&real).unwrap();
+        assert_eq!(
+            walls.read_text(&real, "file", "a.json", 2).unwrap(),
+            (real.join("a.json"), "{}".to_owned())
+        );
+        assert!(walls.read_text(&real, "file", "../x.json", 2).is_err());
+    }
+
+    #[test]
+    fn walks_stop_just_past_their_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(root.join("a/x.ts"), "12345").unwrap();
+        let walls = Walls::new(&root).unwrap();
+        let walk = |limits: WalkLimits| walls.walk(&root, limits, &mut |_| Visit::Take);
+        let exact = WalkLimits {
+            entries: 2,
+            depth: 1,
+            bytes: 5,
+        };
+        assert_eq!(walk(exact).unwrap(), [root.join("a/x.ts")]);
+        assert!(matches!(
+            walk(WalkLimits {
+                entries: 1,
+                ..exact
+            }),
+            Err(WalkError::TooManyEntries { limit: 1, .. })
+        ));
+        assert!(matches!(
+            walk(WalkLimits { depth: 0, ..exact }),
+            Err(WalkError::TooDeep { limit: 0, .. })
+        ));
+        assert!(matches!(
+            walk(WalkLimits { bytes: 4, ..exact }),
+            Err(WalkError::TooLarge { .. })
+        ));
+        // The size limit is reported in MiB.
+        std::fs::write(root.join("a/big.ts"), vec![b'x'; (3 << 20) + 1]).unwrap();
+        let e = walk(WalkLimits {
+            entries: 10,
+            depth: 5,
+            bytes: 3 << 20,
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("more than 3 MiB"), "{e}");
+    }
+
+    #[test]
     fn text_is_read_only_from_small_regular_files() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("a.json");
