@@ -484,6 +484,14 @@ mod tests {
             resolve(&real.join("f/x")).is_err(),
             "a file is not a folder"
         );
+        assert!(resolve_by_parts(&real.join("f/x/../y")).is_err());
+        // Parts that exist are resolved physically: `..` after a link leaves the link's target.
+        std::fs::create_dir_all(real.join("other/sub")).unwrap();
+        std::os::unix::fs::symlink(real.join("other/sub"), real.join("link")).unwrap();
+        assert_eq!(
+            resolve_by_parts(&real.join("link/../new/z/..")).unwrap(),
+            real.join("other/new")
+        );
         let walls = Walls::new(&real.join("src")).unwrap();
         assert!(walls.contains(&real.join("src/a")));
         assert!(!walls.contains(&real.join("f")));
@@ -502,6 +510,9 @@ mod tests {
             (real.join("a.json"), "{}".to_owned())
         );
         assert!(walls.read_text(&real, "file", "../x.json", 2).is_err());
+        // A file longer than its size said (as /proc's are) is refused, not cut short.
+        let e = read_text(Path::new("/proc/self/status"), 16).unwrap_err();
+        assert!(e.contains("grew past"), "{e}");
     }
 
     #[test]
