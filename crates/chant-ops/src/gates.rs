@@ -627,6 +627,11 @@ mod tests {
         );
         assert!(valid_digest(&d), "{d}");
         assert!(!valid_digest("sha256:ABC"));
+        assert!(!valid_digest("sha256:abc"), "too short, though hex");
+        assert!(
+            !valid_digest(&format!("sha256:{}", "g".repeat(64))),
+            "64 characters, not hex"
+        );
         assert!(valid_url("https://github.com/a/b/pull/1"));
         for bad in ["ftp://x", "github.com/x", "https://", "http:// x"] {
             assert!(!valid_url(bad), "{bad}");
