@@ -77,9 +77,7 @@ impl State {
             .locate_within(path, Some(&self.ceiling), budget)
             .map_err(|e| ToolError(e.to_string()))
     }
-}
 
-impl State {
     /// A permit for a call that evaluates the project, waited for while the call still wants it.
     pub(crate) fn work(&self, ctx: &RequestContext) -> Result<Permit, ToolError> {
         self.work.take(&|| ctx.should_stop()).ok_or_else(|| {
@@ -233,13 +231,8 @@ fn tool_lint(
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
-    let fix = match args.get("fix") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(ToolError(format!("fix must be a boolean, got {other}")));
-        }
-    };
+    // Its type was checked against the schema before the call (`check_types`).
+    let fix = args.get("fix").and_then(Value::as_bool).unwrap_or(false);
     let (path, project) = project_at(state, &args, &budget(ctx))?;
     let setup = chant_lexicons::lint::setup(&project, &path, &[]).map_err(ToolError)?;
     let linter = setup.linter();
@@ -265,11 +258,7 @@ fn tool_import(
     let args = args_object(&args);
     let source = state.resolve("source", required(&args, "source")?)?;
     let output = state.resolve("output", string_arg(&args, "output").unwrap_or("./infra/"))?;
-    let force = match args.get("force") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => return Err(ToolError(format!("force must be a boolean, got {other}"))),
-    };
+    let force = args.get("force").and_then(Value::as_bool).unwrap_or(false);
     let report = chant_lexicons::import::import_file(&source, &output, &state.loaded, force)
         .map_err(ToolError)?;
     Ok(ToolOutput::Json(json!({
@@ -721,28 +710,36 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         );
         if name == "op-list" {
             let st = Arc::clone(&state);
+            let input = schema(
+                &[
+                    ("name", string_prop("Op name (must match an *.op.ts file)")),
+                    (
+                        "env",
+                        string_prop(
+                            "Environment the run targets, as chant run --env names it; omitted, the runtime uses its own default",
+                        ),
+                    ),
+                    ("runtime", runtime_prop()),
+                ],
+                &["name"],
+            );
             b = b.tool(
                 Tool::new(
                     "op-run",
                     "Run an Op on a runtime and return its result.",
-                    schema(
-                        &[
-                            ("name", string_prop("Op name (must match an *.op.ts file)")),
-                            ("env", string_prop("Environment the run targets, as chant run --env names it; omitted, the runtime uses its own default")),
-                            ("runtime", runtime_prop()),
-                        ],
-                        &["name"],
-                    ),
+                    input.clone(),
                     move |args, ctx| {
-                        check_types(
-                            &json!({"properties": {"name": {"type": "string"}, "env": {"type": "string"}, "runtime": {"type": "string"}}}),
-                            &args,
-                        )?;
+                        check_types(&input, &args)?;
                         ops_tools::op_run(&st, args, ctx)
                     },
                 )
                 .with_title("Run Op")
-                .with_annotations(ToolAnnotations { read_only: Some(false), destructive: Some(true), idempotent: Some(false), open_world: Some(true) }),
+                .with_annotations(ToolAnnotations {
+                    read_only: Some(false),
+                    destructive: Some(true),
+                    idempotent: Some(false),
+                    open_world: Some(true),
+                }),
             );
         }
     }
