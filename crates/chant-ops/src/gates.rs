@@ -755,6 +755,55 @@ mod approval_tests {
     }
 
     #[test]
+    fn the_override_flag_is_recorded_only_when_it_overrode_something() {
+        // A cli approval of a cli-reached gate is not an override (cli is never refused).
+        let (_d, l) = ledger();
+        pending(&l, Some(Origin::Cli), &[]);
+        let r = approve(&l, &approval(Origin::Cli), &FixedClock(NOW)).unwrap();
+        assert_eq!(r.record.get("sameOriginOverride"), None);
+        // Asking to override where the origins differ overrides nothing either.
+        let (_d2, l2) = ledger();
+        pending(&l2, Some(Origin::Mcp), &[]);
+        let mut acp = approval(Origin::Acp);
+        acp.allow_same_origin = true;
+        let r = approve(&l2, &acp, &FixedClock(NOW)).unwrap();
+        assert_eq!(r.record.get("sameOriginOverride"), None);
+    }
+
+    #[test]
+    fn a_pending_fact_is_written_where_gates_are_read() {
+        assert_eq!(gates_path("deploy"), "_gates/deploy.jsonl");
+        let (_d, l) = ledger();
+        let written = record_pending(
+            &l,
+            "deploy",
+            "prod",
+            NOW,
+            60_000,
+            Some("sha256:ab"),
+            Origin::Mcp,
+            &[("neverOverMcp", json!(true))],
+        )
+        .unwrap();
+        assert_eq!(written["kind"], "pending");
+        assert_eq!(written["expiresAt"], crate::time::iso(NOW + 60_000));
+        let blob = l.read("_gates/deploy.jsonl").unwrap().unwrap();
+        let on_ledger: Vec<_> = gitledger::lines(&blob).collect();
+        assert_eq!(on_ledger.len(), 1);
+        assert_eq!(
+            serde_json::from_str::<Json>(on_ledger[0]).unwrap(),
+            written,
+            "the reply is what was recorded"
+        );
+        assert_eq!(
+            written,
+            json!({"version": 1, "kind": "pending", "op": "deploy", "gate": "prod",
+                "timestamp": crate::time::iso(NOW), "expiresAt": crate::time::iso(NOW + 60_000),
+                "planDigest": "sha256:ab", "origin": "mcp", "neverOverMcp": true})
+        );
+    }
+
+    #[test]
     fn a_never_over_mcp_pending_record_is_refused_for_models_only() {
         for (origin, allow, refused) in [
             (Origin::Mcp, false, true),
