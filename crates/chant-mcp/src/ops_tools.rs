@@ -70,6 +70,9 @@ pub(crate) fn op_run(
     if op.never_over_mcp {
         return Err(ToolError(chant_ops::never_over_mcp_run_text(&op.name)));
     }
+    if let Some(note) = repo.sync() {
+        eprintln!("{note}");
+    }
     let on_step = |r: &Value, settled: usize, total: usize| {
         let message = format!(
             "{}: {} {}",
@@ -91,6 +94,10 @@ pub(crate) fn op_run(
     let outcome = runtime::run(op, &opts);
     if let Some(e) = &outcome.ledger_error {
         eprintln!("warning: the run was not recorded on chant/lifecycle: {e}");
+    } else if outcome.status == "gated"
+        && let Some(warning) = repo.publish()
+    {
+        eprintln!("{warning}");
     }
     Ok(ToolOutput::Json(outcome.to_status()))
 }
@@ -163,6 +170,9 @@ pub(crate) fn op_approve(
         return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
     }
     runtime(state, &args)?;
+    if let Some(note) = repo.sync() {
+        eprintln!("{note}");
+    }
     let approval = Approval {
         op: name,
         gate,
@@ -176,12 +186,8 @@ pub(crate) fn op_approve(
     };
     let resolved = gates::approve(&repo.ledger, &approval, &SystemClock)
         .map_err(|r: Refusal| ToolError(r.to_string()))?;
-    if let Some(remote) = repo.ledger.remote()
-        && let Err(e) = repo.ledger.push(&remote, None)
-    {
-        eprintln!(
-            "warning: could not push chant/lifecycle to {remote}: {e}; the approval stays local"
-        );
+    if let Some(warning) = repo.publish() {
+        eprintln!("{warning}");
     }
     // What the ledger recorded, not what this handler meant to record.
     Ok(ToolOutput::Json(json!({

@@ -70,6 +70,35 @@ impl Repo {
         })
     }
 
+    /// Before a run or an approval decides anything: a clone that knows no ledger fetches the
+    /// remote's (see [`gitledger::Ledger::fetch_if_unknown`]). The note to show, if any.
+    pub fn sync(&self) -> Option<String> {
+        match self.ledger.fetch_if_unknown() {
+            Ok(gitledger::Fetch::Failed {
+                remote,
+                message,
+                shallow,
+            }) => Some(format!(
+                "note: this clone has no chant/lifecycle and fetching {remote}'s failed ({message}){}, so approvals and runs recorded there are not seen; fetch it with `git fetch {remote} chant/lifecycle:refs/remotes/{remote}/chant/lifecycle` (writes made meanwhile are merged, never pushed over {remote}'s)",
+                if shallow {
+                    " in this shallow clone"
+                } else {
+                    ""
+                }
+            )),
+            Ok(_) => None,
+            Err(e) => Some(format!("note: {e}")),
+        }
+    }
+
+    /// Pushes the ledger when a remote is configured (never forced; see
+    /// [`gitledger::Ledger::publish`]). A failure is a warning to show: the record stays local.
+    pub fn publish(&self) -> Option<String> {
+        self.ledger.publish().err().map(|e| {
+            format!("warning: could not push chant/lifecycle: {e}; the record stays local")
+        })
+    }
+
     pub fn discover(&self, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
         model::discover(&self.root, evaluator, budget)
     }

@@ -108,6 +108,9 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
             ops.names().join(", ")
         ));
     };
+    if let Some(note) = repo.sync() {
+        eprintln!("{note}");
+    }
     let cancel = Arc::new(AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&cancel));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&cancel));
@@ -144,6 +147,9 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
     let outcome = runtime::run(op, &opts);
     if let Some(e) = &outcome.ledger_error {
         eprintln!("warning: the run was not recorded on chant/lifecycle: {e}");
+    } else if outcome.status == "gated" {
+        // The pending fact is what a person on another clone approves.
+        push(&repo);
     }
     if args.json {
         println!("{}", canon::to_compact(&outcome.to_cli_json()));
@@ -280,6 +286,9 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
             args.op
         );
     }
+    if let Some(note) = repo.sync() {
+        eprintln!("{note}");
+    }
     let clock = SystemClock;
     if args.expire {
         let now = clock.now_ms();
@@ -294,6 +303,7 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
             &[],
         ) {
             Ok(_) => {
+                push(&repo);
                 eprintln!(
                     "Gate \"{}\" on \"{}\" expired: the standing pending fact no longer stands.",
                     args.gate, args.op
@@ -323,7 +333,14 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         allow_same_origin: args.allow_same_origin,
         declared_never_over_mcp: declared.is_some_and(|o| o.never_over_mcp),
     };
-    match gates::approve(&repo.ledger, &approval, &clock) {
+    let mut result = gates::approve(&repo.ledger, &approval, &clock);
+    // The gate may have been reached on another clone: look at the remote once more.
+    if matches!(result, Err(gates::Refusal::NoPendingFact(_)))
+        && matches!(repo.ledger.refresh(), Ok(Some(_)))
+    {
+        result = gates::approve(&repo.ledger, &approval, &clock);
+    }
+    match result {
         Ok(resolved) => {
             push(&repo);
             eprintln!(
@@ -343,13 +360,10 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
     }
 }
 
-/// Pushes the ledger when a remote is configured; a failure only warns.
+/// Pushes the ledger when a remote is configured (never forced: a remote that moved is
+/// fetched and merged first); a failure only warns.
 pub fn push(repo: &Repo) {
-    if let Some(remote) = repo.ledger.remote()
-        && let Err(e) = repo.ledger.push(&remote, None)
-    {
-        eprintln!(
-            "warning: could not push chant/lifecycle to {remote}: {e}; the record stays local"
-        );
+    if let Some(warning) = repo.publish() {
+        eprintln!("{warning}");
     }
 }

@@ -6,7 +6,15 @@
 //! tree, whatever the current directory. Local writers are serialized with an advisory file lock
 //! (released even when a writer is killed), and the compare-and-swap protects against everyone
 //! else. Every git command is spawned with an argument vector, never through a shell. It knows
-//! nothing of what the files mean (runs, gates, snapshots).
+//! nothing of what the files mean (runs, gates, snapshots), beyond what [`merge`] needs to join
+//! two sides of a split.
+//!
+//! A clone is one copy of a shared ledger: the branch on the remote is the ledger everyone
+//! sees. Reads and writes start from the latest tip this clone knows (its own branch, or the
+//! remote-tracking `refs/remotes/<remote>/chant/lifecycle` when that is ahead or the branch is
+//! missing, as in a fresh clone); when both moved they are joined by [`merge`]. Pushes are
+//! never forced: a push the remote refuses is fetched, merged and tried again, so no write
+//! drops a commit the remote has.
 
 use std::fs::File;
 use std::io::Write;
@@ -15,11 +23,29 @@ use std::process::{Command, Stdio};
 
 use thiserror::Error;
 
+mod lines;
+pub mod merge;
+
+pub use lines::{Line, NOT_UTF8, lines, numbered};
+
 /// The ledger branch.
 pub const BRANCH: &str = "chant/lifecycle";
-const REF: &str = "refs/heads/chant/lifecycle";
+pub const REF: &str = "refs/heads/chant/lifecycle";
 const ZERO: &str = "0000000000000000000000000000000000000000";
 const MAX_ATTEMPTS: usize = 5;
+/// Pushes race other clones over the network, so they retry longer, with a growing pause.
+const PUSH_ATTEMPTS: u32 = 10;
+
+/// A pause before retry `attempt` of a push: 10 ms times the attempt, plus up to as much
+/// again of jitter (from the clock's nanoseconds), so two clones racing each other drift apart.
+fn backoff(attempt: u32) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let base = 10 * u64::from(attempt);
+    let jitter = u64::from(nanos) % (base + 1);
+    std::thread::sleep(std::time::Duration::from_millis(base + jitter));
+}
 
 #[derive(Debug, Error)]
 pub enum LedgerError {
@@ -31,9 +57,34 @@ pub enum LedgerError {
     Contended,
     #[error("invalid ledger path \"{0}\"")]
     InvalidPath(String),
+    #[error(
+        "{refname} points at a {kind}, not a commit, so it is no ledger chant can read or extend; look at it with `git cat-file -p {refname}`, then point it back at the last ledger commit (`git update-ref {refname} <commit>`) or delete it (`git update-ref -d {refname}`)"
+    )]
+    NotACommit { refname: String, kind: String },
+    #[error(
+        "chant/lifecycle at {commit} holds a tree entry named \"{path}\" (empty, `.`, `..` or with a `/`), which chant never writes and git refuses to check out; find the last good commit with `git log chant/lifecycle` and reset the branch to it with `git update-ref refs/heads/chant/lifecycle <commit>`"
+    )]
+    BadEntry { commit: String, path: String },
+    #[error(
+        "{var} is set in the environment (\"{value}\"), which would point git at another repository's chant/lifecycle ledger; chant refuses rather than guess. Unset {var} and run chant from inside the repository whose ledger you mean"
+    )]
+    Redirected { var: &'static str, value: String },
+    #[error("{remote} refused chant/lifecycle: {message}")]
+    PushRefused { remote: String, message: String },
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
+
+/// Environment variables that make git use another repository, object store or ref space than
+/// the one the directory is in. [`Ledger::open`] refuses when any is set: honouring them
+/// silently would read and write some other repository's ledger.
+const REDIRECTS: [&str; 5] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_OBJECT_DIRECTORY",
+];
 
 /// A repository's ledger branch.
 #[derive(Clone, Debug)]
@@ -89,8 +140,24 @@ impl Snapshot<'_> {
     }
 }
 
-/// What [`Ledger::read_path`] found: head commit, tree listings down the path, file bytes.
-type PathRead = (Option<String>, Vec<Vec<String>>, Option<Vec<u8>>);
+/// What [`Ledger::read_path`] found: tree listings down the path, file bytes.
+type PathRead = (Vec<Vec<String>>, Option<Vec<u8>>);
+
+/// This clone's branch, and the remote-tracking copy `(remote, commit)` of the remote's.
+#[derive(Debug, Default)]
+struct Tips {
+    local: Option<String>,
+    tracking: Option<(String, String)>,
+}
+
+/// Where a read or write starts ([`Ledger::resolve`]).
+#[derive(Debug)]
+struct Resolved {
+    /// The local branch's value (`None`: no branch yet).
+    local: Option<String>,
+    /// The commit to read, and to build on.
+    base: Option<String>,
+}
 
 /// `cat-file --batch` output: per object `<sha> <type> <size>\n<bytes>\n`, or `<name>
 /// missing\n`; `(sha, type, bytes)` per request.
@@ -171,6 +238,14 @@ fn entry(line: &str) -> Option<(&str, &str, &str)> {
 impl Ledger {
     /// The ledger of the repository containing `dir`.
     pub fn open(dir: &Path) -> Result<Ledger, LedgerError> {
+        for var in REDIRECTS {
+            if let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                return Err(LedgerError::Redirected {
+                    var,
+                    value: value.to_string_lossy().into_owned(),
+                });
+            }
+        }
         let out = Command::new("git")
             .args(["rev-parse", "--show-toplevel", "--absolute-git-dir"])
             .current_dir(dir)
@@ -260,21 +335,84 @@ impl Ledger {
         ok
     }
 
-    /// The branch's commit, if the branch exists.
-    pub fn head(&self) -> Result<Option<String>, LedgerError> {
-        match self.git(
+    /// Where this clone's ledger stands: its own branch and the remote-tracking copy of the
+    /// remote's (`origin`'s when there are several), with one `for-each-ref`. A ref that names
+    /// anything but a commit is an error naming that ref and the fix.
+    fn tips(&self) -> Result<Tips, LedgerError> {
+        let out = self.git_text(
             &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{REF}^{{commit}}"),
+                "for-each-ref",
+                "--format=%(objectname) %(objecttype) %(refname)",
+                REF,
+                "refs/remotes/*/chant/lifecycle",
             ],
             None,
-        ) {
-            Ok(out) => Ok(Some(String::from_utf8_lossy(&out).trim().to_owned())),
-            Err(LedgerError::Git { .. }) => Ok(None),
-            Err(e) => Err(e),
+        )?;
+        let mut tips = Tips::default();
+        for line in out.lines() {
+            let mut f = line.splitn(3, ' ');
+            let (Some(sha), Some(kind), Some(refname)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if kind != "commit" {
+                return Err(LedgerError::NotACommit {
+                    refname: refname.to_owned(),
+                    kind: kind.to_owned(),
+                });
+            }
+            if refname == REF {
+                tips.local = Some(sha.to_owned());
+            } else if let Some(remote) = refname
+                .strip_prefix("refs/remotes/")
+                .and_then(|r| r.strip_suffix("/chant/lifecycle"))
+                && (tips.tracking.is_none() || remote == "origin")
+            {
+                tips.tracking = Some((remote.to_owned(), sha.to_owned()));
+            }
         }
+        Ok(tips)
+    }
+
+    /// Whether `a` is an ancestor of (or equal to) `b`.
+    fn is_ancestor(&self, a: &str, b: &str) -> Result<bool, LedgerError> {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(&self.toplevel)
+            .args(["merge-base", "--is-ancestor", a, b])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        Ok(status.success())
+    }
+
+    /// The commit reads and writes start from, and the local branch's current value (what a
+    /// write's compare-and-swap expects): the local branch, or the remote-tracking copy when
+    /// the branch is missing or behind it, or — when both moved — a merge of the two.
+    fn resolve(&self) -> Result<Resolved, LedgerError> {
+        let tips = self.tips()?;
+        let local = tips.local;
+        let base = match (&local, tips.tracking) {
+            (None, None) => None,
+            (Some(l), None) => Some(l.clone()),
+            (None, Some((_, t))) => Some(t),
+            (Some(l), Some((_, t))) if *l == t => Some(t),
+            (Some(l), Some((remote, t))) => {
+                if self.is_ancestor(&t, l)? {
+                    Some(l.clone())
+                } else if self.is_ancestor(l, &t)? {
+                    Some(t)
+                } else {
+                    Some(self.merge_commits(l, &t, &remote)?)
+                }
+            }
+        };
+        Ok(Resolved { local, base })
+    }
+
+    /// The ledger's latest commit as this clone knows it (see [`Ledger::resolve`]), if any.
+    pub fn head(&self) -> Result<Option<String>, LedgerError> {
+        Ok(self.resolve()?.base)
     }
 
     /// Whether this clone has the ledger branch.
@@ -287,7 +425,10 @@ impl Ledger {
     /// `cat-file --batch` resolves and reads it.
     pub fn read(&self, path: &str) -> Result<Option<Vec<u8>>, LedgerError> {
         check_path(path)?;
-        let input = format!("{REF}:{path}\n");
+        let Some(head) = self.head()? else {
+            return Ok(None);
+        };
+        let input = format!("{head}:{path}\n");
         let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
         Ok(match parse_batch(&out, 1)?.pop().flatten() {
             Some((_, kind, body)) if kind == "blob" => Some(body),
@@ -303,10 +444,16 @@ impl Ledger {
             let out = self.git(&["ls-tree", "-r", "-z", "--full-tree", &head], None)?;
             for line in out.split(|b| *b == 0).filter(|l| !l.is_empty()) {
                 let line = String::from_utf8_lossy(line);
-                if let Some((kind, sha, name)) = entry(&line)
-                    && kind == "blob"
-                {
-                    files.insert(name.to_owned(), sha.to_owned());
+                if let Some((kind, sha, name)) = entry(&line) {
+                    if check_path(name).is_err() {
+                        return Err(LedgerError::BadEntry {
+                            commit: head,
+                            path: name.to_owned(),
+                        });
+                    }
+                    if kind == "blob" {
+                        files.insert(name.to_owned(), sha.to_owned());
+                    }
                 }
             }
         }
@@ -371,26 +518,24 @@ impl Ledger {
         content: impl Fn(Option<&[u8]>) -> Vec<u8>,
     ) -> Result<String, LedgerError> {
         let parts = check_path(path)?;
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.git_dir.join("chant-lifecycle.lock"))?;
-        lock.lock()?;
+        let _lock = self.lock()?;
         for _ in 0..MAX_ATTEMPTS {
-            let (old, levels, prior) = self.read_path(&parts)?;
+            // The write goes on top of the latest tip known (the remote's, in a fresh clone),
+            // and swaps the local branch from the value it had when this attempt looked.
+            let Resolved { local, base } = self.resolve()?;
+            let (levels, prior) = self.read_path(base.as_deref(), &parts)?;
             let bytes = content(prior.as_deref());
             let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
             let tree = self.mktrees(&parts, levels, &blob)?;
             let mut args = vec!["commit-tree", tree.as_str()];
-            if let Some(c) = &old {
+            if let Some(c) = &base {
                 args.extend(["-p", c.as_str()]);
             }
             args.extend(["-m", message]);
             let commit = self.git_text(&args, None)?;
             // Compare-and-swap: only if the branch still points where this attempt read it.
             // Whatever moved after that read (even between the reads of one batch) fails here.
-            let expected = old.as_deref().unwrap_or(ZERO);
+            let expected = local.as_deref().unwrap_or(ZERO);
             match self.git(&["update-ref", REF, &commit, expected], None) {
                 Ok(_) => return Ok(commit),
                 Err(LedgerError::Git { .. }) => continue,
@@ -400,22 +545,36 @@ impl Ledger {
         Err(LedgerError::Contended)
     }
 
-    /// One `cat-file --batch` for an update of `parts`: the branch's commit, the `ls-tree`
-    /// lines of each tree down the path (root first; empty where absent) and the file's bytes.
-    fn read_path(&self, parts: &[&str]) -> Result<PathRead, LedgerError> {
-        let mut input = format!("{REF}\n{REF}^{{tree}}\n");
+    /// One `cat-file --batch` for an update of `parts` on top of `base`: the `ls-tree` lines
+    /// of each tree down the path (root first; empty where absent) and the file's bytes. A
+    /// tree entry with a name chant never writes is an error, not something to rebuild.
+    fn read_path(&self, base: Option<&str>, parts: &[&str]) -> Result<PathRead, LedgerError> {
+        let Some(base) = base else {
+            return Ok((vec![Vec::new(); parts.len()], None));
+        };
+        let mut input = format!("{base}^{{tree}}\n");
         for i in 1..=parts.len() {
-            input.push_str(&format!("{REF}:{}\n", parts[..i].join("/")));
+            input.push_str(&format!("{base}:{}\n", parts[..i].join("/")));
         }
         let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
-        let mut objects = parse_batch(&out, parts.len() + 2)?.into_iter();
-        let Some(Some((head, _, _))) = objects.next() else {
-            return Ok((None, vec![Vec::new(); parts.len()], None));
-        };
+        let mut objects = parse_batch(&out, parts.len() + 1)?.into_iter();
         let mut levels = Vec::with_capacity(parts.len());
-        for _ in 0..parts.len() {
+        for depth in 0..parts.len() {
             levels.push(match objects.next().flatten() {
-                Some((_, kind, body)) if kind == "tree" => tree_lines(&body, head.len() / 2),
+                Some((_, kind, body)) if kind == "tree" => {
+                    let lines = tree_lines(&body, base.len() / 2);
+                    for l in &lines {
+                        if let Some((_, _, name)) = entry(l)
+                            && check_path(name).map_or(true, |p| p.len() != 1)
+                        {
+                            return Err(LedgerError::BadEntry {
+                                commit: base.to_owned(),
+                                path: [&parts[..depth], &[name]].concat().join("/"),
+                            });
+                        }
+                    }
+                    lines
+                }
                 _ => Vec::new(),
             });
         }
@@ -423,7 +582,7 @@ impl Ledger {
             Some((_, kind, body)) if kind == "blob" => Some(body),
             _ => None,
         };
-        Ok((Some(head), levels, prior))
+        Ok((levels, prior))
     }
 
     /// The trees down `parts` (their current `levels`) rebuilt bottom-up around `blob`, in one
@@ -488,33 +647,289 @@ impl Ledger {
             .map(|r| (*r).to_owned())
     }
 
-    /// Pushes the branch with a lease on `expected` (the remote's value when the write began).
-    pub fn push(&self, remote: &str, expected: Option<&str>) -> Result<(), LedgerError> {
-        let lease = match expected {
-            Some(e) => format!("--force-with-lease={REF}:{e}"),
-            None => format!("--force-with-lease={REF}"),
+    /// Every file of `commit`'s tree, `path → (mode, blob)`, with one `ls-tree -r`.
+    fn tree_files(
+        &self,
+        commit: &str,
+    ) -> Result<std::collections::BTreeMap<String, (String, String)>, LedgerError> {
+        let out = self.git(&["ls-tree", "-r", "-z", "--full-tree", commit], None)?;
+        let mut files = std::collections::BTreeMap::new();
+        for line in out.split(|b| *b == 0).filter(|l| !l.is_empty()) {
+            let line = String::from_utf8_lossy(line);
+            let Some((meta, name)) = line.split_once('\t') else {
+                continue;
+            };
+            if check_path(name).is_err() {
+                return Err(LedgerError::BadEntry {
+                    commit: commit.to_owned(),
+                    path: name.to_owned(),
+                });
+            }
+            let mut f = meta.split(' ');
+            if let (Some(mode), Some("blob"), Some(sha)) = (f.next(), f.next(), f.next()) {
+                files.insert(name.to_owned(), (mode.to_owned(), sha.to_owned()));
+            }
+        }
+        Ok(files)
+    }
+
+    /// A merge commit of `ours` (this clone's branch) and `theirs` (the remote's, as fetched),
+    /// both kept as parents: files only one side changed come from that side, JSONL files both
+    /// changed are the [`merge::union_lines`] of the two, and any other file both changed is
+    /// the remote's. Writes objects only; no ref moves. Without a common ancestor (unrelated
+    /// ledgers, a shallow clone) every file both sides hold differently is joined the same way.
+    fn merge_commits(&self, ours: &str, theirs: &str, remote: &str) -> Result<String, LedgerError> {
+        let (a, b) = (self.tree_files(ours)?, self.tree_files(theirs)?);
+        let base = match self.git_text(&["merge-base", ours, theirs], None) {
+            Ok(sha) if !sha.is_empty() => self.tree_files(&sha)?,
+            _ => Default::default(),
         };
+        let mut merged = b.clone();
+        let mut joins: Vec<(&str, &str, &str)> = Vec::new();
+        for (path, ours_entry) in &a {
+            match b.get(path) {
+                None => {
+                    merged.insert(path.clone(), ours_entry.clone());
+                }
+                Some(theirs_entry) if theirs_entry == ours_entry => {}
+                Some(theirs_entry) => {
+                    if base.get(path) == Some(theirs_entry) {
+                        merged.insert(path.clone(), ours_entry.clone());
+                    } else if base.get(path) != Some(ours_entry) && path.ends_with(".jsonl") {
+                        joins.push((path, &ours_entry.1, &theirs_entry.1));
+                    }
+                }
+            }
+        }
+        if !joins.is_empty() {
+            let mut input = String::new();
+            for (_, x, y) in &joins {
+                input.push_str(&format!("{x}\n{y}\n"));
+            }
+            let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
+            let mut blobs = parse_batch(&out, joins.len() * 2)?.into_iter();
+            for (path, _, _) in &joins {
+                let mut body = || {
+                    blobs
+                        .next()
+                        .flatten()
+                        .map(|(_, _, b)| b)
+                        .unwrap_or_default()
+                };
+                let (x, y) = (body(), body());
+                let bytes = merge::union_lines(&x, &y);
+                let sha = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
+                merged.insert((*path).to_owned(), ("100644".to_owned(), sha));
+            }
+        }
+        // The tree, through a private index (update-index refuses bad paths again).
+        let index = tempfile::Builder::new()
+            .prefix("chant-merge-")
+            .suffix(".index")
+            .tempfile_in(&self.git_dir)?;
+        let index_path = index.path().to_owned();
+        drop(index);
+        let mut listing = String::new();
+        for (path, (mode, sha)) in &merged {
+            listing.push_str(&format!("{mode} {sha}\t{path}\n"));
+        }
+        let with_index = |args: &[&str], input: Option<&[u8]>| {
+            let mut cmd = Command::new("git");
+            cmd.arg("-C")
+                .arg(&self.toplevel)
+                .args(args)
+                .env("GIT_INDEX_FILE", &index_path)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = cmd.spawn()?;
+            let mut stdin = child.stdin.take().expect("piped stdin");
+            stdin.write_all(input.unwrap_or_default())?;
+            drop(stdin);
+            let out = child.wait_with_output()?;
+            if out.status.success() {
+                Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+            } else {
+                Err(LedgerError::Git {
+                    args: args.join(" "),
+                    message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                })
+            }
+        };
+        let tree = with_index(
+            &["update-index", "--add", "--index-info"],
+            Some(listing.as_bytes()),
+        )
+        .and_then(|_| with_index(&["write-tree"], None));
+        let _ = std::fs::remove_file(&index_path);
+        let tree = tree?;
+        let message = format!("Merge {remote}'s chant/lifecycle");
+        self.git_text(
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                ours,
+                "-p",
+                theirs,
+                "-m",
+                &message,
+            ],
+            None,
+        )
+    }
+
+    /// Moves the local branch to the tip reads start from (creating it from the remote's
+    /// copy, fast-forwarding, or recording the merge of both), under the writers' lock.
+    fn integrate(&self) -> Result<(), LedgerError> {
+        let lock = self.lock()?;
+        let Resolved { local, base } = self.resolve()?;
+        if let Some(base) = base
+            && local.as_deref() != Some(base.as_str())
+        {
+            self.git(
+                &["update-ref", REF, &base, local.as_deref().unwrap_or(ZERO)],
+                None,
+            )?;
+        }
+        drop(lock);
+        Ok(())
+    }
+
+    fn lock(&self) -> Result<File, LedgerError> {
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.git_dir.join("chant-lifecycle.lock"))?;
+        lock.lock()?;
+        Ok(lock)
+    }
+
+    /// Fetches the remote's branch into its remote-tracking copy (`Ok(None)`: no remote),
+    /// so the next read sees what was recorded there.
+    pub fn refresh(&self) -> Result<Option<String>, LedgerError> {
+        let Some(remote) = self.remote() else {
+            return Ok(None);
+        };
+        self.fetch(&remote)?;
+        Ok(Some(remote))
+    }
+
+    fn fetch(&self, remote: &str) -> Result<(), LedgerError> {
         self.git(
             &[
-                "push",
+                "fetch",
                 "--quiet",
-                &lease,
+                "--no-tags",
+                "--no-write-fetch-head",
                 remote,
-                &format!("{BRANCH}:{BRANCH}"),
+                &format!("+{REF}:refs/remotes/{remote}/{BRANCH}"),
             ],
             None,
         )
         .map(|_| ())
     }
+
+    /// When this clone knows no ledger at all (no branch and no remote-tracking copy, as in a
+    /// single-branch or shallow clone) and has a remote, fetches the remote's branch, so what
+    /// was recorded there is read before anything is decided or written.
+    pub fn fetch_if_unknown(&self) -> Result<Fetch, LedgerError> {
+        let tips = self.tips()?;
+        if tips.local.is_some() || tips.tracking.is_some() {
+            return Ok(Fetch::Known);
+        }
+        let Some(remote) = self.remote() else {
+            return Ok(Fetch::NoRemote);
+        };
+        Ok(match self.fetch(&remote) {
+            Ok(()) => Fetch::Fetched { remote },
+            Err(LedgerError::Git { message, .. })
+                if message.contains("couldn't find remote ref") =>
+            {
+                Fetch::NotOnRemote { remote }
+            }
+            Err(LedgerError::Git { message, .. }) => Fetch::Failed {
+                remote,
+                message,
+                shallow: self.git_dir.join("shallow").exists(),
+            },
+            Err(e) => return Err(e),
+        })
+    }
+
+    /// Pushes this clone's branch to its remote (`origin` when there are several), never
+    /// forced: the local branch first moves to the latest tip known, and when the remote
+    /// refuses because it moved on, its branch is fetched, merged in and the push tried again
+    /// (at most 10 times, with a growing pause). `Ok(None)`: no remote, or nothing to push.
+    pub fn publish(&self) -> Result<Option<String>, LedgerError> {
+        let Some(remote) = self.remote() else {
+            return Ok(None);
+        };
+        for attempt in 0..PUSH_ATTEMPTS {
+            if attempt > 0 {
+                backoff(attempt);
+            }
+            self.integrate()?;
+            if self.tips()?.local.is_none() {
+                return Ok(None);
+            }
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&self.toplevel)
+                .args(["push", "--porcelain", "--quiet", &remote])
+                .arg(format!("{REF}:{REF}"))
+                .stdin(Stdio::null())
+                .output()?;
+            if out.status.success() {
+                return Ok(Some(remote));
+            }
+            let report = String::from_utf8_lossy(&out.stdout);
+            // Refused because the remote moved on (or, racing another pusher, moved while
+            // this push landed): fetch, merge, try again. Anything else is the remote's no.
+            let stale = report.lines().any(|l| {
+                l.starts_with('!')
+                    && [
+                        "(non-fast-forward)",
+                        "(fetch first)",
+                        "(failed to update ref)",
+                    ]
+                    .iter()
+                    .any(|why| l.contains(why))
+            });
+            if !stale {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let message = report
+                    .lines()
+                    .filter(|l| l.starts_with('!'))
+                    .chain(stderr.lines().filter(|l| !l.starts_with("hint:")))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(LedgerError::PushRefused { remote, message });
+            }
+            self.fetch(&remote)?;
+        }
+        Err(LedgerError::Contended)
+    }
 }
 
-/// Splits a JSONL blob into its non-empty lines (with or without a trailing newline).
-pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &str> {
-    std::str::from_utf8(bytes)
-        .unwrap_or_default()
-        .split('\n')
-        .map(|l| l.trim_end_matches('\r'))
-        .filter(|l| !l.trim().is_empty())
+/// What [`Ledger::fetch_if_unknown`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fetch {
+    /// This clone already knows a ledger (its branch or the remote's copy); nothing fetched.
+    Known,
+    /// No remote is configured.
+    NoRemote,
+    /// The remote's branch was fetched.
+    Fetched { remote: String },
+    /// The remote has no ledger yet.
+    NotOnRemote { remote: String },
+    /// The fetch failed (offline, no access); `shallow` when this is a shallow clone.
+    Failed {
+        remote: String,
+        message: String,
+        shallow: bool,
+    },
 }
 
 #[cfg(test)]
@@ -689,9 +1104,7 @@ mod tests {
             );
         }
     }
-
-    #[test]
-    fn lines_skip_blanks() {
-        assert_eq!(lines(b"a\n\nb\r\n").collect::<Vec<_>>(), ["a", "b"]);
-    }
 }
+
+#[cfg(test)]
+mod remote_tests;

@@ -1,0 +1,259 @@
+//! The ledger as a team shares it, through the real binary: fresh clones build on the remote's
+//! history, pushes never drop a commit the remote has, and a repository redirect through the
+//! environment is refused rather than followed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_chant");
+
+const ROLLOUT: &str = r#"import { Op, phase, shell, gate } from "@intentius/chant-lexicon-temporal";
+
+export default Op({
+  name: "rollout",
+  overview: "Stage, wait for approval, then roll out",
+  phases: [
+    phase("Stage", [shell("echo staging")]),
+    phase("Approve", [gate("ship-it", { timeout: "4h" })]),
+    phase("Rollout", [shell("echo rolling out")]),
+  ],
+});
+"#;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn chant_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A bare origin holding a chant project on main, and the path of a first clone of it.
+fn team() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "--bare", "origin.git"]);
+    git(dir.path(), &["clone", "-q", "origin.git", "a"]);
+    let a = dir.path().join("a");
+    for (k, v) in [("user.name", "Alex"), ("user.email", "alex@example.com")] {
+        git(&a, &["config", k, v]);
+    }
+    std::fs::create_dir_all(a.join("ops")).unwrap();
+    std::fs::write(a.join("chant.config.json"), r#"{"lexicons":["temporal"]}"#).unwrap();
+    std::fs::write(a.join("ops/rollout.op.ts"), ROLLOUT).unwrap();
+    git(&a, &["add", "."]);
+    git(&a, &["commit", "-q", "-m", "project"]);
+    git(&a, &["push", "-q", "origin", "HEAD"]);
+    let origin = dir.path().join("origin.git");
+    (dir, origin, a)
+}
+
+fn gate_lines(origin: &Path) -> Vec<Value> {
+    git(origin, &["show", "chant/lifecycle:_gates/rollout.jsonl"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_fresh_clone_approves_on_top_of_the_remote_and_every_commit_stays_reachable() {
+    let (dir, origin, a) = team();
+    // A run in clone a stops at the gate; its pending fact is pushed for the approver.
+    let run = chant_in(&a, &["run", "rollout"], &[]);
+    assert!(
+        stderr(&run).contains("waiting at gate \"ship-it\""),
+        "{}",
+        stderr(&run)
+    );
+    let pending_commit = git(&a, &["rev-parse", "chant/lifecycle"]);
+    assert_eq!(
+        git(&origin, &["rev-parse", "chant/lifecycle"]),
+        pending_commit
+    );
+
+    // A person's fresh clone: origin/chant/lifecycle, no local branch.
+    git(dir.path(), &["clone", "-q", "origin.git", "b"]);
+    let b = dir.path().join("b");
+    let approve = chant_in(
+        &b,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(approve.status.success(), "{}", stderr(&approve));
+    assert!(
+        !stderr(&approve).contains("warning"),
+        "{}",
+        stderr(&approve)
+    );
+    let lines = gate_lines(&origin);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["kind"], "pending");
+    assert_eq!(lines[1]["kind"], "resolution");
+    assert_eq!(lines[1]["resolvedBy"], "sam");
+    git(
+        &origin,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &pending_commit,
+            "chant/lifecycle",
+        ],
+    );
+
+    // Clone a, fetched, now passes the gate; a third fresh clone sees the same history.
+    git(&a, &["fetch", "-q", "origin"]);
+    let passed = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    git(dir.path(), &["clone", "-q", "origin.git", "c"]);
+    let c = dir.path().join("c");
+    let log = chant_in(&c, &["run", "log", "rollout", "--json"], &[]);
+    assert!(log.status.success(), "{}", stderr(&log));
+}
+
+#[test]
+fn two_clones_approving_while_the_other_moved_both_survive() {
+    let (dir, origin, a) = team();
+    let run = chant_in(&a, &["run", "rollout"], &[]);
+    assert!(stderr(&run).contains("waiting at gate"), "{}", stderr(&run));
+    git(dir.path(), &["clone", "-q", "origin.git", "b"]);
+    let b = dir.path().join("b");
+    // a writes an expiry and pushes; b, not having fetched, approves: b's push is refused
+    // as stale, so b fetches, merges the two and pushes the merge.
+    let expire = chant_in(&a, &["approve", "rollout", "ship-it", "--expire"], &[]);
+    assert!(expire.status.success(), "{}", stderr(&expire));
+    let approve = chant_in(
+        &b,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(approve.status.success(), "{}", stderr(&approve));
+    assert!(
+        !stderr(&approve).contains("warning"),
+        "{}",
+        stderr(&approve)
+    );
+    let kinds: Vec<String> = gate_lines(&origin)
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.len(), 3, "{kinds:?}: nothing dropped");
+    assert_eq!(kinds.iter().filter(|k| *k == "pending").count(), 2);
+    assert_eq!(kinds.iter().filter(|k| *k == "resolution").count(), 1);
+    for clone in [&a, &b] {
+        let tip = git(clone, &["rev-parse", "chant/lifecycle"]);
+        if clone == &b {
+            git(
+                &origin,
+                &["merge-base", "--is-ancestor", &tip, "chant/lifecycle"],
+            );
+        }
+    }
+    let a_tip = git(&a, &["rev-parse", "chant/lifecycle"]);
+    git(
+        &origin,
+        &["merge-base", "--is-ancestor", &a_tip, "chant/lifecycle"],
+    );
+}
+
+#[test]
+fn a_shallow_single_branch_clone_fetches_the_ledger_before_deciding() {
+    let (dir, _origin, a) = team();
+    let run = chant_in(&a, &["run", "rollout"], &[]);
+    assert!(stderr(&run).contains("waiting at gate"), "{}", stderr(&run));
+    let approve = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(approve.status.success(), "{}", stderr(&approve));
+    let url = format!("file://{}", dir.path().join("origin.git").display());
+    git(dir.path(), &["clone", "-q", "--depth", "1", &url, "ci"]);
+    let ci = dir.path().join("ci");
+    // CI's clone has no chant/lifecycle at all; the run fetches it and passes the gate.
+    let passed = chant_in(&ci, &["run", "rollout", "--json"], &[]);
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    // When the fetch cannot happen, the run says what it cannot see.
+    git(
+        dir.path(),
+        &["clone", "-q", "--depth", "1", &url, "offline"],
+    );
+    let offline = dir.path().join("offline");
+    git(
+        &offline,
+        &["remote", "set-url", "origin", "/nonexistent/origin.git"],
+    );
+    let blind = chant_in(&offline, &["run", "rollout"], &[]);
+    let text = stderr(&blind);
+    assert!(
+        text.contains("note: this clone has no chant/lifecycle and fetching origin's failed")
+            && text.contains("in this shallow clone")
+            && text
+                .contains("git fetch origin chant/lifecycle:refs/remotes/origin/chant/lifecycle"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_repository_redirect_in_the_environment_is_refused() {
+    let (dir, _origin, a) = team();
+    let other = dir.path().join("other");
+    git(dir.path(), &["init", "-q", "other"]);
+    let other_git = other.join(".git");
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_OBJECT_DIRECTORY",
+    ] {
+        let value = if var == "GIT_NAMESPACE" {
+            "elsewhere".to_owned()
+        } else {
+            other_git.display().to_string()
+        };
+        let out = chant_in(&a, &["run", "rollout"], &[(var, value.as_str())]);
+        assert!(!out.status.success(), "{var}");
+        assert_eq!(
+            stderr(&out).trim(),
+            format!(
+                "error: {var} is set in the environment (\"{value}\"), which would point git at another repository's chant/lifecycle ledger; chant refuses rather than guess. Unset {var} and run chant from inside the repository whose ledger you mean"
+            )
+        );
+        let approve = chant_in(
+            &a,
+            &["approve", "rollout", "ship-it"],
+            &[(var, value.as_str())],
+        );
+        assert!(!approve.status.success(), "{var}");
+    }
+    assert!(
+        Command::new("git")
+            .args(["rev-parse", "--verify", "-q", "chant/lifecycle"])
+            .current_dir(&other)
+            .output()
+            .unwrap()
+            .stdout
+            .is_empty(),
+        "nothing was written to the other repository"
+    );
+}

@@ -1,0 +1,320 @@
+//! The ledger as one copy of a shared branch: fresh clones, two clones that both moved,
+//! concurrent pushers, shallow clones, and refs or trees that are not a ledger.
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A bare `origin` with a main branch, and a first clone of it.
+fn origin() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let origin = dir.path().join("origin.git");
+    git(dir.path(), &["init", "-q", "--bare", "origin.git"]);
+    git(dir.path(), &["clone", "-q", "origin.git", "a"]);
+    let a = dir.path().join("a");
+    git(&a, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    git(&a, &["push", "-q", "origin", "HEAD"]);
+    (dir, origin, a)
+}
+
+fn clone(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["clone", "-q"];
+    args.extend(extra);
+    let url = format!("file://{}", dir.join("origin.git").display());
+    args.extend([url.as_str(), name]);
+    git(dir, &args);
+    dir.join(name)
+}
+
+fn text(ledger: &Ledger, path: &str) -> String {
+    String::from_utf8(ledger.read(path).unwrap().unwrap_or_default()).unwrap()
+}
+
+fn on_origin(origin: &Path, path: &str) -> String {
+    git(origin, &["cat-file", "-p", &format!("{BRANCH}:{path}")])
+}
+
+#[test]
+fn a_fresh_clone_builds_on_the_remote_and_drops_nothing() {
+    let (dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("_gates/o.jsonl", r#"{"timestamp":"1","n":1}"#, "pending")
+        .unwrap();
+    let first = la.head().unwrap().unwrap();
+    assert_eq!(la.publish().unwrap().as_deref(), Some("origin"));
+
+    // A normal clone: origin/chant/lifecycle, no local branch.
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+    assert!(
+        lb.exists().unwrap(),
+        "the remote's ledger is this clone's ledger"
+    );
+    assert_eq!(text(&lb, "_gates/o.jsonl"), r#"{"timestamp":"1","n":1}"#);
+    lb.append_line("_gates/o.jsonl", r#"{"timestamp":"2","n":2}"#, "approve")
+        .unwrap();
+    lb.publish().unwrap();
+    assert_eq!(
+        on_origin(&origin, "_gates/o.jsonl"),
+        "{\"timestamp\":\"1\",\"n\":1}\n{\"timestamp\":\"2\",\"n\":2}"
+    );
+    // Every earlier commit is still reachable from the remote's branch.
+    git(&origin, &["merge-base", "--is-ancestor", &first, BRANCH]);
+}
+
+#[test]
+fn two_clones_that_both_moved_are_merged_not_replaced() {
+    let (dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("_gates/o.jsonl", r#"{"timestamp":"1","p":1}"#, "pending")
+        .unwrap();
+    la.write("dev/snap.json", b"{\"v\":1}", "State snapshot")
+        .unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+
+    la.append_line("_gates/o.jsonl", r#"{"timestamp":"3","a":1}"#, "from a")
+        .unwrap();
+    la.append_line("dev/runs__o.jsonl", r#"{"started":"3"}"#, "run a")
+        .unwrap();
+    let a_tip = la.head().unwrap().unwrap();
+    la.publish().unwrap();
+
+    lb.append_line("_gates/o.jsonl", r#"{"timestamp":"2","b":1}"#, "from b")
+        .unwrap();
+    lb.write("dev/snap.json", b"{\"v\":2}", "State snapshot")
+        .unwrap();
+    let b_tip = lb.head().unwrap().unwrap();
+    // b's push is refused as stale, so b fetches, merges and pushes the merge.
+    lb.publish().unwrap();
+    assert_eq!(
+        on_origin(&origin, "_gates/o.jsonl"),
+        "{\"timestamp\":\"1\",\"p\":1}\n{\"timestamp\":\"2\",\"b\":1}\n{\"timestamp\":\"3\",\"a\":1}"
+    );
+    assert_eq!(
+        on_origin(&origin, "dev/runs__o.jsonl"),
+        "{\"started\":\"3\"}"
+    );
+    // Only b changed the snapshot since the split: b's stands.
+    assert_eq!(on_origin(&origin, "dev/snap.json"), "{\"v\":2}");
+    for tip in [&a_tip, &b_tip] {
+        git(&origin, &["merge-base", "--is-ancestor", tip, BRANCH]);
+    }
+    // a sees the merge once it fetches, without a write of its own.
+    git(&a, &["fetch", "-q", "origin"]);
+    assert_eq!(
+        text(&la, "_gates/o.jsonl").lines().count(),
+        3,
+        "a fast-forwards its reads to the remote"
+    );
+}
+
+#[test]
+fn a_fetched_remote_and_unpushed_local_writes_are_read_together() {
+    let (dir, _origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("g.jsonl", r#"{"timestamp":"1"}"#, "m")
+        .unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+    lb.append_line("g.jsonl", r#"{"timestamp":"2"}"#, "m")
+        .unwrap();
+    lb.publish().unwrap();
+    la.append_line("g.jsonl", r#"{"timestamp":"3"}"#, "m")
+        .unwrap();
+    git(&a, &["fetch", "-q", "origin"]);
+    let local_before = git(&a, &["rev-parse", REF]);
+    assert_eq!(
+        text(&la, "g.jsonl"),
+        "{\"timestamp\":\"1\"}\n{\"timestamp\":\"2\"}\n{\"timestamp\":\"3\"}"
+    );
+    assert_eq!(
+        git(&a, &["rev-parse", REF]),
+        local_before,
+        "reading moves no ref"
+    );
+}
+
+#[test]
+fn concurrent_pushers_from_two_clones_all_survive() {
+    let (dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("g.jsonl", r#"{"timestamp":"0"}"#, "m")
+        .unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let per = 6;
+    std::thread::scope(|s| {
+        for (who, path) in [("a", &a), ("b", &b)] {
+            s.spawn(move || {
+                let l = Ledger::open(path).unwrap();
+                for i in 0..per {
+                    l.append_line(
+                        "g.jsonl",
+                        &format!(r#"{{"timestamp":"{i}","who":"{who}"}}"#),
+                        "m",
+                    )
+                    .unwrap();
+                    l.publish().unwrap();
+                }
+            });
+        }
+    });
+    la.publish().unwrap();
+    let all = on_origin(&origin, "g.jsonl");
+    assert_eq!(all.lines().count(), 1 + 2 * per, "{all}");
+    for who in ["a", "b"] {
+        for i in 0..per {
+            assert!(all.contains(&format!(r#"{{"timestamp":"{i}","who":"{who}"}}"#)));
+        }
+    }
+}
+
+#[test]
+fn a_single_branch_shallow_clone_fetches_the_ledger_before_it_decides() {
+    let (dir, _origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("g.jsonl", r#"{"timestamp":"1"}"#, "m")
+        .unwrap();
+    la.publish().unwrap();
+    let s = clone(dir.path(), "s", &["--depth", "1"]);
+    let ls = Ledger::open(&s).unwrap();
+    assert!(!ls.exists().unwrap(), "a single-branch clone has no copy");
+    assert_eq!(
+        ls.fetch_if_unknown().unwrap(),
+        Fetch::Fetched {
+            remote: "origin".into()
+        }
+    );
+    assert_eq!(text(&ls, "g.jsonl"), r#"{"timestamp":"1"}"#);
+    assert_eq!(ls.fetch_if_unknown().unwrap(), Fetch::Known);
+    // A remote without a ledger is said as such; a broken remote is a failure, not silence.
+    let (_d2, _o2, a2) = origin();
+    let l2 = Ledger::open(&a2).unwrap();
+    assert_eq!(
+        l2.fetch_if_unknown().unwrap(),
+        Fetch::NotOnRemote {
+            remote: "origin".into()
+        }
+    );
+    git(&a2, &["remote", "set-url", "origin", "/nonexistent/x.git"]);
+    assert!(matches!(
+        l2.fetch_if_unknown().unwrap(),
+        Fetch::Failed { .. }
+    ));
+}
+
+#[test]
+fn a_remote_that_refuses_is_reported_not_overwritten() {
+    let (_dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("g.jsonl", "1", "m").unwrap();
+    // A hook that refuses every push (a protected branch on a forge says the same).
+    let hook = origin.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\necho protected >&2\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = la.publish().unwrap_err().to_string();
+    assert!(err.starts_with("origin refused chant/lifecycle: "), "{err}");
+    assert!(err.contains("protected"), "{err}");
+}
+
+#[test]
+fn a_ref_that_is_not_a_commit_is_named_with_its_fix() {
+    let (_dir, _origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    for kind in ["blob", "tree"] {
+        let sha = if kind == "blob" {
+            git(&a, &["hash-object", "-w", "--stdin"])
+        } else {
+            git(&a, &["mktree"])
+        };
+        // git's update-ref refuses a non-commit under refs/heads; a hand-written ref file does not.
+        std::fs::create_dir_all(a.join(".git/refs/heads/chant")).unwrap();
+        std::fs::write(
+            a.join(".git/refs/heads/chant/lifecycle"),
+            format!("{sha}\n"),
+        )
+        .unwrap();
+        let want = format!(
+            "refs/heads/chant/lifecycle points at a {kind}, not a commit, so it is no ledger chant can read or extend; look at it with `git cat-file -p refs/heads/chant/lifecycle`, then point it back at the last ledger commit (`git update-ref refs/heads/chant/lifecycle <commit>`) or delete it (`git update-ref -d refs/heads/chant/lifecycle`)"
+        );
+        assert_eq!(la.read("g.jsonl").unwrap_err().to_string(), want);
+        assert_eq!(
+            la.append_line("g.jsonl", "x", "m").unwrap_err().to_string(),
+            want
+        );
+        std::fs::remove_file(a.join(".git/refs/heads/chant/lifecycle")).unwrap();
+    }
+    // The remote-tracking copy is named the same way.
+    let blob = git(&a, &["hash-object", "-w", "--stdin"]);
+    git(
+        &a,
+        &["update-ref", "refs/remotes/origin/chant/lifecycle", &blob],
+    );
+    assert!(
+        la.read("g.jsonl")
+            .unwrap_err()
+            .to_string()
+            .starts_with("refs/remotes/origin/chant/lifecycle points at a blob")
+    );
+}
+
+#[test]
+fn a_tree_entry_named_dot_dot_is_refused_by_reads_and_writes() {
+    let (_dir, _origin, a) = origin();
+    let blob = git(&a, &["hash-object", "-w", "--stdin"]);
+    let input = format!("100644 blob {blob}\t..\n100644 blob {blob}\tok.jsonl\n");
+    let tree = {
+        let mut child = Command::new("git")
+            .args(["mktree"])
+            .current_dir(&a)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let commit = git(&a, &["commit-tree", &tree, "-m", "hostile"]);
+    git(&a, &["update-ref", REF, &commit]);
+    let la = Ledger::open(&a).unwrap();
+    let want = format!(
+        "chant/lifecycle at {commit} holds a tree entry named \"..\" (empty, `.`, `..` or with a `/`), which chant never writes and git refuses to check out; find the last good commit with `git log chant/lifecycle` and reset the branch to it with `git update-ref refs/heads/chant/lifecycle <commit>`"
+    );
+    assert_eq!(la.snapshot().unwrap_err().to_string(), want);
+    assert_eq!(
+        la.append_line("ok.jsonl", "x", "m")
+            .unwrap_err()
+            .to_string(),
+        want
+    );
+    assert_eq!(git(&a, &["rev-parse", REF]), commit, "nothing written");
+}
