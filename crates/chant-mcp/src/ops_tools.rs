@@ -303,6 +303,7 @@ pub(crate) fn read(
                 return Ok(repo.status(op, "local", SystemClock.now_ms()));
             }
             let runs: Vec<Value> = chant_ops::records::history(&repo.ledger, name)
+                .runs
                 .iter()
                 .map(|r| {
                     let mut s = chant_ops::records::status(name, "local", Some(r), None);

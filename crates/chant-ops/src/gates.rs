@@ -4,7 +4,7 @@
 use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
 
-use crate::time::{Clock, parse_iso};
+use crate::time::Clock;
 
 /// The channel a gate fact came through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +50,11 @@ pub struct Fact {
     pub op: String,
     pub gate: String,
     pub timestamp: String,
+    /// `timestamp` in epoch milliseconds (facts are ordered by it, not by its text).
+    pub timestamp_ms: u64,
     pub expires_at: Option<String>,
+    /// `expiresAt` in epoch milliseconds (pending facts only).
+    pub expires_ms: Option<u64>,
     pub plan_digest: Option<String>,
     pub origin: Option<Origin>,
     pub never_over_mcp: bool,
@@ -59,40 +63,53 @@ pub struct Fact {
     pub raw: Json,
 }
 
-/// Parses gate lines, skipping (and counting) malformed ones.
-pub fn parse_facts(bytes: &[u8]) -> (Vec<Fact>, usize) {
+/// Parses gate lines. A line that is not a gate fact costs that line only: it is skipped and
+/// listed as `(line number, reason)`.
+pub fn parse_facts(bytes: &[u8]) -> (Vec<Fact>, Vec<(usize, String)>) {
     let mut out = Vec::new();
-    let mut malformed = 0;
-    for line in gitledger::lines(bytes) {
-        match parse_fact(line) {
-            Some(f) => out.push(f),
-            None => malformed += 1,
+    let mut skipped = Vec::new();
+    for line in gitledger::numbered(bytes) {
+        match line.text.map_err(str::to_owned).and_then(parse_fact) {
+            Ok(f) => out.push(f),
+            Err(reason) => skipped.push((line.number, reason)),
         }
     }
-    (out, malformed)
+    (out, skipped)
 }
 
-fn parse_fact(line: &str) -> Option<Fact> {
-    let v: Json = serde_json::from_str(line).ok()?;
-    let o = v.as_object()?;
+/// One gate line, or why it is not one (§4.3's rules, plus times that must read as times: a
+/// timestamp that sorts after every real one would otherwise stand forever).
+fn parse_fact(line: &str) -> Result<Fact, String> {
+    let v: Json = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
+    let o = v.as_object().ok_or("not a JSON object")?;
     if o.get("version") != Some(&json!(1)) {
-        return None;
+        return Err("version is not 1".into());
     }
     let s = |k: &str| o.get(k).and_then(Json::as_str).map(str::to_owned);
-    let (op, gate, timestamp) = (s("op")?, s("gate")?, s("timestamp")?);
+    let need = |k: &str| s(k).ok_or_else(|| format!("{k} is missing or not a string"));
+    let (op, gate, timestamp) = (need("op")?, need("gate")?, need("timestamp")?);
+    let time = |k: &str, v: &str| {
+        crate::time::parse_iso(v).ok_or_else(|| format!("{k} is not an ISO 8601 time: {v:?}"))
+    };
+    let timestamp_ms = time("timestamp", &timestamp)?;
     if o.get("planDigest").is_some_and(|d| !d.is_string()) {
-        return None;
+        return Err("planDigest is not a string".into());
     }
     let pending = o.get("kind").and_then(Json::as_str) == Some("pending");
-    if pending && s("expiresAt").is_none() || !pending && s("resolvedBy").is_none() {
-        return None;
-    }
-    Some(Fact {
+    let expires_ms = if pending {
+        Some(time("expiresAt", &need("expiresAt")?)?)
+    } else {
+        need("resolvedBy")?;
+        None
+    };
+    Ok(Fact {
         pending,
         op,
         gate,
         timestamp,
+        timestamp_ms,
         expires_at: s("expiresAt"),
+        expires_ms,
         plan_digest: s("planDigest"),
         origin: s("origin").and_then(|o| Origin::parse(&o)),
         never_over_mcp: o.get("neverOverMcp") == Some(&Json::Bool(true)),
@@ -116,17 +133,14 @@ pub enum GateState {
 }
 
 fn is_expired(f: &Fact, now_ms: u64) -> bool {
-    f.expires_at
-        .as_deref()
-        .and_then(parse_iso)
-        .is_none_or(|e| e <= now_ms)
+    f.expires_ms.is_none_or(|e| e <= now_ms)
 }
 
 /// Decides one gate from the Op's facts.
 pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
     let mut pending: Option<&Fact> = None;
     for f in facts.iter().filter(|f| f.pending && f.gate == gate) {
-        if pending.is_none_or(|p| f.timestamp >= p.timestamp) {
+        if pending.is_none_or(|p| f.timestamp_ms >= p.timestamp_ms) {
             pending = Some(f);
         }
     }
@@ -135,7 +149,7 @@ pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
     };
     let counting: Vec<&Fact> = facts
         .iter()
-        .filter(|f| !f.pending && f.gate == gate && f.timestamp >= p.timestamp)
+        .filter(|f| !f.pending && f.gate == gate && f.timestamp_ms >= p.timestamp_ms)
         .collect();
     let matching = counting.iter().rev().find(|r| match &p.plan_digest {
         None => true,
@@ -377,6 +391,17 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
         (Some(p), None) => p.plan_digest.clone(),
         (None, None) => return Err(Refusal::NoPendingFact(no_fact)),
     };
+    // A digest that is not one was not written by a run: it is never copied into an approval.
+    if a.plan.is_none()
+        && let Some(d) = &plan_digest
+        && !valid_digest(d)
+    {
+        return Err(Refusal::BadPlan(format!(
+            "Gate \"{g}\" on \"{o}\" has a pending fact whose planDigest is not a plan digest (\"sha256:\" and 64 hex characters), got \"{d}\"; it is not copied into an approval. Record a new pending fact with `chant run {o}`, or end this one with `chant approve {o} {g} --expire`",
+            g = a.gate,
+            o = a.op
+        )));
+    }
     if let Some(pending_origin) = standing.as_ref().and_then(|p| p.origin)
         && model
         && pending_origin == a.origin
@@ -491,7 +516,7 @@ mod tests {
     const NOW: u64 = 1_796_000_000_000; // 2026-11-29
 
     #[test]
-    fn a_pending_fact_expires_at_its_expiry_exactly_and_when_unreadable() {
+    fn a_pending_fact_expires_at_its_expiry_exactly() {
         let at = crate::time::iso(NOW);
         // What `chant approve --expire` writes: expiresAt == timestamp == now.
         let expired_now = pending(&at, &at, None);
@@ -504,12 +529,6 @@ mod tests {
             decide(std::slice::from_ref(&one_more), "g", NOW),
             GateState::Standing(_)
         ));
-        let unreadable = pending(&at, "zzzz", None);
-        assert_eq!(
-            decide(std::slice::from_ref(&unreadable), "g", NOW),
-            GateState::Open,
-            "an expiry that cannot be read stands for nothing"
-        );
     }
 
     #[test]
@@ -612,11 +631,64 @@ mod tests {
     }
 
     #[test]
-    fn malformed_lines_are_counted() {
-        let text = b"{\"version\":2,\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"t\"}\nnot json\n{\"version\":1,\"kind\":\"pending\",\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"t\"}\n\n{\"version\":1,\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"t\",\"resolvedBy\":\"a\"}";
-        let (facts, malformed) = parse_facts(text);
-        assert_eq!((facts.len(), malformed), (1, 3));
+    fn a_bad_line_costs_that_line_and_says_why() {
+        let t = "2026-11-29T00:00:00.000Z";
+        let lines = [
+            format!(r#"{{"version":2,"op":"o","gate":"g","timestamp":"{t}"}}"#),
+            "not json".to_owned(),
+            format!(r#"{{"version":1,"kind":"pending","op":"o","gate":"g","timestamp":"{t}"}}"#),
+            String::new(),
+            format!(r#"{{"version":1,"op":"o","gate":"g","timestamp":"{t}","resolvedBy":"a"}}"#),
+            format!(
+                r#"{{"version":1,"kind":"pending","op":"o","gate":"g","timestamp":"zzzz","expiresAt":"{t}"}}"#
+            ),
+            format!(
+                r#"{{"version":1,"kind":"pending","op":"o","gate":"g","timestamp":"{t}","expiresAt":"soon"}}"#
+            ),
+            "[1]".to_owned(),
+            format!(r#"{{"version":1,"op":"o","gate":7,"timestamp":"{t}","resolvedBy":"a"}}"#),
+            format!(
+                r#"{{"version":1,"op":"o","gate":"g","timestamp":"{t}","resolvedBy":"a","planDigest":1}}"#
+            ),
+        ];
+        let mut bytes = lines.join("\n").into_bytes();
+        bytes.extend_from_slice(b"\n\xff{\"x\":1}\n");
+        let (facts, skipped) = parse_facts(&bytes);
+        assert_eq!(facts.len(), 1);
         assert!(!facts[0].pending, "kind absent means a resolution");
+        assert_eq!(
+            skipped,
+            [
+                (1, "version is not 1".to_owned()),
+                (2, "not JSON (expected ident at line 1 column 2)".to_owned()),
+                (3, "expiresAt is missing or not a string".to_owned()),
+                (6, "timestamp is not an ISO 8601 time: \"zzzz\"".to_owned()),
+                (7, "expiresAt is not an ISO 8601 time: \"soon\"".to_owned()),
+                (8, "not a JSON object".to_owned()),
+                (9, "gate is missing or not a string".to_owned()),
+                (10, "planDigest is not a string".to_owned()),
+                (11, "not UTF-8".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_timestamp_never_blocks_its_gate() {
+        // Once, "zzzz" sorted after every real time: that pending fact stood forever and no
+        // resolution or expiry after it could count. Now it is skipped, and the gate reads
+        // as if it were not there.
+        let t = crate::time::iso(NOW - 1000);
+        let e = crate::time::iso(NOW + 3_600_000);
+        let text = format!(
+            "{{\"version\":1,\"kind\":\"pending\",\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"{t}\",\"expiresAt\":\"{e}\"}}\n{{\"version\":1,\"kind\":\"pending\",\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"zzzz\",\"expiresAt\":\"{e}\"}}\n{{\"version\":1,\"op\":\"o\",\"gate\":\"g\",\"timestamp\":\"{t}\",\"resolvedBy\":\"alex\"}}"
+        );
+        let (facts, skipped) = parse_facts(text.as_bytes());
+        assert_eq!(skipped.len(), 1);
+        assert!(matches!(decide(&facts, "g", NOW), GateState::Passed { .. }));
+        // Times are compared as times, not as text.
+        let later_offset = pending("2026-11-29T01:00:00+00:00", &e, None);
+        let earlier_z = pending("2026-11-29T00:30:00.000Z", &e, None);
+        assert!(later_offset.timestamp_ms > earlier_z.timestamp_ms);
     }
 
     #[test]

@@ -109,36 +109,57 @@ impl Repo {
         model::discover(dir, evaluator, budget)
     }
 
-    /// `{name, since}` of a standing gate of `op`, if any.
-    pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> Option<Json> {
-        let bytes = self.ledger.read(&gates::gates_path(&op.name)).ok()??;
-        let (facts, _) = gates::parse_facts(&bytes);
+    /// `{name, since}` of a standing gate of `op`, if any, and the gate lines skipped.
+    pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> (Option<Json>, Vec<records::Skipped>) {
+        let path = gates::gates_path(&op.name);
+        let Some(bytes) = self.ledger.read(&path).ok().flatten() else {
+            return (None, Vec::new());
+        };
+        let (facts, skipped) = gates::parse_facts(&bytes);
         let mut gate_names: Vec<&str> = facts
             .iter()
             .filter(|f| f.pending)
             .map(|f| f.gate.as_str())
             .collect();
         gate_names.dedup();
-        gate_names
-            .into_iter()
-            .rev()
-            .find_map(|g| match gates::decide(&facts, g, now_ms) {
-                gates::GateState::Standing(p) | gates::GateState::Mismatched { pending: p, .. } => {
-                    Some(json!({"name": g, "since": p.timestamp}))
-                }
-                _ => None,
-            })
+        let standing =
+            gate_names
+                .into_iter()
+                .rev()
+                .find_map(|g| match gates::decide(&facts, g, now_ms) {
+                    gates::GateState::Standing(p)
+                    | gates::GateState::Mismatched { pending: p, .. } => {
+                        Some(json!({"name": g, "since": p.timestamp}))
+                    }
+                    _ => None,
+                });
+        (standing, records::Skipped::list(&path, skipped))
     }
 
-    /// The `op-status` object.
+    /// The `op-status` object; `skipped: [{file, line, reason}]` is added when a line of the
+    /// Op's run or gate files could not be read (each such line costs itself only).
     pub fn status(&self, op: &OpDef, runtime: &str, now_ms: u64) -> Json {
+        self.status_and_skipped(op, runtime, now_ms).0
+    }
+
+    /// [`Repo::status`], with the skipped lines also as data.
+    pub fn status_and_skipped(
+        &self,
+        op: &OpDef,
+        runtime: &str,
+        now_ms: u64,
+    ) -> (Json, Vec<records::Skipped>) {
         let history = records::history(&self.ledger, &op.name);
-        records::status(
-            &op.name,
-            runtime,
-            history.first(),
-            self.standing_gate(op, now_ms),
-        )
+        let (gate, gate_skipped) = self.standing_gate(op, now_ms);
+        let mut status = records::status(&op.name, runtime, history.runs.first(), gate);
+        let skipped: Vec<records::Skipped> =
+            history.skipped.into_iter().chain(gate_skipped).collect();
+        if !skipped.is_empty()
+            && let Some(o) = status.as_object_mut()
+        {
+            o.insert("skipped".into(), records::Skipped::array(&skipped));
+        }
+        (status, skipped)
     }
 
     /// The `op-list` entries of `ops`, reading the ledger once for all of them.
@@ -151,7 +172,7 @@ impl Repo {
                 let mut m = summary(op);
                 m.insert(
                     "runState".into(),
-                    history.first().map_or(Json::Null, |r| {
+                    history.runs.first().map_or(Json::Null, |r| {
                         json!(records::state_of(r["status"].as_str().unwrap_or_default()))
                     }),
                 );

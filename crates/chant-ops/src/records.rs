@@ -8,39 +8,97 @@ pub fn runs_path(env: &str, op: &str) -> String {
     format!("{env}/runs__{op}.jsonl")
 }
 
-/// A well-formed run record (`version` 1 with `op`, `env`, `started`, `ended`, `status`, `phases`).
-fn valid(v: &Json) -> bool {
-    let Some(o) = v.as_object() else { return false };
-    o.get("version") == Some(&json!(1))
-        && ["op", "env", "started", "ended", "status"]
-            .iter()
-            .all(|k| o.get(*k).is_some_and(Json::is_string))
-        && o.get("phases").is_some_and(Json::is_array)
+/// Why `v` is not a well-formed run record (`version` 1 with string `op`, `env`, `started`,
+/// `ended`, `status`, and `phases` an array), or `None` when it is one.
+fn invalid(v: &Json) -> Option<String> {
+    let Some(o) = v.as_object() else {
+        return Some("not a JSON object".into());
+    };
+    if o.get("version") != Some(&json!(1)) {
+        return Some("version is not 1".into());
+    }
+    if let Some(k) = ["op", "env", "started", "ended", "status"]
+        .iter()
+        .find(|k| !o.get(**k).is_some_and(Json::is_string))
+    {
+        return Some(format!("{k} is missing or not a string"));
+    }
+    if !o.get("phases").is_some_and(Json::is_array) {
+        return Some("phases is missing or not an array".into());
+    }
+    None
 }
 
-/// Parses run lines, skipping (and counting) malformed ones.
-pub fn parse_runs(bytes: &[u8]) -> (Vec<Json>, usize) {
+/// Parses run lines. A line that is not a run record costs that line only: it is skipped and
+/// listed as `(line number, reason)`.
+pub fn parse_runs(bytes: &[u8]) -> (Vec<Json>, Vec<(usize, String)>) {
     let mut out = Vec::new();
-    let mut malformed = 0;
-    for line in gitledger::lines(bytes) {
-        match serde_json::from_str::<Json>(line) {
-            Ok(v) if valid(&v) => out.push(v),
-            _ => malformed += 1,
+    let mut skipped = Vec::new();
+    for line in gitledger::numbered(bytes) {
+        let parsed = line
+            .text
+            .map_err(str::to_owned)
+            .and_then(|t| serde_json::from_str::<Json>(t).map_err(|e| format!("not JSON ({e})")));
+        match parsed {
+            Ok(v) => match invalid(&v) {
+                None => out.push(v),
+                Some(reason) => skipped.push((line.number, reason)),
+            },
+            Err(reason) => skipped.push((line.number, reason)),
         }
     }
-    (out, malformed)
+    (out, skipped)
+}
+
+/// An Op's run records across environments, newest first (by `started`), and the lines of
+/// its ledger files that were skipped on the way.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    pub runs: Vec<Json>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A ledger line a reader skipped: the file on `chant/lifecycle`, its 1-based line, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub file: String,
+    pub line: usize,
+    pub reason: String,
+}
+
+impl Skipped {
+    pub fn list(file: &str, lines: Vec<(usize, String)>) -> Vec<Skipped> {
+        lines
+            .into_iter()
+            .map(|(line, reason)| Skipped {
+                file: file.to_owned(),
+                line,
+                reason,
+            })
+            .collect()
+    }
+
+    /// `{file, line, reason}`.
+    pub fn to_json(&self) -> Json {
+        json!({"file": self.file, "line": self.line, "reason": self.reason})
+    }
+
+    /// The `skipped` array of a reply.
+    pub fn array(all: &[Skipped]) -> Json {
+        Json::Array(all.iter().map(Skipped::to_json).collect())
+    }
 }
 
 /// Every run record of `op` across environments, newest first (by `started`).
-pub fn history(ledger: &Ledger, op: &str) -> Vec<Json> {
+pub fn history(ledger: &Ledger, op: &str) -> History {
     histories(ledger, &[op]).pop().unwrap_or_default()
 }
 
 /// The [`history`] of each of `ops`, in order, from one snapshot of the ledger: a fixed
 /// number of git processes however many Ops and environments there are.
-pub fn histories(ledger: &Ledger, ops: &[&str]) -> Vec<Vec<Json>> {
+pub fn histories(ledger: &Ledger, ops: &[&str]) -> Vec<History> {
     let Ok(snapshot) = ledger.snapshot() else {
-        return vec![Vec::new(); ops.len()];
+        return vec![History::default(); ops.len()];
     };
     // `<env>/runs__<op>.jsonl`, env not starting with `_` (`_gates` and the like).
     let mut wanted: Vec<(usize, &str)> = Vec::new();
@@ -63,14 +121,17 @@ pub fn histories(ledger: &Ledger, ops: &[&str]) -> Vec<Vec<Json>> {
     }
     let paths: Vec<&str> = wanted.iter().map(|(_, p)| *p).collect();
     let blobs = snapshot.read_many(&paths).unwrap_or_default();
-    let mut out = vec![Vec::new(); ops.len()];
-    for ((i, _), bytes) in wanted.iter().zip(blobs) {
+    let mut out = vec![History::default(); ops.len()];
+    for ((i, path), bytes) in wanted.iter().zip(blobs) {
         if let Some(bytes) = bytes {
-            out[*i].extend(parse_runs(&bytes).0);
+            let (runs, skipped) = parse_runs(&bytes);
+            out[*i].runs.extend(runs);
+            out[*i].skipped.extend(Skipped::list(path, skipped));
         }
     }
-    for all in &mut out {
-        all.sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
+    for h in &mut out {
+        h.runs
+            .sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
     }
     out
 }
@@ -130,14 +191,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn malformed_run_lines_are_counted() {
+    fn a_bad_run_line_costs_that_line_and_says_why() {
         let good = r#"{"version":1,"id":"local-1","op":"o","env":"local","started":"a","ended":"b","status":"ok","phases":[]}"#;
         let text = format!(
             "{good}\n{{\"version\":1,\"op\":\"o\"}}\ngarbage\n\n{}",
             good.replace("\"ok\"", "\"fail\"")
         );
         let (runs, bad) = parse_runs(text.as_bytes());
-        assert_eq!((runs.len(), bad), (2, 2));
+        assert_eq!(runs.len(), 2);
+        assert_eq!(
+            bad,
+            [
+                (2, "env is missing or not a string".to_owned()),
+                (3, "not JSON (expected value at line 1 column 1)".to_owned())
+            ]
+        );
+        let mut bytes = good.as_bytes().to_vec();
+        bytes.extend_from_slice(b"\n\xc3(\n");
+        bytes.extend_from_slice(good.replace("\"phases\":[]", "\"phases\":1").as_bytes());
+        let (runs, bad) = parse_runs(&bytes);
+        assert_eq!(runs.len(), 1, "one bad byte cost its line only");
+        assert_eq!(
+            bad,
+            [
+                (2, "not UTF-8".to_owned()),
+                (3, "phases is missing or not an array".to_owned())
+            ]
+        );
         assert_eq!(state_of("fail"), "failed");
         assert_eq!(state_of("ok"), "completed");
     }

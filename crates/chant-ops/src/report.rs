@@ -11,6 +11,7 @@ pub fn markdown(op: &OpDef, runtime: &str, status: &Json) -> String {
         out.push_str(&format!(
             "No run is recorded on the \"{runtime}\" runtime.\n"
         ));
+        skipped(&mut out, status);
         return out;
     }
     let s = |k: &str| status[k].as_str().unwrap_or_default().to_owned();
@@ -40,5 +41,22 @@ pub fn markdown(op: &OpDef, runtime: &str, status: &Json) -> String {
             r["durationMs"].as_u64().unwrap_or(0)
         ));
     }
+    skipped(&mut out, status);
     out
+}
+
+/// The ledger lines the status skipped, so a reader of the report knows the record is partial.
+fn skipped(out: &mut String, status: &Json) {
+    let Some(lines) = status["skipped"].as_array().filter(|l| !l.is_empty()) else {
+        return;
+    };
+    out.push_str("\n## Skipped ledger lines\n\n");
+    for l in lines {
+        out.push_str(&format!(
+            "- `{}` line {}: {}\n",
+            l["file"].as_str().unwrap_or_default(),
+            l["line"],
+            l["reason"].as_str().unwrap_or_default()
+        ));
+    }
 }

@@ -278,8 +278,8 @@ fn main() -> ExitCode {
             gated_exit,
         } => match (target.as_str(), op) {
             ("list", None) => ops::list(&chant, budget, json),
-            ("status", Some(op)) => ops::status(&chant, budget, &op, false),
-            ("log", Some(op)) => ops::status(&chant, budget, &op, true),
+            ("status", Some(op)) => ops::status(&chant, budget, &op, false, json),
+            ("log", Some(op)) => ops::status(&chant, budget, &op, true, json),
             (_, Some(extra)) => fail(format!(
                 "unexpected argument '{extra}': chant run <op> takes one Op name"
             )),

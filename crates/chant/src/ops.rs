@@ -207,8 +207,9 @@ pub fn list(chant: &Chant, budget: &Budget, json_out: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `chant run status <op>` and `chant run log <op>`.
-pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool) -> ExitCode {
+/// `chant run status <op>` and `chant run log <op>`. Skipped ledger lines are listed in
+/// `skipped` (status always, log with `--json`: `{runs, skipped}`), and also said on stderr.
+pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool, json_out: bool) -> ExitCode {
     let (repo, ops) = match repo_and_ops(chant, budget) {
         Ok(x) => x,
         Err(code) => return code,
@@ -216,21 +217,33 @@ pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool) -> ExitCode
     let Some(op) = ops.get(name) else {
         return fail(chant_ops::not_found(name, &ops));
     };
-    if log {
-        println!(
-            "{}",
-            canon::to_pretty(&Value::Array(chant_ops::records::history(
-                &repo.ledger,
-                name
-            )))
-        );
+    let out = if log {
+        let history = chant_ops::records::history(&repo.ledger, name);
+        warn_skipped(&history.skipped);
+        if json_out {
+            json!({"runs": history.runs, "skipped": chant_ops::records::Skipped::array(&history.skipped)})
+        } else {
+            Value::Array(history.runs)
+        }
     } else {
-        println!(
-            "{}",
-            canon::to_pretty(&repo.status(op, "local", SystemClock.now_ms()))
+        let (mut status, skipped) = repo.status_and_skipped(op, "local", SystemClock.now_ms());
+        warn_skipped(&skipped);
+        if json_out && let Some(o) = status.as_object_mut() {
+            o.entry("skipped").or_insert(json!([]));
+        }
+        status
+    };
+    println!("{}", canon::to_pretty(&out));
+    ExitCode::SUCCESS
+}
+
+fn warn_skipped(skipped: &[chant_ops::records::Skipped]) {
+    for s in skipped {
+        eprintln!(
+            "warning: skipped line {} of {} on chant/lifecycle: {}",
+            s.line, s.file, s.reason
         );
     }
-    ExitCode::SUCCESS
 }
 
 pub struct ApproveArgs {

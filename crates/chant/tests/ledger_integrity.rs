@@ -257,3 +257,168 @@ fn a_repository_redirect_in_the_environment_is_refused() {
         "nothing was written to the other repository"
     );
 }
+
+fn ledger_bytes(dir: &Path, path: &str) -> Vec<u8> {
+    gitledger::Ledger::open(dir)
+        .unwrap()
+        .read(path)
+        .unwrap()
+        .unwrap_or_default()
+}
+
+fn put(dir: &Path, path: &str, bytes: &[u8]) {
+    gitledger::Ledger::open(dir)
+        .unwrap()
+        .write(path, bytes, "hand edit")
+        .unwrap();
+}
+
+fn json_out(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "{}", stderr(out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn one_bad_byte_costs_one_line_and_is_reported_everywhere() {
+    let (_dir, _origin, a) = team();
+    // Two runs recorded (the second passes the gate after an approval).
+    chant_in(&a, &["run", "rollout"], &[]);
+    let ok = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(chant_in(&a, &["run", "rollout"], &[]).status.success());
+    let runs = "local/runs__rollout.jsonl";
+    let mut bytes = ledger_bytes(&a, runs);
+    assert_eq!(bytes.split(|b| *b == b'\n').count(), 2);
+    // One invalid byte on a third line of the runs file, one on the gates file.
+    bytes.extend_from_slice(b"\n{\"version\":1,\"op\":\"rollout\xff\"}");
+    put(&a, runs, &bytes);
+    let gates = "_gates/rollout.jsonl";
+    let mut g = ledger_bytes(&a, gates);
+    g.extend_from_slice(b"\n\xfe");
+    put(&a, gates, &g);
+
+    let status = json_out(&chant_in(&a, &["run", "status", "rollout", "--json"], &[]));
+    assert_eq!(
+        status["state"], "completed",
+        "the runs before the bad line remain"
+    );
+    assert_eq!(
+        status["skipped"],
+        serde_json::json!([
+            {"file": runs, "line": 3, "reason": "not UTF-8"},
+            {"file": gates, "line": 3, "reason": "not UTF-8"},
+        ])
+    );
+    let log = json_out(&chant_in(&a, &["run", "log", "rollout", "--json"], &[]));
+    assert_eq!(log["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(log["skipped"][0]["line"], 3);
+    let plain = chant_in(&a, &["run", "log", "rollout"], &[]);
+    assert!(
+        stderr(&plain).contains(&format!(
+            "warning: skipped line 3 of {runs} on chant/lifecycle: not UTF-8"
+        )),
+        "{}",
+        stderr(&plain)
+    );
+
+    // Over MCP: op-status carries the list, op-report says it.
+    let mut s = mcp_testkit::ServerProcess::spawn_in(BIN, ["serve", "mcp"], &a);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "op-status", "arguments": {"name": "rollout"}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["skipped"][1],
+        serde_json::json!({"file": gates, "line": 3, "reason": "not UTF-8"})
+    );
+    let r = s.request(
+        3,
+        "tools/call",
+        serde_json::json!({"name": "op-report", "arguments": {"name": "rollout"}}),
+    );
+    let text = mcp_testkit::tool_text(&r["result"]);
+    assert!(
+        text.contains("## Skipped ledger lines")
+            && text.contains(&format!("- `{runs}` line 3: not UTF-8")),
+        "{text}"
+    );
+    // The gate still reads its approval: another run passes it.
+    let again = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(again.status.success(), "{}", stderr(&again));
+}
+
+fn pending_line(timestamp: &str, digest: &str) -> String {
+    format!(
+        r#"{{"expiresAt":"9999-01-01T00:00:00.000Z","gate":"ship-it","kind":"pending","op":"rollout","origin":"cli","planDigest":"{digest}","timestamp":"{timestamp}","version":1}}"#
+    )
+}
+
+#[test]
+fn a_pending_fact_with_an_unreadable_time_blocks_nothing() {
+    let (_dir, _origin, a) = team();
+    let gates = "_gates/rollout.jsonl";
+    put(
+        &a,
+        gates,
+        pending_line("zzzz", &format!("sha256:{}", "0".repeat(64))).as_bytes(),
+    );
+    // Before, "zzzz" sorted after every real time: the gate stood forever, approvals after it
+    // never counted and --expire could not end it. Now the line is skipped, and said.
+    let run = chant_in(&a, &["run", "rollout"], &[]);
+    assert!(stderr(&run).contains("waiting at gate"), "{}", stderr(&run));
+    let ok = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let passed = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    let status = json_out(&chant_in(&a, &["run", "status", "rollout", "--json"], &[]));
+    assert_eq!(
+        status["skipped"],
+        serde_json::json!([{"file": gates, "line": 1, "reason": "timestamp is not an ISO 8601 time: \"zzzz\""}])
+    );
+}
+
+#[test]
+fn a_malformed_plan_digest_is_never_copied_into_an_approval() {
+    let (_dir, _origin, a) = team();
+    let gates = "_gates/rollout.jsonl";
+    put(
+        &a,
+        gates,
+        pending_line("2026-11-29T00:00:00.000Z", "md5:abc").as_bytes(),
+    );
+    let want = "Gate \"ship-it\" on \"rollout\" has a pending fact whose planDigest is not a plan digest (\"sha256:\" and 64 hex characters), got \"md5:abc\"; it is not copied into an approval. Record a new pending fact with `chant run rollout`, or end this one with `chant approve rollout ship-it --expire`";
+    let refused = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(!refused.status.success());
+    assert_eq!(stderr(&refused).trim(), format!("error: {want}"));
+    let mut s = mcp_testkit::ServerProcess::spawn_in(BIN, ["serve", "mcp"], &a);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "op-approve", "arguments": {"name": "rollout", "gate": "ship-it"}}),
+    );
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        mcp_testkit::tool_text(&r["result"]),
+        format!("Error: {want}")
+    );
+    assert_eq!(
+        ledger_bytes(&a, gates),
+        pending_line("2026-11-29T00:00:00.000Z", "md5:abc").as_bytes(),
+        "nothing was recorded"
+    );
+}
