@@ -18,6 +18,8 @@ export interface GateStep {
   timeout?: string;
   description?: string;
   approval?: unknown;
+  /** Only a signed approval (`chant approve --sign`, verified against `.chant/allowed_signers`) passes. */
+  attested?: boolean;
 }
 
 export type Step = ActivityStep | GateStep;
@@ -62,11 +64,12 @@ export function activity(fn: string, args?: Args, profile?: string | { profile?:
 }
 
 /** A human gate: the run stops here until a person approves it (`chant approve <op> <gate>`). */
-export function gate(name: string, options?: { timeout?: string; description?: string; approval?: unknown }): GateStep {
+export function gate(name: string, options?: { timeout?: string; description?: string; approval?: unknown; attested?: boolean }): GateStep {
   const step: GateStep = { kind: "gate", gate: name };
   if (options?.timeout) step.timeout = options.timeout;
   if (options?.description) step.description = options.description;
   if (options?.approval) step.approval = options.approval;
+  if (options?.attested === true) step.attested = true;
   return step;
 }
 

@@ -183,6 +183,7 @@ pub(crate) fn op_approve(
         plan: None,
         allow_same_origin: false,
         declared_never_over_mcp: declared,
+        seal: None,
     };
     let resolved = gates::approve(&repo.ledger, &approval, &SystemClock)
         .map_err(|r: Refusal| ToolError(r.to_string()))?;
@@ -190,14 +191,26 @@ pub(crate) fn op_approve(
         eprintln!("{warning}");
     }
     // What the ledger recorded, not what this handler meant to record.
-    Ok(ToolOutput::Json(json!({
+    let mut reply = json!({
         "op": name,
         "gate": gate,
         "resolvedBy": resolved.record["resolvedBy"],
         "origin": resolved.record["origin"],
         "timestamp": resolved.timestamp,
         "runtimeNotified": false,
-    })))
+    });
+    // Whether it is believed: an approval over MCP is never sealed, so under a signers
+    // policy it does not pass the gate, and the reply says so.
+    let signers = chant_ops::attest::Signers::at_base(&repo.ledger)
+        .ok()
+        .flatten();
+    if let (Some(o), Value::Object(seen)) = (
+        reply.as_object_mut(),
+        chant_ops::attest::describe(&resolved.record, signers.as_ref()),
+    ) {
+        o.extend(seen);
+    }
+    Ok(ToolOutput::Json(reply))
 }
 
 pub(crate) fn lifecycle_snapshot(

@@ -138,6 +138,18 @@ fn is_expired(f: &Fact, now_ms: u64) -> bool {
 
 /// Decides one gate from the Op's facts.
 pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
+    decide_with(facts, gate, now_ms, &|_| true)
+}
+
+/// [`decide`], counting only the resolutions `believed` accepts (a signers policy: the others
+/// are as if they were not there). `believed` is asked only about resolutions after the
+/// standing pending fact, newest first, and only until one decides.
+pub fn decide_with(
+    facts: &[Fact],
+    gate: &str,
+    now_ms: u64,
+    believed: &dyn Fn(&Fact) -> bool,
+) -> GateState {
     let mut pending: Option<&Fact> = None;
     for f in facts.iter().filter(|f| f.pending && f.gate == gate) {
         if pending.is_none_or(|p| f.timestamp_ms >= p.timestamp_ms) {
@@ -147,15 +159,20 @@ pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
     let Some(p) = pending.filter(|p| !is_expired(p, now_ms)) else {
         return GateState::Open;
     };
-    let counting: Vec<&Fact> = facts
+    let after: Vec<&Fact> = facts
         .iter()
         .filter(|f| !f.pending && f.gate == gate && f.timestamp_ms >= p.timestamp_ms)
         .collect();
-    let matching = counting.iter().rev().find(|r| match &p.plan_digest {
+    let for_pending = |r: &&&Fact| match &p.plan_digest {
         None => true,
         Some(d) => r.plan_digest.as_deref() == Some(d),
-    });
-    match (matching, counting.last()) {
+    };
+    let matching = after.iter().rev().filter(for_pending).find(|r| believed(r));
+    let last = match matching {
+        Some(_) => None,
+        None => after.iter().rev().find(|r| !for_pending(r) && believed(r)),
+    };
+    match (matching, last) {
         (Some(r), _) => GateState::Passed {
             pending: p.clone(),
             resolution: (*r).clone(),
@@ -190,9 +207,15 @@ pub enum PlanDecision {
 
 /// Decides a gate for the run asking now: an approval passes only the plan it names, whatever
 /// the pending fact it answered said.
-pub fn decide_plan(facts: &[Fact], gate: &str, now_ms: u64, plan: &str) -> PlanDecision {
+pub fn decide_plan(
+    facts: &[Fact],
+    gate: &str,
+    now_ms: u64,
+    plan: &str,
+    believed: &dyn Fn(&Fact) -> bool,
+) -> PlanDecision {
     let for_plan = |f: &Fact| f.plan_digest.as_deref() == Some(plan);
-    match decide(facts, gate, now_ms) {
+    match decide_with(facts, gate, now_ms, believed) {
         GateState::Open => PlanDecision::Open,
         GateState::Passed {
             pending,
@@ -268,7 +291,7 @@ pub fn same_origin_reason(o: Origin) -> String {
 }
 
 /// What an approval asks for.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Approval<'a> {
     pub op: &'a str,
     pub gate: &'a str,
@@ -281,6 +304,9 @@ pub struct Approval<'a> {
     pub allow_same_origin: bool,
     /// The Op declares `neverOverMcp`.
     pub declared_never_over_mcp: bool,
+    /// Seals the record's payload ([`crate::attest::payload`]) into its `signature` member
+    /// (`chant approve --sign`); its error is the refusal.
+    pub seal: Option<&'a dyn Fn(&str) -> Result<Json, String>>,
 }
 
 /// Why an approval was refused (each text is what the user sees).
@@ -292,6 +318,7 @@ pub enum Refusal {
     BadPlan(String),
     NoPendingFact(String),
     SameOrigin(String),
+    Seal(String),
     Ledger(String),
 }
 
@@ -304,6 +331,7 @@ impl std::fmt::Display for Refusal {
             | Refusal::BadPlan(t)
             | Refusal::NoPendingFact(t)
             | Refusal::SameOrigin(t)
+            | Refusal::Seal(t)
             | Refusal::Ledger(t) => f.write_str(t),
         }
     }
@@ -369,8 +397,12 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
         .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
     let (facts, _) = parse_facts(bytes.as_deref().unwrap_or_default());
     let now = clock.now_ms();
-    // A gate already resolved for its plan has nothing left to approve.
-    let standing = match decide(&facts, a.gate, now) {
+    // A gate already resolved for its plan has nothing left to approve; under a signers
+    // policy, a resolution that is not believed resolves nothing.
+    let signers = crate::attest::Signers::at_base(ledger)
+        .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
+    let believed = |f: &Fact| signers.as_ref().is_none_or(|s| s.check(&f.raw).attested());
+    let standing = match decide_with(&facts, a.gate, now, &believed) {
         GateState::Standing(p) | GateState::Mismatched { pending: p, .. } => Some(p),
         GateState::Passed { .. } | GateState::Open => None,
     };
@@ -436,7 +468,11 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
     if overridden {
         r.insert("sameOriginOverride".into(), json!(true));
     }
-    let record = Json::Object(r);
+    let mut record = Json::Object(r);
+    if let Some(seal) = a.seal {
+        let signature = seal(&crate::attest::payload(&record)).map_err(Refusal::Seal)?;
+        record["signature"] = signature;
+    }
     ledger
         .append_line(
             &gates_path(a.op),
@@ -542,12 +578,12 @@ mod tests {
         let r1 = resolution("2026-11-29T01:00:00.000Z", Some(d1));
         let facts = [p1.clone(), r1.clone()];
         assert!(matches!(
-            decide_plan(&facts, "g", NOW, d1),
+            decide_plan(&facts, "g", NOW, d1, &|_| true),
             PlanDecision::Pass { .. }
         ));
         // The same approval, asked by a run whose plan is another.
         assert_eq!(
-            decide_plan(&facts, "g", NOW, d2),
+            decide_plan(&facts, "g", NOW, d2, &|_| true),
             PlanDecision::OtherPlan {
                 pending: p1.clone(),
                 resolution: Some(r1.clone())
@@ -555,14 +591,14 @@ mod tests {
         );
         // A standing fact for another plan is superseded, not waited on.
         assert_eq!(
-            decide_plan(std::slice::from_ref(&p1), "g", NOW, d2),
+            decide_plan(std::slice::from_ref(&p1), "g", NOW, d2, &|_| true),
             PlanDecision::OtherPlan {
                 pending: p1.clone(),
                 resolution: None
             }
         );
         assert_eq!(
-            decide_plan(std::slice::from_ref(&p1), "g", NOW, d1),
+            decide_plan(std::slice::from_ref(&p1), "g", NOW, d1, &|_| true),
             PlanDecision::Waiting(p1.clone())
         );
         // A new pending fact for this plan, answered for the old one.
@@ -573,7 +609,7 @@ mod tests {
         );
         let r_old = resolution("2026-11-29T03:00:00.000Z", Some(d1));
         assert!(matches!(
-            decide_plan(&[p1.clone(), p2.clone(), r_old], "g", NOW, d2),
+            decide_plan(&[p1.clone(), p2.clone(), r_old], "g", NOW, d2, &|_| true),
             PlanDecision::Mismatched { .. }
         ));
         // A pending fact and resolution without digests never pass a run that has one.
@@ -582,10 +618,13 @@ mod tests {
             resolution("2026-11-29T01:00:00.000Z", None),
         ];
         assert!(matches!(
-            decide_plan(&bare, "g", NOW, d1),
+            decide_plan(&bare, "g", NOW, d1, &|_| true),
             PlanDecision::OtherPlan { .. }
         ));
-        assert_eq!(decide_plan(&[], "g", NOW, d1), PlanDecision::Open);
+        assert_eq!(
+            decide_plan(&[], "g", NOW, d1, &|_| true),
+            PlanDecision::Open
+        );
     }
 
     #[test]
@@ -763,6 +802,7 @@ mod approval_tests {
             plan: None,
             allow_same_origin: false,
             declared_never_over_mcp: false,
+            seal: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! state. It knows nothing of MCP transport details or command-line parsing: front ends call
 //! [`list`], [`status`], [`runtime::run`], [`gates::approve`] and [`report::markdown`].
 
+pub mod attest;
 pub mod gates;
 pub mod lifecycle;
 pub mod model;

@@ -23,6 +23,8 @@ pub enum Step {
         gate: String,
         timeout: String,
         description: Option<String>,
+        /// Only a signed, verified approval passes (`gate(name, { attested: true })`).
+        attested: bool,
     },
 }
 
@@ -146,6 +148,7 @@ fn step(s: &Json, phase: &str) -> Result<Step, String> {
                 gate,
                 timeout: text(s, "timeout").unwrap_or_else(|| "48h".into()),
                 description: text(s, "description"),
+                attested: s.get("attested") == Some(&Json::Bool(true)),
             })
         }
         Some("activity") | None => {
@@ -330,7 +333,8 @@ mod tests {
             Step::Gate {
                 gate: "ok-to-go".into(),
                 timeout: "48h".into(),
-                description: None
+                description: None,
+                attested: false,
             }
         );
         let err =

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
 
+use crate::attest;
 use crate::gates::{self, Origin, PlanDecision};
 use crate::model::{OpDef, Phase, Step, parse_duration};
 use crate::records::runs_path;
@@ -367,7 +368,8 @@ fn run_step(ctx: &StepContext<'_>, phase: &str, step: &Step) -> StepResult {
             gate,
             timeout,
             description,
-        } => run_gate(ctx, phase, gate, timeout, description.as_deref()),
+            attested,
+        } => run_gate(ctx, phase, gate, timeout, description.as_deref(), *attested),
     };
     (ctx.report)(&result.record);
     result
@@ -584,6 +586,7 @@ fn run_gate(
     gate: &str,
     timeout: &str,
     description: Option<&str>,
+    attested: bool,
 ) -> StepResult {
     let mut record = base_record(phase, &format!("gate:{gate}"), None);
     let fail = |mut record: Map<String, Json>, message: String| {
@@ -621,6 +624,22 @@ fn run_gate(
         Ok(b) => gates::parse_facts(b.as_deref().unwrap_or_default()).0,
         Err(e) => return fail(record, e.to_string()),
     };
+    // Once the project lists its signers at base, only a sealed approval is believed.
+    let signers = match attest::Signers::at_base(ledger) {
+        Ok(s) => s,
+        Err(e) => return fail(record, e),
+    };
+    if attested && signers.is_none() {
+        return fail(
+            record,
+            format!(
+                "gate \"{gate}\" declares attested: true, and {} is not on origin/HEAD, main or master, so no approval could be verified; commit the approvers' public keys there (ssh-keygen's allowed-signers format)",
+                attest::SIGNERS_PATH
+            ),
+        );
+    }
+    let policy = signers.as_ref();
+    let believed = |f: &gates::Fact| policy.is_none_or(|s| s.check(&f.raw).attested());
     let digest = plan_digest(ctx.op, gate, ctx.env);
     let now = ctx.opts.clock.now_ms();
     let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
@@ -658,7 +677,7 @@ fn run_gate(
             Err(e) => fail(record, format!("could not record the pending gate: {e}")),
         }
     };
-    match gates::decide_plan(&facts, gate, now, &digest) {
+    match gates::decide_plan(&facts, gate, now, &digest, &believed) {
         PlanDecision::Pass { resolution, .. } => {
             let mut approval = Map::new();
             approval.insert("gate".into(), json!(gate));
@@ -666,6 +685,9 @@ fn run_gate(
             approval.insert("timestamp".into(), json!(resolution.timestamp));
             if let Some(u) = &resolution.url {
                 approval.insert("url".into(), json!(u));
+            }
+            if let Json::Object(a) = attest::describe(&resolution.raw, policy) {
+                approval.extend(a);
             }
             record.insert("status".into(), json!("ok"));
             record.insert("durationMs".into(), json!(0));
@@ -688,7 +710,31 @@ fn run_gate(
             let refusal = resolution.map(|r| mismatch_text(&r, &digest, &ctx.op.name, gate));
             record_new(record, refusal)
         }
-        PlanDecision::Waiting(pending) => gated(record, &pending.timestamp, None),
+        PlanDecision::Waiting(pending) => {
+            // An approval that was not believed is said, with how to give one that is.
+            let refusal = policy.and_then(|s| {
+                facts
+                    .iter()
+                    .rev()
+                    .filter(|f| {
+                        !f.pending
+                            && f.gate == gate
+                            && f.timestamp_ms >= pending.timestamp_ms
+                            && f.plan_digest == pending.plan_digest
+                    })
+                    .find_map(|f| match s.check(&f.raw) {
+                        attest::Attestation::Unattested { reason } => Some(format!(
+                            "the resolution by {} is unattested ({reason}), and {} at {} lets only signed approvals pass; approve with `chant approve {} {gate} --sign`",
+                            f.resolved_by.as_deref().unwrap_or("?"),
+                            attest::SIGNERS_PATH,
+                            s.base,
+                            ctx.op.name
+                        )),
+                        attest::Attestation::Attested { .. } => None,
+                    })
+            });
+            gated(record, &pending.timestamp, refusal)
+        }
         PlanDecision::Open => record_new(record, None),
     }
 }

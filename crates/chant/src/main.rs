@@ -111,6 +111,10 @@ enum Command {
         /// Expire the standing pending fact instead of approving it
         #[arg(long)]
         expire: bool,
+        /// Seal the approval with git's SSH signing key (gpg.format ssh, user.signingkey); a
+        /// project listing .chant/allowed_signers on main passes gates on sealed approvals only
+        #[arg(long)]
+        sign: bool,
         /// Environment of the woken run
         #[arg(long, value_name = "E")]
         env: Option<String>,
@@ -306,6 +310,7 @@ fn main() -> ExitCode {
             plan,
             allow_same_origin,
             expire,
+            sign,
             env: _,
             on,
         } => ops::approve(
@@ -321,6 +326,7 @@ fn main() -> ExitCode {
                 plan,
                 allow_same_origin,
                 expire,
+                sign,
                 on,
             },
         ),

@@ -256,6 +256,7 @@ pub struct ApproveArgs {
     pub plan: Option<String>,
     pub allow_same_origin: bool,
     pub expire: bool,
+    pub sign: bool,
     pub on: Option<String>,
 }
 
@@ -335,6 +336,8 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         .or_else(|| env("GITLAB_USER_LOGIN"))
         .or_else(|| env("USER"))
         .unwrap_or_else(|| "unknown".into());
+    let root = repo.root.clone();
+    let seal = move |payload: &str| chant_ops::attest::seal(&root, payload);
     let approval = Approval {
         op: &args.op,
         gate: &args.gate,
@@ -345,6 +348,7 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         plan: args.plan.clone(),
         allow_same_origin: args.allow_same_origin,
         declared_never_over_mcp: declared.is_some_and(|o| o.never_over_mcp),
+        seal: args.sign.then_some(&seal),
     };
     let mut result = gates::approve(&repo.ledger, &approval, &clock);
     // The gate may have been reached on another clone: look at the remote once more.
@@ -356,8 +360,20 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
     match result {
         Ok(resolved) => {
             push(&repo);
+            let signers = chant_ops::attest::Signers::at_base(&repo.ledger)
+                .ok()
+                .flatten();
+            let seen = chant_ops::attest::describe(&resolved.record, signers.as_ref());
+            let how = match (&seen["signedBy"], seen["signed"].as_bool()) {
+                (Value::String(who), _) => format!("signed and verified as {who}"),
+                (_, Some(true)) => match seen["unattested"].as_str() {
+                    Some(why) => format!("signed, but unattested: {why}"),
+                    None => "signed".to_owned(),
+                },
+                _ => "unsigned".to_owned(),
+            };
             eprintln!(
-                "Approved gate \"{}\" on \"{}\" as {resolved_by}.",
+                "Approved gate \"{}\" on \"{}\" as {resolved_by} ({how}).",
                 args.gate, args.op
             );
             if let Some(d) = &resolved.plan_digest {

@@ -422,3 +422,206 @@ fn a_malformed_plan_digest_is_never_copied_into_an_approval() {
         "nothing was recorded"
     );
 }
+
+/// An ed25519 key for `who` in `dir`, and its allowed-signers line.
+fn keypair(dir: &Path, who: &str) -> (PathBuf, String) {
+    let key = dir.join(format!("{who}_key"));
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", who, "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let mut p = public.split_whitespace();
+    (
+        key,
+        format!(
+            "{who}@example.com {} {}\n",
+            p.next().unwrap(),
+            p.next().unwrap()
+        ),
+    )
+}
+
+fn approval_record(run: &std::process::Output) -> Value {
+    let v: Value = serde_json::from_slice(&run.stdout).unwrap();
+    v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["fn"] == "gate:ship-it")
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn under_a_signers_file_only_a_sealed_approval_passes_and_a_forgery_is_told_apart() {
+    let (dir, _origin, a) = team();
+    let (sam_key, sam_line) = keypair(dir.path(), "sam");
+    let (eve_key, _) = keypair(dir.path(), "eve");
+
+    // Without a signers file: every approval passes, and each output says whether it is signed.
+    chant_in(&a, &["run", "rollout"], &[]);
+    let plain = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(
+        stderr(&plain).contains("as sam (unsigned)"),
+        "{}",
+        stderr(&plain)
+    );
+    let passed = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    assert_eq!(approval_record(&passed)["approval"]["attested"], false);
+    assert_eq!(approval_record(&passed)["approval"]["signed"], false);
+
+    // The team lists sam's key on main (not just in the working tree).
+    std::fs::create_dir_all(a.join(".chant")).unwrap();
+    std::fs::write(a.join(".chant/allowed_signers"), &sam_line).unwrap();
+    git(&a, &["add", ".chant/allowed_signers"]);
+    git(&a, &["commit", "-q", "-m", "signers"]);
+    git(&a, &["branch", "-M", "main"]);
+    // A new plan (the Op changed), so a new approval is needed.
+    std::fs::write(
+        a.join("ops/rollout.op.ts"),
+        ROLLOUT.replace("echo staging", "echo staging v2"),
+    )
+    .unwrap();
+    let gated = chant_in(&a, &["run", "rollout"], &[]);
+    assert!(
+        stderr(&gated).contains("waiting at gate"),
+        "{}",
+        stderr(&gated)
+    );
+
+    // A forgery with git plumbing: a cli resolution line naming alice, unsigned.
+    let gates = "_gates/rollout.jsonl";
+    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    let pending: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let forged = serde_json::json!({"version": 1, "kind": "resolution", "op": "rollout", "gate": "ship-it",
+        "resolvedBy": "alice", "timestamp": "2099-01-01T00:00:00.000Z", "origin": "cli",
+        "planDigest": pending["planDigest"]});
+    put(&a, gates, format!("{text}\n{forged}").as_bytes());
+    let refused = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    let step = approval_record(&refused);
+    assert_eq!(
+        step["refusal"],
+        "the resolution by alice is unattested (unsigned), and .chant/allowed_signers at main lets only signed approvals pass; approve with `chant approve rollout ship-it --sign`"
+    );
+
+    // --sign without a key configured is refused with the remedy, nothing written.
+    let before = ledger_bytes(&a, gates);
+    let no_key = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(!no_key.status.success());
+    assert!(
+        stderr(&no_key).contains("--sign seals the approval with git's SSH signing key, and gpg.format is not ssh: set one with `git config gpg.format ssh`"),
+        "{}",
+        stderr(&no_key)
+    );
+    assert_eq!(ledger_bytes(&a, gates), before);
+
+    // A key nobody listed signs: recorded, but not believed.
+    git(&a, &["config", "gpg.format", "ssh"]);
+    git(
+        &a,
+        &["config", "user.signingkey", eve_key.to_str().unwrap()],
+    );
+    let eve = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(eve.status.success(), "{}", stderr(&eve));
+    assert!(
+        stderr(&eve).contains(
+            "(signed, but unattested: signed by a key not listed in .chant/allowed_signers at main)"
+        ),
+        "{}",
+        stderr(&eve)
+    );
+    let still = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(still.status.code(), Some(3), "{}", stderr(&still));
+
+    // Over MCP: recorded as unsigned, and the reply says it will not pass.
+    let mut s = mcp_testkit::ServerProcess::spawn_in(BIN, ["serve", "mcp"], &a);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "op-approve", "arguments": {"name": "rollout", "gate": "ship-it"}}),
+    );
+    let reply = &r["result"]["structuredContent"];
+    assert_eq!(reply["attested"], false, "{r}");
+    assert_eq!(reply["signed"], false);
+    assert_eq!(reply["unattested"], "unsigned");
+    drop(s);
+    let still = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(still.status.code(), Some(3), "{}", stderr(&still));
+
+    // Sam's sealed approval passes, and says by whom.
+    git(
+        &a,
+        &["config", "user.signingkey", sam_key.to_str().unwrap()],
+    );
+    let sam = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(sam.status.success(), "{}", stderr(&sam));
+    assert!(
+        stderr(&sam).contains("as sam (signed and verified as sam@example.com)"),
+        "{}",
+        stderr(&sam)
+    );
+    let passed = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    let approval = &approval_record(&passed)["approval"];
+    assert_eq!(approval["attested"], true);
+    assert_eq!(approval["signedBy"], "sam@example.com");
+
+    // Editing the sealed line afterwards (another approver name) breaks the seal.
+    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    put(
+        &a,
+        gates,
+        text.replace("\"resolvedBy\":\"sam\"", "\"resolvedBy\":\"bob\"")
+            .as_bytes(),
+    );
+    let broken = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(broken.status.code(), Some(3), "{}", stderr(&broken));
+
+    // The signers file in the working tree only (an agent's edit) changes nothing.
+    std::fs::write(a.join(".chant/allowed_signers"), "").unwrap();
+    let status = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(
+        status.status.code(),
+        Some(3),
+        "the policy is read at main, not the working tree"
+    );
+}
+
+#[test]
+fn an_attested_gate_without_signers_at_base_says_so() {
+    let (_dir, _origin, a) = team();
+    std::fs::write(
+        a.join("ops/rollout.op.ts"),
+        ROLLOUT.replace("{ timeout: \"4h\" }", "{ timeout: \"4h\", attested: true }"),
+    )
+    .unwrap();
+    let out = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(!out.status.success());
+    let step = approval_record(&out);
+    assert_eq!(
+        step["error"],
+        "gate \"ship-it\" declares attested: true, and .chant/allowed_signers is not on origin/HEAD, main or master, so no approval could be verified; commit the approvers' public keys there (ssh-keygen's allowed-signers format)"
+    );
+}

@@ -436,6 +436,26 @@ impl Ledger {
         })
     }
 
+    /// The file at `path` in the first of `revs` (branches or refs of the repository, not the
+    /// ledger) that holds it, with one `cat-file --batch`: `(rev, bytes)`. For files that must
+    /// be read at a base the agent's working tree cannot change.
+    pub fn read_first(
+        &self,
+        revs: &[&str],
+        path: &str,
+    ) -> Result<Option<(String, Vec<u8>)>, LedgerError> {
+        check_path(path)?;
+        let input: String = revs.iter().map(|r| format!("{r}:{path}\n")).collect();
+        let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
+        Ok(parse_batch(&out, revs.len())?
+            .into_iter()
+            .zip(revs)
+            .find_map(|(o, rev)| match o {
+                Some((_, kind, body)) if kind == "blob" => Some(((*rev).to_owned(), body)),
+                _ => None,
+            }))
+    }
+
     /// Every file on the branch as of its current commit, listed with one `ls-tree -r`; read
     /// any number of them with one `cat-file --batch` ([`Snapshot::read_many`]).
     pub fn snapshot(&self) -> Result<Snapshot<'_>, LedgerError> {

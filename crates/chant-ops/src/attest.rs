@@ -1,0 +1,397 @@
+//! Approvals that can be believed: sealing a resolution with the approver's SSH key, and the
+//! policy that, once a project lists its signers, lets only sealed resolutions pass a gate.
+//!
+//! A seal is an SSH signature (`ssh-keygen -Y sign`, namespace [`NAMESPACE`]) over the
+//! resolution's canonical compact JSON without its `signature` member: op, gate, planDigest,
+//! resolvedBy, timestamp, origin, note and url are all covered, so none can be edited after the
+//! fact. The signers are `.chant/allowed_signers` (ssh-keygen's allowed-signers format) read at
+//! base — `origin/HEAD`, else `main`, else `master` — never from the working tree an agent
+//! can write. Anything with a shell can append lines to the ledger; only a holder of a listed
+//! key can append a line that verifies.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use base64::Engine as _;
+use gitledger::Ledger;
+use serde_json::{Value as Json, json};
+
+/// The signature namespace: a chant approval signature verifies as nothing else.
+pub const NAMESPACE: &str = "chant-approval";
+/// Where the signers are listed, at base.
+pub const SIGNERS_PATH: &str = ".chant/allowed_signers";
+/// The bases the signers file is read at, first found wins.
+pub const BASES: [&str; 3] = [
+    "refs/remotes/origin/HEAD",
+    "refs/heads/main",
+    "refs/heads/master",
+];
+
+/// The bytes a seal covers: the record's canonical compact JSON without `signature`.
+pub fn payload(record: &Json) -> String {
+    let mut r = record.clone();
+    if let Some(o) = r.as_object_mut() {
+        o.shift_remove("signature");
+    }
+    canon::to_canonical_compact(&r)
+}
+
+/// The project's signers, as read at base.
+#[derive(Debug)]
+pub struct Signers {
+    /// The base it was read at (`main`, `origin/HEAD`, …).
+    pub base: String,
+    /// `(principals, key blob base64)` per line.
+    entries: Vec<(String, String)>,
+    /// The file as read, for ssh-keygen.
+    file: tempfile::NamedTempFile,
+    /// Verdicts already reached, by the record's canonical text: one decision asks about the
+    /// same resolution more than once, and each answer costs an `ssh-keygen`.
+    seen: std::cell::RefCell<std::collections::HashMap<String, Attestation>>,
+}
+
+impl Signers {
+    /// `.chant/allowed_signers` at the first base that has it, or `None` (no policy).
+    pub fn at_base(ledger: &Ledger) -> Result<Option<Signers>, String> {
+        let found = ledger
+            .read_first(&BASES, SIGNERS_PATH)
+            .map_err(|e| format!("cannot read {SIGNERS_PATH} at base: {e}"))?;
+        let Some((rev, bytes)) = found else {
+            return Ok(None);
+        };
+        Signers::parse(short(&rev), &bytes).map(Some)
+    }
+
+    /// Signers from the bytes of an allowed-signers file.
+    pub fn parse(base: &str, bytes: &[u8]) -> Result<Signers, String> {
+        let text = String::from_utf8_lossy(bytes);
+        let mut entries = Vec::new();
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let tokens: Vec<&str> = line.split_whitespace().collect();
+            let Some(i) = tokens.iter().position(|t| is_key_type(t)) else {
+                continue;
+            };
+            if let (Some(principals), Some(key)) = (tokens.first(), tokens.get(i + 1)) {
+                entries.push(((*principals).to_owned(), (*key).to_owned()));
+            }
+        }
+        let mut file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+        file.write_all(bytes).map_err(|e| e.to_string())?;
+        Ok(Signers {
+            base: base.to_owned(),
+            entries,
+            file,
+            seen: Default::default(),
+        })
+    }
+
+    /// Whether `record` carries a seal that verifies against these signers, and whose.
+    pub fn check(&self, record: &Json) -> Attestation {
+        let key = canon::to_canonical_compact(record);
+        if let Some(a) = self.seen.borrow().get(&key) {
+            return a.clone();
+        }
+        let verdict = self.check_uncached(record);
+        self.seen.borrow_mut().insert(key, verdict.clone());
+        verdict
+    }
+
+    fn check_uncached(&self, record: &Json) -> Attestation {
+        let unattested = |reason: String| Attestation::Unattested { reason };
+        let Some(armored) = record
+            .get("signature")
+            .and_then(|s| s.get("signature"))
+            .and_then(Json::as_str)
+        else {
+            return unattested("unsigned".into());
+        };
+        let Some(key) = signing_key(armored) else {
+            return unattested("the signature is not an SSH signature".into());
+        };
+        let Some((principals, _)) = self.entries.iter().find(|(_, k)| *k == key) else {
+            return unattested(format!(
+                "signed by a key not listed in {SIGNERS_PATH} at {}",
+                self.base
+            ));
+        };
+        // A pattern (`*@example.com`) is matched by ssh-keygen against the approver's name.
+        let identity = if principals.contains(['*', '?']) {
+            record["resolvedBy"].as_str().unwrap_or_default().to_owned()
+        } else {
+            principals.split(',').next().unwrap_or_default().to_owned()
+        };
+        match verify(self.file.path(), &identity, armored, &payload(record)) {
+            Ok(()) => Attestation::Attested {
+                principal: identity,
+            },
+            Err(e) => unattested(format!(
+                "the signature does not verify against {SIGNERS_PATH} at {}: {e}",
+                self.base
+            )),
+        }
+    }
+}
+
+fn short(rev: &str) -> &str {
+    rev.strip_prefix("refs/remotes/")
+        .or_else(|| rev.strip_prefix("refs/heads/"))
+        .unwrap_or(rev)
+}
+
+fn is_key_type(t: &str) -> bool {
+    t.starts_with("ssh-") || t.starts_with("ecdsa-sha2-") || t.starts_with("sk-")
+}
+
+/// The base64 public key blob an armored SSHSIG was made with (`None`: not one).
+fn signing_key(armored: &str) -> Option<String> {
+    let body: String = armored
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .ok()?;
+    // "SSHSIG", uint32 version, string publickey, …
+    let rest = raw.strip_prefix(b"SSHSIG")?.get(4..)?;
+    let len = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+    let blob = rest.get(4..4 + len)?;
+    Some(base64::engine::general_purpose::STANDARD.encode(blob))
+}
+
+fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Result<(), String> {
+    let mut sig = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    sig.write_all(armored.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut child = Command::new("ssh-keygen")
+        .args(["-Y", "verify", "-n", NAMESPACE, "-I", identity, "-f"])
+        .arg(signers)
+        .arg("-s")
+        .arg(sig.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run ssh-keygen: {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(payload.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
+/// Whether a resolution is believed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attestation {
+    /// Sealed by a key listed for `principal`.
+    Attested { principal: String },
+    /// Not sealed, or the seal does not verify; `reason` says which.
+    Unattested { reason: String },
+}
+
+impl Attestation {
+    pub fn attested(&self) -> bool {
+        matches!(self, Attestation::Attested { .. })
+    }
+}
+
+/// What an output says about a resolution: `attested` always, `signedBy` when it verifies,
+/// `signed` whether it carries a seal at all (true but not attested: a seal that does not
+/// verify, or no signers file to verify it against).
+pub fn describe(record: &Json, signers: Option<&Signers>) -> Json {
+    let signed = record.get("signature").is_some();
+    match signers.map(|s| s.check(record)) {
+        Some(Attestation::Attested { principal }) => {
+            json!({"attested": true, "signed": true, "signedBy": principal})
+        }
+        Some(Attestation::Unattested { reason }) => {
+            json!({"attested": false, "signed": signed, "unattested": reason})
+        }
+        None => json!({"attested": false, "signed": signed}),
+    }
+}
+
+/// Seals `payload` with git's signing key (`gpg.format ssh`, `user.signingkey`), as
+/// `git commit -S` would: the armored signature, or the refusal with its remedy.
+pub fn seal(repo_root: &Path, payload: &str) -> Result<Json, String> {
+    let config = |key: &str| {
+        Command::new("git")
+            .arg("-C")
+            .arg(repo_root)
+            .args(["config", "--get", key])
+            .stdin(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let remedy = "set one with `git config gpg.format ssh` and `git config user.signingkey ~/.ssh/id_ed25519.pub` (a key file, or `key::ssh-ed25519 …` with the private key in ssh-agent), and list its public key for your name in .chant/allowed_signers on main";
+    if config("gpg.format").as_deref() != Some("ssh") {
+        return Err(format!(
+            "--sign seals the approval with git's SSH signing key, and gpg.format is not ssh: {remedy}"
+        ));
+    }
+    let Some(key) = config("user.signingkey") else {
+        return Err(format!(
+            "--sign seals the approval with git's SSH signing key, and user.signingkey is not set: {remedy}"
+        ));
+    };
+    let literal;
+    let mut cmd = Command::new("ssh-keygen");
+    cmd.args(["-Y", "sign", "-n", NAMESPACE, "-q"]);
+    if let Some(k) = key.strip_prefix("key::") {
+        let mut f = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+        f.write_all(k.as_bytes()).map_err(|e| e.to_string())?;
+        cmd.arg("-U").arg("-f").arg(f.path());
+        literal = Some(f);
+    } else {
+        let path = match key.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME")
+                .map(|h| Path::new(&h).join(rest))
+                .unwrap_or_else(|| key.clone().into()),
+            None => key.clone().into(),
+        };
+        cmd.arg("-f").arg(path);
+        literal = None;
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("--sign needs ssh-keygen, which could not run: {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(payload.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    drop(literal);
+    let armored = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() || !armored.contains("BEGIN SSH SIGNATURE") {
+        return Err(format!(
+            "--sign could not sign with user.signingkey ({key}): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(json!({"format": "ssh", "namespace": NAMESPACE, "signature": armored}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keypair(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
+        let key = dir.join(name);
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+        let mut parts = public.split_whitespace();
+        (
+            key,
+            format!("{} {}", parts.next().unwrap(), parts.next().unwrap()),
+        )
+    }
+
+    fn sign_with(key: &Path, payload: &str) -> String {
+        let mut child = Command::new("ssh-keygen")
+            .args(["-Y", "sign", "-q", "-n", NAMESPACE, "-f"])
+            .arg(key)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn only_a_listed_key_over_the_unedited_record_is_attested() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sam, sam_pub) = keypair(dir.path(), "sam");
+        let (eve, _) = keypair(dir.path(), "eve");
+        let signers = Signers::parse(
+            "main",
+            format!("# team\nsam@example.com namespaces=\"chant-approval\" {sam_pub}\n").as_bytes(),
+        )
+        .unwrap();
+        let mut record = json!({"version": 1, "kind": "resolution", "op": "o", "gate": "g",
+            "resolvedBy": "sam", "timestamp": "2026-11-29T00:00:00.000Z", "origin": "cli",
+            "planDigest": format!("sha256:{}", "a".repeat(64))});
+        assert_eq!(
+            signers.check(&record),
+            Attestation::Unattested {
+                reason: "unsigned".into()
+            }
+        );
+        record["signature"] = json!({"format": "ssh", "namespace": NAMESPACE, "signature": sign_with(&sam, &payload(&record))});
+        assert_eq!(
+            signers.check(&record),
+            Attestation::Attested {
+                principal: "sam@example.com".into()
+            }
+        );
+        // Any edit after sealing breaks it: another plan, another name, another time.
+        for (k, v) in [
+            ("planDigest", json!(format!("sha256:{}", "b".repeat(64)))),
+            ("resolvedBy", json!("alex")),
+            ("timestamp", json!("2026-11-30T00:00:00.000Z")),
+        ] {
+            let mut edited = record.clone();
+            edited[k] = v;
+            match signers.check(&edited) {
+                Attestation::Unattested { reason } => {
+                    assert!(
+                        reason.starts_with(
+                            "the signature does not verify against .chant/allowed_signers at main"
+                        ),
+                        "{reason}"
+                    )
+                }
+                other => panic!("{k}: {other:?}"),
+            }
+        }
+        // A key nobody listed.
+        let mut forged = record.clone();
+        forged["signature"]["signature"] = json!(sign_with(&eve, &payload(&record)));
+        assert_eq!(
+            signers.check(&forged),
+            Attestation::Unattested {
+                reason: "signed by a key not listed in .chant/allowed_signers at main".into()
+            }
+        );
+        forged["signature"]["signature"] =
+            json!("-----BEGIN SSH SIGNATURE-----\nnot base64!\n-----END SSH SIGNATURE-----");
+        assert!(!signers.check(&forged).attested());
+        assert_eq!(
+            describe(&record, Some(&signers)),
+            json!({"attested": true, "signed": true, "signedBy": "sam@example.com"})
+        );
+        assert_eq!(
+            describe(&record, None),
+            json!({"attested": false, "signed": true})
+        );
+    }
+}
