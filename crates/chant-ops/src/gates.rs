@@ -290,6 +290,9 @@ pub fn same_origin_reason(o: Origin) -> String {
     )
 }
 
+/// Seals a payload into a `signature` value, or says why it cannot.
+pub type Seal = dyn Fn(&str) -> Result<Json, String>;
+
 /// What an approval asks for.
 #[derive(Clone)]
 pub struct Approval<'a> {
@@ -306,7 +309,7 @@ pub struct Approval<'a> {
     pub declared_never_over_mcp: bool,
     /// Seals the record's payload ([`crate::attest::payload`]) into its `signature` member
     /// (`chant approve --sign`); its error is the refusal.
-    pub seal: Option<&'a dyn Fn(&str) -> Result<Json, String>>,
+    pub seal: Option<&'a Seal>,
 }
 
 /// Why an approval was refused (each text is what the user sees).
