@@ -21,6 +21,8 @@
 //! Ops (issue 6), in a git repository of 200 `*.op.ts` files:
 //! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
 //! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
+//! - `ledger`: one append followed by its push to a local bare remote (median of 30), and one
+//!   gate decision's signature check (signers at base + `ssh-keygen -Y verify`, median of 30);
 //! - MCP `op-run` of a one-step shell Op, minus the median time of the same command run
 //!   directly with `sh -c` (medians of 50).
 
@@ -113,7 +115,150 @@ fn main() {
     if wants("walls") {
         walls(&scratch);
     }
+    if wants("ledger") {
+        ledger(&scratch);
+    }
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The shared ledger: one append followed by its push to a local bare remote (the remote
+/// check: a push the remote refuses would fetch and merge), and one gate decision's signature
+/// verification (signers read at base, one sealed resolution checked).
+fn ledger(scratch: &Path) {
+    let dir = scratch.join("ledger");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "--bare", "origin.git"]);
+    git(&dir, &["clone", "-q", "origin.git", "a"]);
+    let a = dir.join("a");
+    for (k, v) in [("user.name", "Bench"), ("user.email", "bench@example.com")] {
+        git(&a, &["config", k, v]);
+    }
+    let ledger = gitledger::Ledger::open(&a).unwrap();
+    for i in 0..200 {
+        ledger
+            .append_line(
+                &format!("local/runs__op{i:03}.jsonl"),
+                r#"{"version":1}"#,
+                "seed",
+            )
+            .unwrap();
+    }
+    ledger.publish().unwrap();
+    // The append alone, in a clone that tracks the remote: it builds on the latest tip known
+    // (local branch or origin's, whichever is ahead), the check that no write drops a commit.
+    let checked: Vec<Duration> = (0..30)
+        .map(|i| {
+            let t = Instant::now();
+            ledger
+                .append_line(
+                    "_gates/checked.jsonl",
+                    &format!(r#"{{"version":1,"kind":"pending","op":"bench","gate":"c{i}"}}"#),
+                    "bench append",
+                )
+                .unwrap();
+            t.elapsed()
+        })
+        .collect();
+    ledger.publish().unwrap();
+    // The floor a push cannot beat: git's own push of one new commit to the same remote.
+    let floor: Vec<Duration> = (0..10)
+        .map(|i| {
+            git(
+                &a,
+                &["commit", "-q", "--allow-empty", "-m", &format!("floor {i}")],
+            );
+            let t = Instant::now();
+            git(&a, &["push", "-q", "origin", "HEAD:refs/heads/floor"]);
+            t.elapsed()
+        })
+        .collect();
+    let pushes: Vec<Duration> = (0..30)
+        .map(|i| {
+            let t = Instant::now();
+            ledger
+                .append_line(
+                    "_gates/bench.jsonl",
+                    &format!(r#"{{"version":1,"kind":"resolution","op":"bench","gate":"g{i}"}}"#),
+                    "bench append",
+                )
+                .unwrap();
+            assert_eq!(ledger.publish().unwrap().as_deref(), Some("origin"));
+            t.elapsed()
+        })
+        .collect();
+
+    // A signers file on main and one resolution sealed with the listed key.
+    let key = dir.join("sam");
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "sam", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let mut p = public.split_whitespace();
+    let line = format!(
+        "sam@example.com {} {}\n",
+        p.next().unwrap(),
+        p.next().unwrap()
+    );
+    std::fs::create_dir_all(a.join(".chant")).unwrap();
+    std::fs::write(a.join(".chant/allowed_signers"), line).unwrap();
+    git(&a, &["add", "."]);
+    git(&a, &["commit", "-q", "-m", "signers"]);
+    git(&a, &["branch", "-M", "main"]);
+    git(&a, &["config", "gpg.format", "ssh"]);
+    git(&a, &["config", "user.signingkey", key.to_str().unwrap()]);
+    let mut record = serde_json::json!({"version": 1, "kind": "resolution", "op": "o", "gate": "g",
+        "resolvedBy": "sam", "timestamp": "2026-12-01T00:00:00.000Z", "origin": "cli"});
+    record["signature"] =
+        chant_ops::attest::seal(&a, &chant_ops::attest::payload(&record)).unwrap();
+    let verifies: Vec<Duration> = (0..30)
+        .map(|_| {
+            let t = Instant::now();
+            let signers = chant_ops::attest::Signers::at_base(&ledger)
+                .unwrap()
+                .unwrap();
+            assert!(signers.check(&record).attested());
+            t.elapsed()
+        })
+        .collect();
+    report(
+        "one ledger append, remote-tracking clone, median",
+        ms(median(checked)),
+        "ms",
+        30.0,
+        "(builds on the latest known tip: local branch or origin's)",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "git push of one commit (the floor), median",
+        ms(median(floor))
+    );
+    report(
+        "one ledger append + push to a local remote, median",
+        ms(median(pushes.clone())),
+        "ms",
+        30.0,
+        "(append, then a never-forced push; refused pushes fetch and merge)",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "one ledger append + push, p90",
+        ms(p90(pushes))
+    );
+    report(
+        "signature check per gate decision, median",
+        ms(median(verifies.clone())),
+        "ms",
+        10.0,
+        "(signers read at base, one ssh-keygen -Y verify)",
+    );
+    println!(
+        "{:<46} {:>9.3} ms",
+        "signature check per gate decision, p90",
+        ms(p90(verifies))
+    );
 }
 
 fn engine(scratch: &Path) {
@@ -430,7 +575,7 @@ fn ops(scratch: &Path) {
         ms(median(appends.clone())),
         "ms",
         20.0,
-        "(5 git processes: cat-file --batch, hash-object, mktree --batch, commit-tree, update-ref)",
+        "(6 git processes: for-each-ref, cat-file --batch, hash-object, mktree --batch, commit-tree, update-ref)",
     );
     println!(
         "{:<46} {:>9.3} ms",

@@ -883,16 +883,29 @@ impl Ledger {
     /// refuses because it moved on, its branch is fetched, merged in and the push tried again
     /// (at most 10 times, with a growing pause). `Ok(None)`: no remote, or nothing to push.
     pub fn publish(&self) -> Result<Option<String>, LedgerError> {
-        let Some(remote) = self.remote() else {
-            return Ok(None);
-        };
+        let mut known_remote = None;
         for attempt in 0..PUSH_ATTEMPTS {
             if attempt > 0 {
                 backoff(attempt);
             }
-            self.integrate()?;
-            if self.tips()?.local.is_none() {
-                return Ok(None);
+            let tips = self.tips()?;
+            let remote = match (&tips.tracking, &known_remote) {
+                (Some((r, _)), _) => r.clone(),
+                (None, Some(r)) => String::clone(r),
+                (None, None) => match self.remote() {
+                    Some(r) => r,
+                    None => return Ok(None),
+                },
+            };
+            known_remote = Some(remote.clone());
+            match (&tips.local, &tips.tracking) {
+                (None, None) => return Ok(None),
+                // Nothing this clone has that the remote (as last seen) lacks.
+                (Some(l), Some((_, t))) if l == t => return Ok(Some(remote)),
+                // Ahead of the remote's tip: a fast-forward push, nothing to join first.
+                (Some(l), Some((_, t))) if self.is_ancestor(t, l)? => {}
+                (Some(_), None) => {}
+                _ => self.integrate()?,
             }
             let out = Command::new("git")
                 .arg("-C")
