@@ -22,7 +22,7 @@
 //! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
 //! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
 //! - `ledger`: one append followed by its push to a local bare remote (median of 30), and one
-//!   gate decision's signature check (signers at base + `ssh-keygen -Y verify`, median of 30);
+//!   gate decision's signature check (signers at base + the in-process ed25519 check, median of 30);
 //! - MCP `op-run` of a one-step shell Op, minus the median time of the same command run
 //!   directly with `sh -c` (medians of 50).
 
@@ -252,7 +252,7 @@ fn ledger(scratch: &Path) {
         ms(median(verifies.clone())),
         "ms",
         10.0,
-        "(signers read at base, one ssh-keygen -Y verify)",
+        "(signers read at base with one git process; ed25519 checked in process)",
     );
     println!(
         "{:<46} {:>9.3} ms",
