@@ -265,11 +265,27 @@ fn signing_key(armored: &str) -> Option<String> {
     Some(base64::engine::general_purpose::STANDARD.encode(blob))
 }
 
+/// The system's ssh-keygen, by absolute path: a verdict must not come from whatever program
+/// named ssh-keygen is first on a `PATH` the agent may have set.
+const SSH_KEYGENS: [&str; 5] = [
+    "/usr/bin/ssh-keygen",
+    "/bin/ssh-keygen",
+    "/usr/local/bin/ssh-keygen",
+    "/opt/homebrew/bin/ssh-keygen",
+    "/run/current-system/sw/bin/ssh-keygen",
+];
+
 fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Result<(), String> {
+    let Some(keygen) = SSH_KEYGENS.iter().find(|p| Path::new(p).is_file()) else {
+        return Err(format!(
+            "no ssh-keygen at {} to verify it with",
+            SSH_KEYGENS.join(", ")
+        ));
+    };
     let mut sig = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
     sig.write_all(armored.as_bytes())
         .map_err(|e| e.to_string())?;
-    let mut child = Command::new("ssh-keygen")
+    let mut child = Command::new(keygen)
         .args(["-Y", "verify", "-n", NAMESPACE, "-I", identity, "-f"])
         .arg(signers)
         .arg("-s")
@@ -290,6 +306,42 @@ fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Resul
         Ok(())
     } else {
         Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
+/// The digest a resolution names in `answers`: `sha256:` and the hex SHA-256 of the pending
+/// fact's canonical compact JSON.
+pub fn answers(pending: &crate::gates::Fact) -> String {
+    format!(
+        "sha256:{}",
+        canon::sha256_hex(canon::to_canonical_compact(&pending.raw).as_bytes())
+    )
+}
+
+/// Whether `resolution` is believed as the answer to `pending`: always without signers;
+/// with them, only when its seal verifies and it names that pending fact in `answers`.
+pub fn judge(
+    signers: Option<&Signers>,
+    pending: &crate::gates::Fact,
+    resolution: &crate::gates::Fact,
+) -> Attestation {
+    let Some(signers) = signers else {
+        return Attestation::Attested {
+            principal: String::new(),
+        };
+    };
+    match signers.check(&resolution.raw) {
+        Attestation::Attested { .. }
+            if resolution.raw.get("answers").and_then(Json::as_str)
+                != Some(answers(pending).as_str()) =>
+        {
+            Attestation::Unattested {
+                reason:
+                    "its seal answers another pending fact (an approval copied from another run)"
+                        .into(),
+            }
+        }
+        verdict => verdict,
     }
 }
 

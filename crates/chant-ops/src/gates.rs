@@ -89,7 +89,8 @@ fn parse_fact(line: &str) -> Result<Fact, String> {
     let need = |k: &str| s(k).ok_or_else(|| format!("{k} is missing or not a string"));
     let (op, gate, timestamp) = (need("op")?, need("gate")?, need("timestamp")?);
     let time = |k: &str, v: &str| {
-        crate::time::parse_iso(v).ok_or_else(|| format!("{k} is not an ISO 8601 time: {v:?}"))
+        crate::time::parse_iso(v)
+            .ok_or_else(|| format!("{k} is not an ISO 8601 time: {}", crate::records::shown(v)))
     };
     let timestamp_ms = time("timestamp", &timestamp)?;
     if o.get("planDigest").is_some_and(|d| !d.is_string()) {
@@ -138,17 +139,17 @@ fn is_expired(f: &Fact, now_ms: u64) -> bool {
 
 /// Decides one gate from the Op's facts.
 pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
-    decide_with(facts, gate, now_ms, &|_| true)
+    decide_with(facts, gate, now_ms, &|_, _| true)
 }
 
-/// [`decide`], counting only the resolutions `believed` accepts (a signers policy: the others
-/// are as if they were not there). `believed` is asked only about resolutions after the
-/// standing pending fact, newest first, and only until one decides.
+/// [`decide`], counting only the resolutions `believed(pending, resolution)` accepts (a signers
+/// policy: the others are as if they were not there). `believed` is asked only about
+/// resolutions after the standing pending fact, newest first, and only until one decides.
 pub fn decide_with(
     facts: &[Fact],
     gate: &str,
     now_ms: u64,
-    believed: &dyn Fn(&Fact) -> bool,
+    believed: &dyn Fn(&Fact, &Fact) -> bool,
 ) -> GateState {
     let mut pending: Option<&Fact> = None;
     for f in facts.iter().filter(|f| f.pending && f.gate == gate) {
@@ -167,10 +168,17 @@ pub fn decide_with(
         None => true,
         Some(d) => r.plan_digest.as_deref() == Some(d),
     };
-    let matching = after.iter().rev().filter(for_pending).find(|r| believed(r));
+    let matching = after
+        .iter()
+        .rev()
+        .filter(for_pending)
+        .find(|r| believed(p, r));
     let last = match matching {
         Some(_) => None,
-        None => after.iter().rev().find(|r| !for_pending(r) && believed(r)),
+        None => after
+            .iter()
+            .rev()
+            .find(|r| !for_pending(r) && believed(p, r)),
     };
     match (matching, last) {
         (Some(r), _) => GateState::Passed {
@@ -212,7 +220,7 @@ pub fn decide_plan(
     gate: &str,
     now_ms: u64,
     plan: &str,
-    believed: &dyn Fn(&Fact) -> bool,
+    believed: &dyn Fn(&Fact, &Fact) -> bool,
 ) -> PlanDecision {
     let for_plan = |f: &Fact| f.plan_digest.as_deref() == Some(plan);
     match decide_with(facts, gate, now_ms, believed) {
@@ -404,7 +412,7 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
     // policy, a resolution that is not believed resolves nothing.
     let signers = crate::attest::Signers::at_base(ledger)
         .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
-    let believed = |f: &Fact| signers.as_ref().is_none_or(|s| s.check(&f.raw).attested());
+    let believed = |p: &Fact, r: &Fact| crate::attest::judge(signers.as_ref(), p, r).attested();
     let standing = match decide_with(&facts, a.gate, now, &believed) {
         GateState::Standing(p) | GateState::Mismatched { pending: p, .. } => Some(p),
         GateState::Passed { .. } | GateState::Open => None,
@@ -464,6 +472,11 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
     }
     if let Some(d) = &plan_digest {
         r.insert("planDigest".into(), json!(d));
+    }
+    // The pending fact this answers, by digest: a seal then covers that one fact, so a
+    // signed approval cannot be replayed for another pending fact of the same plan.
+    if let Some(p) = &standing {
+        r.insert("answers".into(), json!(crate::attest::answers(p)));
     }
     r.insert("origin".into(), json!(a.origin.as_str()));
     let overridden =
@@ -581,12 +594,12 @@ mod tests {
         let r1 = resolution("2026-11-29T01:00:00.000Z", Some(d1));
         let facts = [p1.clone(), r1.clone()];
         assert!(matches!(
-            decide_plan(&facts, "g", NOW, d1, &|_| true),
+            decide_plan(&facts, "g", NOW, d1, &|_, _| true),
             PlanDecision::Pass { .. }
         ));
         // The same approval, asked by a run whose plan is another.
         assert_eq!(
-            decide_plan(&facts, "g", NOW, d2, &|_| true),
+            decide_plan(&facts, "g", NOW, d2, &|_, _| true),
             PlanDecision::OtherPlan {
                 pending: p1.clone(),
                 resolution: Some(r1.clone())
@@ -594,14 +607,14 @@ mod tests {
         );
         // A standing fact for another plan is superseded, not waited on.
         assert_eq!(
-            decide_plan(std::slice::from_ref(&p1), "g", NOW, d2, &|_| true),
+            decide_plan(std::slice::from_ref(&p1), "g", NOW, d2, &|_, _| true),
             PlanDecision::OtherPlan {
                 pending: p1.clone(),
                 resolution: None
             }
         );
         assert_eq!(
-            decide_plan(std::slice::from_ref(&p1), "g", NOW, d1, &|_| true),
+            decide_plan(std::slice::from_ref(&p1), "g", NOW, d1, &|_, _| true),
             PlanDecision::Waiting(p1.clone())
         );
         // A new pending fact for this plan, answered for the old one.
@@ -612,7 +625,7 @@ mod tests {
         );
         let r_old = resolution("2026-11-29T03:00:00.000Z", Some(d1));
         assert!(matches!(
-            decide_plan(&[p1.clone(), p2.clone(), r_old], "g", NOW, d2, &|_| true),
+            decide_plan(&[p1.clone(), p2.clone(), r_old], "g", NOW, d2, &|_, _| true),
             PlanDecision::Mismatched { .. }
         ));
         // A pending fact and resolution without digests never pass a run that has one.
@@ -621,11 +634,11 @@ mod tests {
             resolution("2026-11-29T01:00:00.000Z", None),
         ];
         assert!(matches!(
-            decide_plan(&bare, "g", NOW, d1, &|_| true),
+            decide_plan(&bare, "g", NOW, d1, &|_, _| true),
             PlanDecision::OtherPlan { .. }
         ));
         assert_eq!(
-            decide_plan(&[], "g", NOW, d1, &|_| true),
+            decide_plan(&[], "g", NOW, d1, &|_, _| true),
             PlanDecision::Open
         );
     }

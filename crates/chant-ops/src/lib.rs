@@ -159,6 +159,7 @@ impl Repo {
             && let Some(o) = status.as_object_mut()
         {
             o.insert("skipped".into(), records::Skipped::array(&skipped));
+            o.insert("skippedTotal".into(), json!(skipped.len()));
         }
         (status, skipped)
     }

@@ -58,6 +58,19 @@ pub struct History {
     pub skipped: Vec<Skipped>,
 }
 
+/// How many skipped lines a reply lists (`skippedTotal` counts them all): a ledger of bad
+/// lines must not flood the reader's screen or a model's context.
+pub const SKIPPED_SHOWN: usize = 100;
+
+/// A value from a bad line, as a reason quotes it: JSON-escaped, at most 40 characters.
+pub fn shown(v: &str) -> String {
+    let mut cut: String = v.chars().take(40).collect();
+    if cut.len() < v.len() {
+        cut.push('…');
+    }
+    format!("{cut:?}")
+}
+
 /// A ledger line a reader skipped: the file on `chant/lifecycle`, its 1-based line, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
@@ -83,9 +96,14 @@ impl Skipped {
         json!({"file": self.file, "line": self.line, "reason": self.reason})
     }
 
-    /// The `skipped` array of a reply.
+    /// The `skipped` array of a reply: the first [`SKIPPED_SHOWN`].
     pub fn array(all: &[Skipped]) -> Json {
-        Json::Array(all.iter().map(Skipped::to_json).collect())
+        Json::Array(
+            all.iter()
+                .take(SKIPPED_SHOWN)
+                .map(Skipped::to_json)
+                .collect(),
+        )
     }
 }
 
@@ -189,6 +207,25 @@ pub fn status(op: &str, runtime: &str, latest: Option<&Json>, standing_gate: Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_value_is_short_and_escaped() {
+        assert_eq!(shown("zzzz"), "\"zzzz\"");
+        let long = "x".repeat(5_000_000);
+        assert_eq!(shown(&long), format!("\"{}…\"", "x".repeat(40)));
+        assert_eq!(shown("a\nb\u{1b}"), "\"a\\nb\\u{1b}\"");
+        let many: Vec<Skipped> = (0..250)
+            .map(|i| Skipped {
+                file: "f".into(),
+                line: i,
+                reason: "r".into(),
+            })
+            .collect();
+        assert_eq!(
+            Skipped::array(&many).as_array().unwrap().len(),
+            SKIPPED_SHOWN
+        );
+    }
 
     #[test]
     fn a_bad_run_line_costs_that_line_and_says_why() {

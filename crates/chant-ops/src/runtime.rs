@@ -639,7 +639,7 @@ fn run_gate(
         );
     }
     let policy = signers.as_ref();
-    let believed = |f: &gates::Fact| policy.is_none_or(|s| s.check(&f.raw).attested());
+    let believed = |p: &gates::Fact, r: &gates::Fact| attest::judge(policy, p, r).attested();
     let digest = plan_digest(ctx.op, gate, ctx.env);
     let now = ctx.opts.clock.now_ms();
     let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
@@ -722,7 +722,7 @@ fn run_gate(
                             && f.timestamp_ms >= pending.timestamp_ms
                             && f.plan_digest == pending.plan_digest
                     })
-                    .find_map(|f| match s.check(&f.raw) {
+                    .find_map(|f| match attest::judge(Some(s), &pending, f) {
                         attest::Attestation::Unattested { reason } => Some(format!(
                             "the resolution by {} is unattested ({reason}), and {} at {} lets only signed approvals pass; approve with `chant approve {} {gate} --sign`",
                             f.resolved_by.as_deref().unwrap_or("?"),

@@ -221,7 +221,7 @@ pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool, json_out: b
         let history = chant_ops::records::history(&repo.ledger, name);
         warn_skipped(&history.skipped);
         if json_out {
-            json!({"runs": history.runs, "skipped": chant_ops::records::Skipped::array(&history.skipped)})
+            json!({"runs": history.runs, "skipped": chant_ops::records::Skipped::array(&history.skipped), "skippedTotal": history.skipped.len()})
         } else {
             Value::Array(history.runs)
         }
@@ -230,6 +230,7 @@ pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool, json_out: b
         warn_skipped(&skipped);
         if json_out && let Some(o) = status.as_object_mut() {
             o.entry("skipped").or_insert(json!([]));
+            o.entry("skippedTotal").or_insert(json!(0));
         }
         status
     };
@@ -238,10 +239,17 @@ pub fn status(chant: &Chant, budget: &Budget, name: &str, log: bool, json_out: b
 }
 
 fn warn_skipped(skipped: &[chant_ops::records::Skipped]) {
-    for s in skipped {
+    let shown = chant_ops::records::SKIPPED_SHOWN;
+    for s in skipped.iter().take(shown) {
         eprintln!(
             "warning: skipped line {} of {} on chant/lifecycle: {}",
             s.line, s.file, s.reason
+        );
+    }
+    if skipped.len() > shown {
+        eprintln!(
+            "warning: {} more lines of chant/lifecycle were skipped",
+            skipped.len() - shown
         );
     }
 }

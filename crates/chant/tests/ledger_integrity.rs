@@ -625,3 +625,175 @@ fn an_attested_gate_without_signers_at_base_says_so() {
         "gate \"ship-it\" declares attested: true, and .chant/allowed_signers is not on origin/HEAD, main or master, so no approval could be verified; commit the approvers' public keys there (ssh-keygen's allowed-signers format)"
     );
 }
+
+/// A team whose main lists sam's key, with an Op run once (gated) and sam's key configured
+/// for signing: `(dir, clone, sam's key, eve's key, sam's signers line)`.
+fn signed_team() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf, String) {
+    let (dir, _origin, a) = team();
+    let (sam_key, sam_line) = keypair(dir.path(), "sam");
+    let (eve_key, _) = keypair(dir.path(), "eve");
+    std::fs::create_dir_all(a.join(".chant")).unwrap();
+    std::fs::write(a.join(".chant/allowed_signers"), &sam_line).unwrap();
+    git(&a, &["add", ".chant/allowed_signers"]);
+    git(&a, &["commit", "-q", "-m", "signers"]);
+    git(&a, &["branch", "-M", "main"]);
+    git(&a, &["config", "gpg.format", "ssh"]);
+    git(
+        &a,
+        &["config", "user.signingkey", sam_key.to_str().unwrap()],
+    );
+    let gated = chant_in(&a, &["run", "rollout"], &[]);
+    assert!(
+        stderr(&gated).contains("waiting at gate"),
+        "{}",
+        stderr(&gated)
+    );
+    (dir, a, sam_key, eve_key, sam_line)
+}
+
+#[test]
+fn a_sealed_approval_answers_one_pending_fact_and_cannot_be_replayed() {
+    let (_dir, a, _sam, _eve, _) = signed_team();
+    let sam = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(sam.status.success(), "{}", stderr(&sam));
+    let gates = "_gates/rollout.jsonl";
+    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (pending, resolution) = (&lines[0], &lines[1]);
+    assert!(
+        resolution["answers"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    // The replay: a forged pending fact for the same plan, stamped at the resolution's time
+    // with a far expiry, so the old sealed resolution would count for it.
+    let mut forged = pending.clone();
+    forged["timestamp"] = resolution["timestamp"].clone();
+    forged["expiresAt"] = serde_json::json!("2099-01-01T00:00:00.000Z");
+    put(
+        &a,
+        gates,
+        format!("{text}\n{}\n{}", forged, resolution).as_bytes(),
+    );
+    let run = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
+    assert_eq!(
+        approval_record(&run)["refusal"],
+        "the resolution by sam is unattested (its seal answers another pending fact (an approval copied from another run)), and .chant/allowed_signers at main lets only signed approvals pass; approve with `chant approve rollout ship-it --sign`"
+    );
+}
+
+#[test]
+fn replace_refs_and_a_planted_ssh_keygen_do_not_change_the_verdict() {
+    let (dir, a, sam, eve, sam_line) = signed_team();
+    // git replace: make the signers blob at main read as eve's key under sam's name.
+    let old = git(&a, &["rev-parse", "main:.chant/allowed_signers"]);
+    let eve_pub = std::fs::read_to_string(eve.with_extension("pub")).unwrap();
+    let mut p = eve_pub.split_whitespace();
+    let eve_line = format!(
+        "sam@example.com {} {}\n",
+        p.next().unwrap(),
+        p.next().unwrap()
+    );
+    std::fs::write(dir.path().join("eve_signers"), &eve_line).unwrap();
+    let new = git(
+        &a,
+        &[
+            "hash-object",
+            "-w",
+            dir.path().join("eve_signers").to_str().unwrap(),
+        ],
+    );
+    git(&a, &["replace", &old, &new]);
+    git(&a, &["config", "user.signingkey", eve.to_str().unwrap()]);
+    let forged = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(
+        stderr(&forged).contains("signed, but unattested: signed by a key not listed"),
+        "{}",
+        stderr(&forged)
+    );
+    let run = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert_eq!(run.status.code(), Some(3), "replace refs are not followed");
+    // GIT_REPLACE_REF_BASE is a redirect like GIT_DIR.
+    let hidden = chant_in(
+        &a,
+        &["run", "rollout"],
+        &[("GIT_REPLACE_REF_BASE", "refs/hidden/")],
+    );
+    assert!(
+        stderr(&hidden).contains("GIT_REPLACE_REF_BASE is set in the environment"),
+        "{}",
+        stderr(&hidden)
+    );
+    git(&a, &["replace", "-d", &old]);
+
+    // A line with options is judged by ssh-keygen: the system's, not one planted on PATH.
+    std::fs::write(
+        a.join(".chant/allowed_signers"),
+        sam_line.replacen(' ', " namespaces=\"chant-approval\" ", 1),
+    )
+    .unwrap();
+    git(&a, &["commit", "-q", "-am", "options"]);
+    let fake = dir.path().join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(fake.join("ssh-keygen"), "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        fake.join("ssh-keygen"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    // A resolution carrying a real seal of sam's, made over some other text (copied from
+    // elsewhere): sam's key is listed, so only the verification itself can refuse it.
+    let gates = "_gates/rollout.jsonl";
+    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    let pending: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let mut child = Command::new("ssh-keygen")
+        .args(["-Y", "sign", "-q", "-n", "chant-approval", "-f"])
+        .arg(&sam)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"something else sam signed")
+        .unwrap();
+    let copied = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let answers = format!(
+        "sha256:{}",
+        canon::sha256_hex(canon::to_canonical_compact(&pending).as_bytes())
+    );
+    let forged = serde_json::json!({"version": 1, "kind": "resolution", "op": "rollout", "gate": "ship-it",
+        "resolvedBy": "sam", "timestamp": "2099-01-01T00:00:00.000Z", "origin": "cli",
+        "planDigest": pending["planDigest"], "answers": answers,
+        "signature": {"format": "ssh", "namespace": "chant-approval", "signature": copied}});
+    put(&a, gates, format!("{text}\n{forged}").as_bytes());
+    let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap());
+    let run = chant_in(
+        &a,
+        &["run", "rollout", "--json"],
+        &[("PATH", path.as_str())],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "eve's seal is refused by the real ssh-keygen: {}",
+        stderr(&run)
+    );
+}

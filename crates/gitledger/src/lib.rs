@@ -78,13 +78,24 @@ pub enum LedgerError {
 /// Environment variables that make git use another repository, object store or ref space than
 /// the one the directory is in. [`Ledger::open`] refuses when any is set: honouring them
 /// silently would read and write some other repository's ledger.
-const REDIRECTS: [&str; 5] = [
+const REDIRECTS: [&str; 6] = [
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_COMMON_DIR",
     "GIT_NAMESPACE",
     "GIT_OBJECT_DIRECTORY",
+    "GIT_REPLACE_REF_BASE",
 ];
+
+/// A git command for this ledger: `git -C <toplevel>`, with replace refs (`git replace`, which
+/// would make a read return another object than the one a ref names) switched off.
+fn git_command(toplevel: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(toplevel)
+        .env("GIT_NO_REPLACE_OBJECTS", "1");
+    cmd
+}
 
 /// A repository's ledger branch.
 #[derive(Clone, Debug)]
@@ -271,8 +282,8 @@ impl Ledger {
     }
 
     fn git(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, LedgerError> {
-        let mut cmd = Command::new("git");
-        cmd.arg("-C").arg(&self.toplevel).args(args);
+        let mut cmd = git_command(&self.toplevel);
+        cmd.args(args);
         if !self.has_identity() {
             cmd.env("GIT_AUTHOR_NAME", "chant")
                 .env("GIT_AUTHOR_EMAIL", "chant@localhost")
@@ -319,9 +330,7 @@ impl Ledger {
         {
             return *v;
         }
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(&self.toplevel)
+        let ok = git_command(&self.toplevel)
             .args(["var", "GIT_COMMITTER_IDENT"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -375,9 +384,7 @@ impl Ledger {
 
     /// Whether `a` is an ancestor of (or equal to) `b`.
     fn is_ancestor(&self, a: &str, b: &str) -> Result<bool, LedgerError> {
-        let status = Command::new("git")
-            .arg("-C")
-            .arg(&self.toplevel)
+        let status = git_command(&self.toplevel)
             .args(["merge-base", "--is-ancestor", a, b])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -614,9 +621,7 @@ impl Ledger {
         blob: &str,
     ) -> Result<String, LedgerError> {
         use std::io::{BufRead, BufReader};
-        let mut child = Command::new("git")
-            .arg("-C")
-            .arg(&self.toplevel)
+        let mut child = git_command(&self.toplevel)
             .args(["mktree", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -660,10 +665,12 @@ impl Ledger {
     pub fn remote(&self) -> Option<String> {
         let out = self.git_text(&["remote"], None).ok()?;
         let remotes: Vec<&str> = out.lines().collect();
+        // A name that reads as an option is no remote chant will pass to git.
         remotes
             .iter()
+            .filter(|r| !r.starts_with('-'))
             .find(|r| **r == "origin")
-            .or(remotes.first())
+            .or(remotes.iter().find(|r| !r.starts_with('-')))
             .map(|r| (*r).to_owned())
     }
 
@@ -754,10 +761,8 @@ impl Ledger {
             listing.push_str(&format!("{mode} {sha}\t{path}\n"));
         }
         let with_index = |args: &[&str], input: Option<&[u8]>| {
-            let mut cmd = Command::new("git");
-            cmd.arg("-C")
-                .arg(&self.toplevel)
-                .args(args)
+            let mut cmd = git_command(&self.toplevel);
+            cmd.args(args)
                 .env("GIT_INDEX_FILE", &index_path)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -843,6 +848,7 @@ impl Ledger {
                 "--quiet",
                 "--no-tags",
                 "--no-write-fetch-head",
+                "--",
                 remote,
                 &format!("+{REF}:refs/remotes/{remote}/{BRANCH}"),
             ],
@@ -907,10 +913,8 @@ impl Ledger {
                 (Some(_), None) => {}
                 _ => self.integrate()?,
             }
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(&self.toplevel)
-                .args(["push", "--porcelain", "--quiet", &remote])
+            let out = git_command(&self.toplevel)
+                .args(["push", "--porcelain", "--quiet", "--", &remote])
                 .arg(format!("{REF}:{REF}"))
                 .stdin(Stdio::null())
                 .output()?;

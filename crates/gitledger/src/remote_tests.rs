@@ -318,3 +318,18 @@ fn a_tree_entry_named_dot_dot_is_refused_by_reads_and_writes() {
     );
     assert_eq!(git(&a, &["rev-parse", REF]), commit, "nothing written");
 }
+
+#[test]
+fn a_remote_named_like_an_option_is_never_passed_to_git() {
+    let (dir, _origin, a) = origin();
+    // git itself will not name a remote so; a hand-edited config can.
+    let url = git(&a, &["remote", "get-url", "origin"]);
+    git(&a, &["remote", "remove", "origin"]);
+    git(&a, &["config", "remote.-x.url", &url]);
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("g.jsonl", "1", "m").unwrap();
+    assert_eq!(la.remote(), None);
+    assert_eq!(la.publish().unwrap(), None, "nothing pushed through \"-x\"");
+    assert_eq!(la.fetch_if_unknown().unwrap(), Fetch::Known);
+    drop(dir);
+}
