@@ -340,6 +340,15 @@ fn a_broken_state_is_set_aside_with_a_warning() {
         ),
         (Value::Null, Value::Null, json!([]))
     );
+    // The answer itself says the state could not be used; blocked is unknown, not false.
+    assert!(
+        r["warnings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with(".agentxchain/state.json is invalid JSON: "),
+        "{r}"
+    );
+    assert_eq!(r["blocked"], Value::Null);
     write(
         &root,
         ".agentxchain/state.json",
@@ -351,7 +360,12 @@ fn a_broken_state_is_set_aside_with_a_warning() {
     std::fs::create_dir(root.join(".agentxchain/state.json")).unwrap();
     assert_eq!(call(&mut s, 3, "agentxchain_status", json!({}))["ok"], true);
     let r = s.request(4, "resources/read", json!({"uri": "agentxchain://state"}));
-    assert_eq!(r["result"]["contents"][0]["text"], "{}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("cannot read .agentxchain/state.json: ")
+            && message.ends_with("not a regular file"),
+        "{r}"
+    );
     let wait = |needle: &str| s.wait_for_stderr(needle, Duration::from_secs(5));
     assert!(
         wait("  Warning: .agentxchain/state.json is invalid JSON: "),
@@ -389,7 +403,7 @@ fn garbage_log_lines_are_skipped() {
     let r = call(&mut s, 1, "agentxchain_events", json!({}));
     assert_eq!(
         r,
-        json!({"ok": true, "count": 2, "events": [{"event_type": "a"}, {"event_type": "c"}]})
+        json!({"ok": true, "count": 2, "events": [{"event_type": "a"}, {"event_type": "c"}], "skipped_lines": 3})
     );
     let r = call(&mut s, 2, "agentxchain_history", json!({}));
     assert_eq!(r["entries"], json!([{"run_id": "r2"}, {"run_id": "r1"}]));

@@ -64,8 +64,8 @@ pub fn fold(lines: &[Value]) -> Vec<Escalation> {
 }
 
 /// Reads and folds the project's escalation log.
-pub fn load(root: &Path) -> std::io::Result<Vec<Escalation>> {
-    Ok(fold(&jsonl::read_all(&root.join(ESCALATIONS_FILE))?))
+pub fn load(root: &Path) -> Result<Vec<Escalation>, fsread::ReadError> {
+    Ok(fold(&jsonl::read_all(root, ESCALATIONS_FILE)?.entries))
 }
 
 /// The current blocker: the first open record (newest first) whose `run_id`, `blocked_on` and

@@ -181,7 +181,9 @@ fn read_json_dir(dir: &Path) -> Result<Vec<Value>, IntakeError> {
         if !name.ends_with(".json") || name.starts_with(".tmp-") {
             continue;
         }
-        if let Ok(Ok(v)) = std::fs::read(entry.path()).map(|b| serde_json::from_slice::<Value>(&b))
+        // Regular files only, never waited on (a FIFO named *.json would hang the read).
+        if let Ok(Ok(v)) = fsread::read_regular(&entry.path(), crate::read::MAX_STATE_BYTES)
+            .map(|b| serde_json::from_slice::<Value>(&b))
         {
             out.push(v);
         }

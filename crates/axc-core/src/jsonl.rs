@@ -1,97 +1,181 @@
-//! Tolerant JSONL readers: blank lines and lines that are not strict JSON are skipped.
+//! Tolerant JSONL readers: blank lines are ignored; a line that is not a JSON object (not
+//! JSON, an array or a number, or longer than [`MAX_LINE`]) is skipped and counted.
 //!
-//! [`read_last`] reads from the end of the file backwards, so taking the last 50 entries of a
-//! 1 GB log costs about as much as taking them from a small one.
+//! Files are opened with [`fsread::open_inside`]: regular files inside the project only, never
+//! waited on (a FIFO is refused at once). [`read_last`] reads from the end of the file
+//! backwards, so taking the last 50 entries of a 1 GB log costs about as much as taking them
+//! from a small one, and a line of any length costs time linear in its length.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use fsread::ReadError;
 use serde_json::Value;
 
 const CHUNK: usize = 64 * 1024;
+/// The longest line read as an entry; a longer one is skipped (and counted) unread.
+pub const MAX_LINE: usize = 16 << 20;
 
-fn parse_line(line: &[u8]) -> Option<Value> {
+/// Entries read, oldest first, and how many lines were skipped on the way.
+#[derive(Debug, Default, PartialEq)]
+pub struct Tail {
+    pub entries: Vec<Value>,
+    pub skipped: usize,
+}
+
+enum Parsed {
+    Blank,
+    Entry(Value),
+    Bad,
+}
+
+fn parse_line(line: &[u8]) -> Parsed {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
-        return None;
+        return Parsed::Blank;
     }
-    serde_json::from_slice(trimmed).ok()
+    match serde_json::from_slice::<Value>(trimmed) {
+        Ok(v) if v.is_object() => Parsed::Entry(v),
+        _ => Parsed::Bad,
+    }
 }
 
-/// Every parseable entry, in file order. A missing file reads as empty.
-pub fn read_all(path: &Path) -> io::Result<Vec<Value>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    Ok(bytes
-        .split(|&b| b == b'\n')
-        .filter_map(parse_line)
-        .collect())
+fn open(root: &Path, rel: &str) -> Result<Option<File>, ReadError> {
+    match fsread::open_inside(root, Path::new(rel)) {
+        Ok((file, _)) => Ok(Some(file)),
+        Err(e) if e.is_missing() => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
-/// The last `n` parseable entries, oldest first. A missing file reads as empty.
-pub fn read_last(path: &Path, n: usize) -> io::Result<Vec<Value>> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut newest_first = Vec::new();
-    if n == 0 {
-        return Ok(newest_first);
+fn io_error(root: &Path, rel: &str, source: std::io::Error) -> ReadError {
+    ReadError::Io {
+        path: root.join(rel).display().to_string(),
+        source,
     }
-    let mut pos = file.seek(SeekFrom::End(0))?;
-    // Bytes of the line that straddles the boundary between the chunk just read and the one
-    // before it (the start of the file region already seen).
-    let mut partial: Vec<u8> = Vec::new();
+}
+
+/// Every entry of `root/rel`, in file order, read in chunks (a long line is never held past
+/// [`MAX_LINE`]). A missing file reads as empty.
+pub fn read_all(root: &Path, rel: &str) -> Result<Tail, ReadError> {
+    let mut tail = Tail::default();
+    let Some(mut file) = open(root, rel)? else {
+        return Ok(tail);
+    };
     let mut chunk = vec![0u8; CHUNK];
+    let mut line: Vec<u8> = Vec::new();
+    let mut oversize = false;
+    let finish = |line: &mut Vec<u8>, oversize: &mut bool, tail: &mut Tail| {
+        if std::mem::take(oversize) {
+            tail.skipped += 1;
+        } else {
+            match parse_line(line) {
+                Parsed::Entry(v) => tail.entries.push(v),
+                Parsed::Bad => tail.skipped += 1,
+                Parsed::Blank => {}
+            }
+        }
+        line.clear();
+    };
+    loop {
+        let n = file.read(&mut chunk).map_err(|e| io_error(root, rel, e))?;
+        if n == 0 {
+            break;
+        }
+        let mut rest = &chunk[..n];
+        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+            if !oversize {
+                line.extend_from_slice(&rest[..nl]);
+                oversize = line.len() > MAX_LINE;
+            }
+            finish(&mut line, &mut oversize, &mut tail);
+            rest = &rest[nl + 1..];
+        }
+        if !oversize {
+            line.extend_from_slice(rest);
+            if line.len() > MAX_LINE {
+                oversize = true;
+                line = Vec::new();
+            }
+        }
+    }
+    finish(&mut line, &mut oversize, &mut tail);
+    Ok(tail)
+}
+
+/// The last `n` entries of `root/rel`, oldest first. A missing file reads as empty.
+pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
+    let mut tail = Tail::default();
+    let Some(mut file) = open(root, rel)? else {
+        return Ok(tail);
+    };
+    if n == 0 {
+        return Ok(tail);
+    }
+    let err = |e| io_error(root, rel, e);
+    let mut newest_first = Vec::new();
+    let mut pos = file.seek(SeekFrom::End(0)).map_err(err)?;
+    // The line that straddles the boundary between the chunk just read and the one before
+    // it, as pieces in reverse order (joined once, when the line is complete: prepending to
+    // one buffer would copy it again for every chunk), or nothing once it is known too long.
+    let mut partial: Vec<Vec<u8>> = Vec::new();
+    let mut partial_len = 0usize;
+    let mut oversize = false;
+    let mut chunk = vec![0u8; CHUNK];
+    let take = |pieces: &mut Vec<Vec<u8>>,
+                oversize: &mut bool,
+                newest: &mut Vec<Value>,
+                tail: &mut Tail| {
+        let line: Vec<u8> = pieces.drain(..).rev().flatten().collect();
+        if std::mem::take(oversize) {
+            tail.skipped += 1;
+            return;
+        }
+        match parse_line(&line) {
+            Parsed::Entry(v) => newest.push(v),
+            Parsed::Bad => tail.skipped += 1,
+            Parsed::Blank => {}
+        }
+    };
     while pos > 0 && newest_first.len() < n {
         let size = (pos as usize).min(CHUNK);
         pos -= size as u64;
-        file.seek(SeekFrom::Start(pos))?;
-        file.read_exact(&mut chunk[..size])?;
+        file.seek(SeekFrom::Start(pos)).map_err(err)?;
+        file.read_exact(&mut chunk[..size]).map_err(err)?;
         let data = &chunk[..size];
-        // Complete lines are those after a newline inside this chunk.
         let mut end = size;
-        let mut first_tail = true;
         while let Some(nl) = data[..end].iter().rposition(|&b| b == b'\n') {
-            let piece = &data[nl + 1..end];
-            let entry = if first_tail {
-                first_tail = false;
-                let mut line = piece.to_vec();
-                line.extend_from_slice(&partial);
-                partial.clear();
-                parse_line(&line)
-            } else {
-                parse_line(piece)
-            };
-            if let Some(v) = entry {
-                newest_first.push(v);
-                if newest_first.len() == n {
-                    newest_first.reverse();
-                    return Ok(newest_first);
-                }
+            // The line after this newline: its last part is what was pending.
+            if !oversize {
+                partial.push(data[nl + 1..end].to_vec());
+                partial_len += end - nl - 1;
+                oversize = partial_len > MAX_LINE;
+            }
+            take(&mut partial, &mut oversize, &mut newest_first, &mut tail);
+            partial_len = 0;
+            if newest_first.len() == n {
+                newest_first.reverse();
+                tail.entries = newest_first;
+                return Ok(tail);
             }
             end = nl;
         }
-        // What precedes the first newline continues into the previous chunk.
-        let mut head = data[..end].to_vec();
-        if first_tail {
-            head.extend_from_slice(&partial);
+        if !oversize {
+            partial.push(data[..end].to_vec());
+            partial_len += end;
+            if partial_len > MAX_LINE {
+                oversize = true;
+                partial.clear();
+            }
         }
-        partial = head;
     }
-    if pos == 0
-        && newest_first.len() < n
-        && let Some(v) = parse_line(&partial)
-    {
-        newest_first.push(v);
+    if pos == 0 && newest_first.len() < n {
+        take(&mut partial, &mut oversize, &mut newest_first, &mut tail);
     }
     newest_first.reverse();
-    Ok(newest_first)
+    tail.entries = newest_first;
+    Ok(tail)
 }
 
 #[cfg(test)]
@@ -100,22 +184,33 @@ mod tests {
     use serde_json::json;
     use std::io::Write;
 
-    fn file_with(content: &[u8]) -> tempfile::NamedTempFile {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(content).unwrap();
-        f
+    /// A project directory holding `f.jsonl` with `content`.
+    fn file_with(content: &[u8]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::File::create(d.path().join("f.jsonl"))
+            .unwrap()
+            .write_all(content)
+            .unwrap();
+        d
+    }
+
+    fn last(d: &tempfile::TempDir, n: usize) -> Vec<Value> {
+        read_last(d.path(), "f.jsonl", n).unwrap().entries
     }
 
     #[test]
     fn last_n_skips_blank_and_malformed_lines() {
-        let f = file_with(b"{\"a\":1}\n\n{broken\n{\"a\":2}\r\n  \n{\"a\":3}\n{\"a\":4}");
+        let f = file_with(b"{\"a\":1}\n\n{broken\n{\"a\":2}\r\n  \n[1,2]\n7\n{\"a\":3}\n{\"a\":4}");
+        assert_eq!(last(&f, 2), [json!({"a":3}), json!({"a":4})]);
+        let all = read_last(f.path(), "f.jsonl", 10).unwrap();
         assert_eq!(
-            read_last(f.path(), 2).unwrap(),
-            [json!({"a":3}), json!({"a":4})]
+            (all.entries.len(), all.skipped),
+            (4, 3),
+            "an array or a number is no event"
         );
-        assert_eq!(read_last(f.path(), 10).unwrap().len(), 4);
-        assert_eq!(read_last(f.path(), 0).unwrap(), Vec::<Value>::new());
-        assert_eq!(read_all(f.path()).unwrap().len(), 4);
+        assert_eq!(last(&f, 0), Vec::<Value>::new());
+        let all = read_all(f.path(), "f.jsonl").unwrap();
+        assert_eq!((all.entries.len(), all.skipped), (4, 3));
     }
 
     #[test]
@@ -127,24 +222,71 @@ mod tests {
             );
         }
         let f = file_with(&content);
-        let all = read_last(f.path(), usize::MAX).unwrap();
+        let all = last(&f, usize::MAX);
         assert_eq!(all.len(), 5000);
         for (i, v) in all.iter().enumerate() {
             assert_eq!(v["i"], i);
         }
-        assert_eq!(read_last(f.path(), 3).unwrap()[0]["i"], 4997);
+        assert_eq!(last(&f, 3)[0]["i"], 4997);
+        assert_eq!(read_all(f.path(), "f.jsonl").unwrap().entries, all);
     }
 
     #[test]
     fn a_missing_file_is_empty() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(read_last(&dir.path().join("nope"), 5).unwrap().is_empty());
-        assert!(read_all(&dir.path().join("nope")).unwrap().is_empty());
+        assert_eq!(read_last(dir.path(), "nope", 5).unwrap(), Tail::default());
+        assert_eq!(read_all(dir.path(), "nope").unwrap(), Tail::default());
     }
 
     #[test]
     fn a_truncated_last_line_is_skipped() {
         let f = file_with(b"{\"a\":1}\n{\"a\":2}\n{\"a\":");
-        assert_eq!(read_last(f.path(), 1).unwrap(), [json!({"a":2})]);
+        assert_eq!(last(&f, 1), [json!({"a":2})]);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_skipped_and_counted_in_linear_time() {
+        let mut content = b"{\"a\":1}\n{\"big\":\"".to_vec();
+        content.resize(content.len() + MAX_LINE + 10, b'x');
+        content.extend_from_slice(b"\"}\n{\"a\":2}\n");
+        let f = file_with(&content);
+        let t = std::time::Instant::now();
+        let tail = read_last(f.path(), "f.jsonl", 10).unwrap();
+        assert_eq!(tail.entries, [json!({"a":1}), json!({"a":2})]);
+        assert_eq!(tail.skipped, 1);
+        let all = read_all(f.path(), "f.jsonl").unwrap();
+        assert_eq!((all.entries.len(), all.skipped), (2, 1));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
+        // Just under the cap is read.
+        let mut ok = b"{\"big\":\"".to_vec();
+        ok.resize(MAX_LINE - 2, b'y');
+        ok.extend_from_slice(b"\"}");
+        let f = file_with(&ok);
+        assert_eq!(read_last(f.path(), "f.jsonl", 1).unwrap().entries.len(), 1);
+        assert_eq!(read_all(f.path(), "f.jsonl").unwrap().entries.len(), 1);
+    }
+
+    #[test]
+    fn a_fifo_or_a_link_out_of_the_project_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = std::ffi::CString::new(dir.path().join("f.jsonl").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path only.
+        assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(read_last(dir.path(), "f.jsonl", 5).is_err());
+        assert!(read_all(dir.path(), "f.jsonl").is_err());
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("e.jsonl"), "{\"secret\":1}").unwrap();
+        std::os::unix::fs::symlink(out.path(), dir.path().join("link")).unwrap();
+        let e = read_last(dir.path(), "link/e.jsonl", 5).unwrap_err();
+        assert!(e.to_string().contains("leads outside"), "{e}");
+    }
+
+    unsafe extern "C" {
+        #[link_name = "mkfifo"]
+        fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
     }
 }

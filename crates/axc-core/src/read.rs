@@ -16,6 +16,9 @@ pub const RUN_HISTORY_FILE: &str = ".agentxchain/run-history.jsonl";
 pub const SESSION_FILE: &str = ".agentxchain/continuous-session.json";
 pub const STATE_FILE: &str = ".agentxchain/state.json";
 
+/// The largest state, session or config file read (a larger one is said, not read).
+pub const MAX_STATE_BYTES: u64 = 16 << 20;
+
 /// Default number of events returned.
 pub const DEFAULT_EVENTS: usize = 50;
 /// Default number of run-history entries returned.
@@ -77,7 +80,7 @@ pub fn load_state(project: &Project, warnings: &mut Vec<String>) -> Option<Value
 
 /// `.agentxchain/continuous-session.json` when it exists and parses as an object.
 pub fn load_session(root: &Path) -> Option<Value> {
-    let bytes = std::fs::read(root.join(SESSION_FILE)).ok()?;
+    let bytes = fsread::read_inside(root, Path::new(SESSION_FILE), MAX_STATE_BYTES).ok()?;
     serde_json::from_slice::<Value>(&bytes)
         .ok()
         .filter(Value::is_object)
@@ -92,7 +95,14 @@ fn str_or_null(v: Option<&Value>) -> Value {
 
 /// The status report: project, run, active turns, pending gates, blocked state, session.
 pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
+    let before = warnings.len();
     let state = load_state(project, warnings);
+    // A state file that is there but cannot be used is said in the answer, not only on
+    // stderr: a run that is blocked must not read as an idle one.
+    let unusable: Vec<Value> = warnings[before..]
+        .iter()
+        .map(|w| json!(w.trim_start().trim_start_matches("Warning: ")))
+        .collect();
     let s = state.as_ref().and_then(Value::as_object);
     let mut m = Map::new();
     m.insert("ok".into(), json!(true));
@@ -142,7 +152,14 @@ pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
             Value::Array(gates)
         },
     );
-    m.insert("blocked".into(), json!(run_status == "blocked"));
+    m.insert(
+        "blocked".into(),
+        if unusable.is_empty() {
+            json!(run_status == "blocked")
+        } else {
+            Value::Null
+        },
+    );
     m.insert(
         "blocked_on".into(),
         str_or_null(s.and_then(|s| s.get("blocked_on"))),
@@ -165,6 +182,9 @@ pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
             }),
         );
     }
+    if !unusable.is_empty() {
+        m.insert("warnings".into(), Value::Array(unusable));
+    }
     Value::Object(m)
 }
 
@@ -177,23 +197,39 @@ pub fn limit_from(limit: Option<&Value>, default: usize) -> usize {
     }
 }
 
-/// The last `n` events, oldest first: `{ok, count, events}`.
+/// The last `n` events, oldest first: `{ok, count, events}`, plus `skipped_lines` when lines
+/// were passed over that are not events (not a JSON object, or over 16 MiB).
 pub fn events(project_root: &Path, n: usize) -> Value {
-    match jsonl::read_last(&project_root.join(EVENTS_FILE), n) {
-        Ok(events) => json!({"ok": true, "count": events.len(), "events": events}),
+    match jsonl::read_last(project_root, EVENTS_FILE, n) {
+        Ok(tail) => with_skipped(
+            json!({"ok": true, "count": tail.entries.len(), "events": tail.entries}),
+            tail.skipped,
+        ),
         Err(e) => fail(format!("Cannot read {EVENTS_FILE}: {e}")),
     }
 }
 
-/// The newest `n` run summaries, newest first: `{ok, count, entries}`.
+/// The newest `n` run summaries, newest first: `{ok, count, entries}` (and `skipped_lines`).
 pub fn history(project_root: &Path, n: usize) -> Value {
-    match jsonl::read_last(&project_root.join(RUN_HISTORY_FILE), n) {
-        Ok(mut entries) => {
-            entries.reverse();
-            json!({"ok": true, "count": entries.len(), "entries": entries})
+    match jsonl::read_last(project_root, RUN_HISTORY_FILE, n) {
+        Ok(mut tail) => {
+            tail.entries.reverse();
+            with_skipped(
+                json!({"ok": true, "count": tail.entries.len(), "entries": tail.entries}),
+                tail.skipped,
+            )
         }
         Err(e) => fail(format!("Cannot read {RUN_HISTORY_FILE}: {e}")),
     }
+}
+
+fn with_skipped(mut v: Value, skipped: usize) -> Value {
+    if skipped > 0
+        && let Some(o) = v.as_object_mut()
+    {
+        o.insert("skipped_lines".into(), json!(skipped));
+    }
+    v
 }
 
 /// Inspects a gate awaiting a person and names the CLI command that resolves it. Handles

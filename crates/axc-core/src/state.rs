@@ -23,9 +23,10 @@ pub enum StateError {
 /// Reads the state for `config` under `root`. `Ok(None)` when there is no state file.
 pub fn load(root: &Path, config: &Config) -> Result<Option<Value>, StateError> {
     let file = config.state_file.clone();
-    let bytes = match std::fs::read(root.join(&file)) {
+    // A regular file inside the project, never waited on, at most 16 MiB.
+    let bytes = match fsread::read_inside(root, Path::new(&file), crate::read::MAX_STATE_BYTES) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.is_missing() => return Ok(None),
         Err(e) => {
             return Err(StateError::Unreadable {
                 file,

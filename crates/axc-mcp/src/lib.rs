@@ -190,11 +190,15 @@ fn intake_record(opts: &Options, args: Map<String, Value>) -> Value {
 const STATE_URI: &str = "agentxchain://state";
 const SESSION_URI: &str = "agentxchain://session";
 
-fn read_raw(root: &Path, file: &str) -> String {
-    std::fs::read(root.join(file)).map_or_else(
-        |_| "{}".to_owned(),
-        |b| String::from_utf8_lossy(&b).into_owned(),
-    )
+/// A state file's text for `resources/read`: `{}` when absent; a file that is not a regular
+/// file inside the project, or over 16 MiB, is an error naming it (never waited on, never
+/// sent whole).
+fn read_raw(root: &Path, file: &str) -> Result<String, ResourceError> {
+    match fsread::read_inside(root, Path::new(file), read::MAX_STATE_BYTES) {
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(e) if e.is_missing() => Ok("{}".to_owned()),
+        Err(e) => Err(ResourceError::Failed(format!("cannot read {file}: {e}"))),
+    }
 }
 
 /// Builds the server.
@@ -264,7 +268,7 @@ pub fn server(opts: Options) -> Server {
                 SESSION_URI => read::SESSION_FILE,
                 _ => return Err(ResourceError::NotFound(format!("MCP error -32602: Resource {uri} not found"))),
             };
-            Ok(vec![ResourceContents { uri: uri.to_owned(), mime_type: "application/json".into(), text: read_raw(&root, file) }])
+            Ok(vec![ResourceContents { uri: uri.to_owned(), mime_type: "application/json".into(), text: read_raw(&root, file)? }])
         })
         .build()
 }

@@ -153,20 +153,9 @@ fn resolve_by_parts(path: &Path) -> Result<PathBuf, String> {
 }
 
 /// Opens `path` without blocking (a FIFO opened for reading would wait for a writer) and
-/// keeps it only if, once open, it is a regular file.
+/// keeps it only if, once open, it is a regular file ([`fsread::open_regular`]).
 fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let shown = path.display();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| format!("{shown}: {e}"))?;
-    let meta = file.metadata().map_err(|e| format!("{shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{shown}: not a regular file"));
-    }
-    Ok((file, meta))
+    fsread::open_regular(path).map_err(|e| e.to_string())
 }
 
 /// The first `n` bytes of the regular file at `path` (fewer if it is shorter); `None` for

@@ -1,0 +1,174 @@
+//! Opening files that someone else controls: a project an agent can write, a state directory
+//! another process may swap. It owns three rules, for every product that reads such files:
+//! a file is opened without blocking (a FIFO opened for reading would wait forever for a
+//! writer) and kept only if, once open, it is a regular file; a file meant to be inside a root
+//! is checked where it really is after opening (so a symlink, or one swapped in between a
+//! check and the open, cannot lead outside); and reads are capped. It knows nothing of what
+//! the files mean.
+
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// Why a file was not read. `Display` names the file and the reason.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    #[error("{0}: not a regular file")]
+    NotRegular(String),
+    #[error("{path}: leads outside {root} (to {real})")]
+    Outside {
+        path: String,
+        root: String,
+        real: String,
+    },
+    #[error("{path}: {len} bytes, over the {max} this reads of such a file")]
+    TooLarge { path: String, len: u64, max: u64 },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl ReadError {
+    /// Whether the file simply is not there (readers often treat that as empty).
+    pub fn is_missing(&self) -> bool {
+        matches!(self, ReadError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+fn io(path: &Path, source: std::io::Error) -> ReadError {
+    ReadError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Opens `path` without blocking and keeps it only if, once open, it is a regular file.
+pub fn open_regular(path: &Path) -> Result<(File, Metadata), ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| io(path, e))?;
+    let meta = file.metadata().map_err(|e| io(path, e))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(path.display().to_string()));
+    }
+    Ok((file, meta))
+}
+
+/// Where an open file really is: the kernel's name for the descriptor (Linux), else the
+/// path resolved now.
+fn real_path(file: &File, path: &Path) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .ok()
+        .or_else(|| path.canonicalize().ok())
+}
+
+/// Opens `root/rel` as [`open_regular`] does, and keeps it only if the file opened is inside
+/// `root` (both resolved: a symlink anywhere on the way that leads out is refused).
+pub fn open_inside(root: &Path, rel: &Path) -> Result<(File, Metadata), ReadError> {
+    let path = root.join(rel);
+    let (file, meta) = open_regular(&path)?;
+    let root_real = root.canonicalize().map_err(|e| io(root, e))?;
+    let real = real_path(&file, &path).unwrap_or_default();
+    if !real.starts_with(&root_real) {
+        return Err(ReadError::Outside {
+            path: path.display().to_string(),
+            root: root_real.display().to_string(),
+            real: real.display().to_string(),
+        });
+    }
+    Ok((file, meta))
+}
+
+/// The bytes of `root/rel` (see [`open_inside`]), at most `max`: a longer file, or one that
+/// grows past `max` while it is read, is refused rather than read in part.
+pub fn read_inside(root: &Path, rel: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, meta) = open_inside(root, rel)?;
+    read_capped(file, &meta, &root.join(rel), max)
+}
+
+/// The bytes of the regular file at `path` (see [`open_regular`]), at most `max`.
+pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, meta) = open_regular(path)?;
+    read_capped(file, &meta, path, max)
+}
+
+fn read_capped(file: File, meta: &Metadata, path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+    let too_large = |len| ReadError::TooLarge {
+        path: path.display().to_string(),
+        len,
+        max,
+    };
+    if meta.len() > max {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io(path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn only_regular_files_inside_the_root_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("sub/a.json"), "{}").unwrap();
+        std::fs::write(outside.join("secret"), "s").unwrap();
+        assert_eq!(
+            read_inside(&root, Path::new("sub/a.json"), 10).unwrap(),
+            b"{}"
+        );
+        assert!(
+            read_inside(&root, Path::new("nope"), 10)
+                .unwrap_err()
+                .is_missing()
+        );
+        // A FIFO is refused at once, never waited on.
+        let fifo = root.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(matches!(
+            read_inside(&root, Path::new("fifo"), 10),
+            Err(ReadError::NotRegular(_))
+        ));
+        // A directory symlinked out, and a file symlinked out.
+        symlink(&outside, root.join("link")).unwrap();
+        symlink(outside.join("secret"), root.join("secret")).unwrap();
+        for rel in ["link/secret", "secret"] {
+            let e = read_inside(&root, Path::new(rel), 10).unwrap_err();
+            assert!(matches!(e, ReadError::Outside { .. }), "{rel}: {e}");
+        }
+        // A symlink that stays inside is fine.
+        symlink(root.join("sub/a.json"), root.join("alias")).unwrap();
+        assert_eq!(read_inside(&root, Path::new("alias"), 10).unwrap(), b"{}");
+        // Over the cap.
+        assert_eq!(
+            read_inside(&root, Path::new("sub/a.json"), 1)
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "{}: 2 bytes, over the 1 this reads of such a file",
+                root.join("sub/a.json").display()
+            )
+        );
+    }
+}
