@@ -449,9 +449,13 @@ mod tests {
     use super::*;
 
     fn keypair(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
+        keypair_of(dir, name, "ed25519")
+    }
+
+    fn keypair_of(dir: &Path, name: &str, kind: &str) -> (std::path::PathBuf, String) {
         let key = dir.join(name);
         let ok = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+            .args(["-q", "-t", kind, "-N", "", "-C", name, "-f"])
             .arg(&key)
             .status()
             .unwrap();
@@ -546,6 +550,75 @@ mod tests {
         assert_eq!(
             describe(&record, None),
             json!({"attested": false, "signed": true})
+        );
+    }
+
+    #[test]
+    fn a_commented_out_key_signs_nothing_and_other_key_types_go_to_ssh_keygen() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sam, sam_pub) = keypair(dir.path(), "sam");
+        let (ann, ann_pub) = keypair_of(dir.path(), "ann", "ecdsa");
+        let signers = Signers::parse(
+            "main",
+            format!("# sam@example.com {sam_pub}\n\nann@example.com {ann_pub}\n").as_bytes(),
+        )
+        .unwrap();
+        let mut record = json!({"op": "o", "resolvedBy": "sam"});
+        record["signature"] = json!({"signature": sign_with(&sam, &payload(&record))});
+        assert!(
+            !signers.check(&record).attested(),
+            "a key listed only in a comment is not listed"
+        );
+        // An ECDSA line is verified by ssh-keygen (the in-process check knows ed25519 only).
+        let mut record = json!({"op": "o", "resolvedBy": "ann"});
+        record["signature"] = json!({"signature": sign_with(&ann, &payload(&record))});
+        assert_eq!(
+            signers.check(&record),
+            Attestation::Attested {
+                principal: "ann@example.com".into()
+            }
+        );
+    }
+
+    #[test]
+    fn signers_are_read_at_base_never_from_the_working_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}");
+        };
+        git(&["init", "-q", "-b", "work"]);
+        std::fs::create_dir_all(dir.path().join(".chant")).unwrap();
+        std::fs::write(dir.path().join(SIGNERS_PATH), "a@x ssh-ed25519 AAAA\n").unwrap();
+        let ledger = Ledger::open(dir.path()).unwrap();
+        assert!(
+            Signers::at_base(&ledger).unwrap().is_none(),
+            "the working tree is not a base"
+        );
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "signers"]);
+        assert!(
+            Signers::at_base(&ledger).unwrap().is_none(),
+            "nor is another branch"
+        );
+        git(&["branch", "master"]);
+        assert_eq!(Signers::at_base(&ledger).unwrap().unwrap().base, "master");
+        git(&["branch", "main"]);
+        let s = Signers::at_base(&ledger).unwrap().unwrap();
+        assert_eq!(s.base, "main");
+        assert_eq!(s.entries.len(), 1);
+        git(&["update-ref", "refs/remotes/origin/HEAD", "main"]);
+        assert_eq!(
+            Signers::at_base(&ledger).unwrap().unwrap().base,
+            "origin/HEAD"
         );
     }
 
