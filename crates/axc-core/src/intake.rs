@@ -163,6 +163,32 @@ fn dirs(root: &Path) -> (PathBuf, PathBuf) {
     (base.join("events"), base.join("intents"))
 }
 
+/// The intake folders, and every folder above them up to the root, must really be inside
+/// the project: a `.agentxchain/intake/intents` linked elsewhere is neither read nor written.
+fn confined(root: &Path, dirs: &[&Path]) -> Result<(), IntakeError> {
+    let outside = |path: &Path| IntakeError::Read {
+        path: path.to_path_buf(),
+        source: std::io::Error::other("leads outside the project"),
+    };
+    let real_root = root.canonicalize().map_err(|source| IntakeError::Read {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    for dir in dirs {
+        for d in dir
+            .ancestors()
+            .take_while(|d| d.starts_with(root) && *d != root)
+        {
+            if let Ok(real) = d.canonicalize()
+                && !real.starts_with(&real_root)
+            {
+                return Err(outside(d));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn read_json_dir(dir: &Path) -> Result<Vec<Value>, IntakeError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -181,7 +207,11 @@ fn read_json_dir(dir: &Path) -> Result<Vec<Value>, IntakeError> {
         if !name.ends_with(".json") || name.starts_with(".tmp-") {
             continue;
         }
-        // Regular files only, never waited on (a FIFO named *.json would hang the read).
+        // Regular files only (not links: the folder itself was checked to be inside the
+        // project, a link in it could lead anywhere), never waited on.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         if let Ok(Ok(v)) = fsread::read_regular(&entry.path(), crate::read::MAX_STATE_BYTES)
             .map(|b| serde_json::from_slice::<Value>(&b))
         {
@@ -208,14 +238,19 @@ pub fn record(root: &Path, payload: &Value, now: SystemTime) -> Result<Recorded,
     let signal = &payload["signal"];
     let key = dedup_key(source, signal);
     let (events_dir, intents_dir) = dirs(root);
+    confined(root, &[&events_dir, &intents_dir])?;
     if let Some(dup) = read_json_dir(&events_dir)?
         .into_iter()
         .find(|e| e.get("dedup_key").and_then(Value::as_str) == Some(&key))
     {
         let event_id = dup.get("event_id").cloned();
-        let intent = read_json_dir(&intents_dir)?
-            .into_iter()
-            .find(|i| i.get("event_id").cloned() == event_id);
+        // An event without an id pairs with no intent (not with every intent without one).
+        let intent = event_id.as_ref().and_then(|id| {
+            read_json_dir(&intents_dir)
+                .ok()?
+                .into_iter()
+                .find(|i| i.get("event_id") == Some(id))
+        });
         return Ok(Recorded {
             event: dup,
             intent,
@@ -289,6 +324,36 @@ mod tests {
 
     fn payload() -> Value {
         json!({"source": "manual", "signal": {"title": "Login page returns 500"}, "evidence": [{"type": "text", "value": "Users see 500"}]})
+    }
+
+    #[test]
+    fn intake_folders_linked_out_of_the_project_are_neither_read_nor_written() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.json"), r#"{"secret": "TOP"}"#).unwrap();
+        let (events, intents) = dirs(root.path());
+        std::fs::create_dir_all(&events).unwrap();
+        std::os::unix::fs::symlink(outside.path(), &intents).unwrap();
+        let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+        let e = record(root.path(), &payload(), now).unwrap_err();
+        assert!(e.to_string().contains("leads outside the project"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(outside.path()).unwrap().count(),
+            1,
+            "nothing written there"
+        );
+        // An event file that is a link out is not read; an event without an id pairs with no
+        // intent.
+        std::fs::remove_file(&intents).unwrap();
+        std::fs::create_dir_all(&intents).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.json"), events.join("x.json"))
+            .unwrap();
+        let key = dedup_key("manual", &payload()["signal"]);
+        std::fs::write(events.join("e.json"), format!(r#"{{"dedup_key":"{key}"}}"#)).unwrap();
+        std::fs::write(intents.join("i.json"), r#"{"intent_id":"i"}"#).unwrap();
+        let r = record(root.path(), &payload(), now).unwrap();
+        assert!(r.deduplicated);
+        assert_eq!(r.intent, None);
     }
 
     #[test]

@@ -16,12 +16,20 @@ use serde_json::Value;
 const CHUNK: usize = 64 * 1024;
 /// The longest line read as an entry; a longer one is skipped (and counted) unread.
 pub const MAX_LINE: usize = 16 << 20;
+/// How far back from its end [`read_last`] reads a log (a sparse 100 GB file must not keep a
+/// call busy for minutes), and how many bytes of entries one answer holds at most.
+pub const MAX_SCAN: u64 = 256 << 20;
+pub const MAX_ANSWER: usize = 32 << 20;
+/// The largest file [`read_all`] reads whole.
+pub const MAX_ALL: u64 = 256 << 20;
 
 /// Entries read, oldest first, and how many lines were skipped on the way.
 #[derive(Debug, Default, PartialEq)]
 pub struct Tail {
     pub entries: Vec<Value>,
     pub skipped: usize,
+    /// Reading stopped at [`MAX_SCAN`] or [`MAX_ANSWER`] before `n` entries were found.
+    pub truncated: bool,
 }
 
 enum Parsed {
@@ -63,6 +71,14 @@ pub fn read_all(root: &Path, rel: &str) -> Result<Tail, ReadError> {
     let Some(mut file) = open(root, rel)? else {
         return Ok(tail);
     };
+    let len = file.metadata().map_err(|e| io_error(root, rel, e))?.len();
+    if len > MAX_ALL {
+        return Err(ReadError::TooLarge {
+            path: root.join(rel).display().to_string(),
+            len,
+            max: MAX_ALL,
+        });
+    }
     let mut chunk = vec![0u8; CHUNK];
     let mut line: Vec<u8> = Vec::new();
     let mut oversize = false;
@@ -116,6 +132,8 @@ pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
     let err = |e| io_error(root, rel, e);
     let mut newest_first = Vec::new();
     let mut pos = file.seek(SeekFrom::End(0)).map_err(err)?;
+    let floor = pos.saturating_sub(MAX_SCAN);
+    let mut answer_bytes = 0usize;
     // The line that straddles the boundary between the chunk just read and the one before
     // it, as pieces in reverse order (joined once, when the line is complete: prepending to
     // one buffer would copy it again for every chunk), or nothing once it is known too long.
@@ -126,20 +144,28 @@ pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
     let take = |pieces: &mut Vec<Vec<u8>>,
                 oversize: &mut bool,
                 newest: &mut Vec<Value>,
-                tail: &mut Tail| {
+                tail: &mut Tail,
+                answer_bytes: &mut usize| {
         let line: Vec<u8> = pieces.drain(..).rev().flatten().collect();
         if std::mem::take(oversize) {
             tail.skipped += 1;
             return;
         }
         match parse_line(&line) {
-            Parsed::Entry(v) => newest.push(v),
+            Parsed::Entry(v) => {
+                *answer_bytes += line.len();
+                newest.push(v);
+            }
             Parsed::Bad => tail.skipped += 1,
             Parsed::Blank => {}
         }
     };
-    while pos > 0 && newest_first.len() < n {
-        let size = (pos as usize).min(CHUNK);
+    while pos > floor && newest_first.len() < n {
+        if answer_bytes > MAX_ANSWER {
+            tail.truncated = true;
+            break;
+        }
+        let size = ((pos - floor) as usize).min(CHUNK);
         pos -= size as u64;
         file.seek(SeekFrom::Start(pos)).map_err(err)?;
         file.read_exact(&mut chunk[..size]).map_err(err)?;
@@ -152,7 +178,13 @@ pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
                 partial_len += end - nl - 1;
                 oversize = partial_len > MAX_LINE;
             }
-            take(&mut partial, &mut oversize, &mut newest_first, &mut tail);
+            take(
+                &mut partial,
+                &mut oversize,
+                &mut newest_first,
+                &mut tail,
+                &mut answer_bytes,
+            );
             partial_len = 0;
             if newest_first.len() == n {
                 newest_first.reverse();
@@ -170,8 +202,17 @@ pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
             }
         }
     }
-    if pos == 0 && newest_first.len() < n {
-        take(&mut partial, &mut oversize, &mut newest_first, &mut tail);
+    if pos == 0 && newest_first.len() < n && !tail.truncated {
+        take(
+            &mut partial,
+            &mut oversize,
+            &mut newest_first,
+            &mut tail,
+            &mut answer_bytes,
+        );
+    } else if pos > 0 && newest_first.len() < n {
+        // Stopped at the scan limit: what is before it was not read.
+        tail.truncated = true;
     }
     newest_first.reverse();
     tail.entries = newest_first;
@@ -268,6 +309,36 @@ mod tests {
         let f = file_with(&ok);
         assert_eq!(read_last(f.path(), "f.jsonl", 1).unwrap().entries.len(), 1);
         assert_eq!(read_all(f.path(), "f.jsonl").unwrap().entries.len(), 1);
+    }
+
+    #[test]
+    fn a_huge_sparse_log_is_read_only_near_its_end() {
+        let d = file_with(b"");
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(d.path().join("f.jsonl"))
+            .unwrap();
+        f.set_len(100 << 30).unwrap();
+        drop(f);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(d.path().join("f.jsonl"))
+            .unwrap()
+            .write_all(b"\n{\"a\":1}\n")
+            .unwrap();
+        let t = std::time::Instant::now();
+        let tail = read_last(d.path(), "f.jsonl", 5).unwrap();
+        assert_eq!(tail.entries, [json!({"a":1})]);
+        assert!(tail.truncated, "only the last MAX_SCAN bytes were read");
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(matches!(
+            read_all(d.path(), "f.jsonl"),
+            Err(ReadError::TooLarge { .. })
+        ));
     }
 
     #[test]

@@ -204,6 +204,7 @@ pub fn events(project_root: &Path, n: usize) -> Value {
         Ok(tail) => with_skipped(
             json!({"ok": true, "count": tail.entries.len(), "events": tail.entries}),
             tail.skipped,
+            tail.truncated,
         ),
         Err(e) => fail(format!("Cannot read {EVENTS_FILE}: {e}")),
     }
@@ -217,17 +218,23 @@ pub fn history(project_root: &Path, n: usize) -> Value {
             with_skipped(
                 json!({"ok": true, "count": tail.entries.len(), "entries": tail.entries}),
                 tail.skipped,
+                tail.truncated,
             )
         }
         Err(e) => fail(format!("Cannot read {RUN_HISTORY_FILE}: {e}")),
     }
 }
 
-fn with_skipped(mut v: Value, skipped: usize) -> Value {
-    if skipped > 0
-        && let Some(o) = v.as_object_mut()
-    {
-        o.insert("skipped_lines".into(), json!(skipped));
+/// Adds `skipped_lines` (when not 0) and `truncated: true` (when the read stopped at the
+/// last 256 MiB of the log or 32 MiB of entries).
+fn with_skipped(mut v: Value, skipped: usize, truncated: bool) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        if skipped > 0 {
+            o.insert("skipped_lines".into(), json!(skipped));
+        }
+        if truncated {
+            o.insert("truncated".into(), json!(true));
+        }
     }
     v
 }

@@ -165,7 +165,15 @@ pub(crate) fn op_approve(
         state.chant.evaluator.as_ref(),
         &crate::budget(ctx),
     );
-    let declared = set.get(name).is_some_and(|o| o.never_over_mcp);
+    let op_def = set.get(name);
+    let declared = op_def.is_some_and(|o| o.never_over_mcp);
+    let env_arg = string_arg(&args, "env").map(str::to_owned);
+    let plan_here = |pending_env: Option<&str>| {
+        let op = op_def.expect("only offered for a declared Op");
+        let env = chant_ops::runtime::env_of(op, pending_env.or(env_arg.as_deref()));
+        let digest = chant_ops::runtime::plan_digest(op, gate, &env);
+        (env, digest)
+    };
     if declared {
         return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
     }
@@ -184,6 +192,7 @@ pub(crate) fn op_approve(
         allow_same_origin: false,
         declared_never_over_mcp: declared,
         seal: None,
+        plan_here: op_def.is_some().then_some(&plan_here),
     };
     let resolved = gates::approve(&repo.ledger, &approval, &SystemClock)
         .map_err(|r: Refusal| ToolError(r.to_string()))?;

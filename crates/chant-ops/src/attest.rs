@@ -174,11 +174,17 @@ fn verify_ed25519(armored: &str, message: &str) -> Result<(), String> {
     use ed25519_dalek::{Signature, VerifyingKey};
     use sha2::Digest as _;
     let bad = |what: &str| Err(format!("the signature is malformed: {what}"));
-    let body: String = armored
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with("-----"))
-        .collect();
+    // As ssh-keygen reads it: armored, version 1, an empty reserved field, nothing after the
+    // last field (of the signature or of the blobs inside it).
+    let text = armored.trim();
+    let (Some(body), true) = (
+        text.strip_prefix("-----BEGIN SSH SIGNATURE-----")
+            .and_then(|t| t.strip_suffix("-----END SSH SIGNATURE-----")),
+        text.lines().count() >= 3,
+    ) else {
+        return bad("not an armored SSH signature");
+    };
+    let body: String = body.lines().map(str::trim).collect();
     let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(body) else {
         return bad("not base64");
     };
@@ -198,6 +204,12 @@ fn verify_ed25519(armored: &str, message: &str) -> Result<(), String> {
     ) else {
         return bad("truncated");
     };
+    if !b.is_empty() {
+        return bad("trailing data");
+    }
+    if !reserved.is_empty() {
+        return bad("a reserved field that is not empty");
+    }
     if namespace != NAMESPACE.as_bytes() {
         return Err(format!(
             "made for namespace {:?}, not {NAMESPACE}",
@@ -209,13 +221,18 @@ fn verify_ed25519(armored: &str, message: &str) -> Result<(), String> {
         b"sha256" => sha2::Sha256::digest(message.as_bytes()).to_vec(),
         _ => return bad("unknown hash algorithm"),
     };
-    let (Some(b"ssh-ed25519"), Some(pk)) = (take(&mut key).map(|k| k as &[u8]), take(&mut key))
-    else {
+    let (Some(b"ssh-ed25519"), Some(pk), true) = (
+        take(&mut key).map(|k| k as &[u8]),
+        take(&mut key),
+        key.is_empty(),
+    ) else {
         return bad("not an ed25519 key");
     };
-    let (Some(b"ssh-ed25519"), Some(sig_bytes)) =
-        (take(&mut sig).map(|k| k as &[u8]), take(&mut sig))
-    else {
+    let (Some(b"ssh-ed25519"), Some(sig_bytes), true) = (
+        take(&mut sig).map(|k| k as &[u8]),
+        take(&mut sig),
+        sig.is_empty(),
+    ) else {
         return bad("not an ed25519 signature");
     };
     let (Ok(pk), Ok(sig_bytes)) = (<[u8; 32]>::try_from(pk), <[u8; 64]>::try_from(sig_bytes))
@@ -640,6 +657,25 @@ mod tests {
             assert_eq!(ours, theirs, "{msg}");
         }
         assert!(verify_ed25519(&good, message).is_ok());
+        // What ssh-keygen refuses is refused here too: trailing data, a missing armor.
+        let body: String = good.lines().filter(|l| !l.starts_with("-----")).collect();
+        let mut raw = base64::engine::general_purpose::STANDARD
+            .decode(&body)
+            .unwrap();
+        raw.extend_from_slice(b"TRAILING");
+        let trailing = format!(
+            "-----BEGIN SSH SIGNATURE-----\n{}\n-----END SSH SIGNATURE-----\n",
+            base64::engine::general_purpose::STANDARD.encode(&raw)
+        );
+        assert_eq!(
+            verify_ed25519(&trailing, message),
+            Err("the signature is malformed: trailing data".into())
+        );
+        assert!(verify(&file, "sam@example.com", &trailing, message).is_err());
+        assert_eq!(
+            verify_ed25519(&body, message),
+            Err("the signature is malformed: not an armored SSH signature".into())
+        );
         // Another namespace: a git commit signature is not an approval.
         let mut child = Command::new("ssh-keygen")
             .args(["-Y", "sign", "-q", "-n", "git", "-f"])

@@ -38,6 +38,12 @@ impl Origin {
     }
 }
 
+/// How many resolutions after a pending fact one decision judges, newest first.
+pub const MAX_JUDGED: usize = 64;
+
+/// How far ahead of this machine's clock a fact's time may be and still count.
+pub const MAX_CLOCK_DRIFT_MS: u64 = 5 * 60_000;
+
 /// The ledger path of an Op's gate facts.
 pub fn gates_path(op: &str) -> String {
     format!("_gates/{op}.jsonl")
@@ -151,8 +157,20 @@ pub fn decide_with(
     now_ms: u64,
     believed: &dyn Fn(&Fact, &Fact) -> bool,
 ) -> GateState {
+    // A fact dated after now (beyond a clock's drift), or a pending fact standing longer than
+    // any gate may, was not written by a run or an approval: it decides nothing, so it can
+    // neither shadow the run's own pending fact nor block the gate for good.
+    let plausible = |f: &&Fact| {
+        f.timestamp_ms <= now_ms.saturating_add(MAX_CLOCK_DRIFT_MS)
+            && f.expires_ms
+                .is_none_or(|e| e.saturating_sub(f.timestamp_ms) <= crate::runtime::MAX_GATE_MS)
+    };
     let mut pending: Option<&Fact> = None;
-    for f in facts.iter().filter(|f| f.pending && f.gate == gate) {
+    for f in facts
+        .iter()
+        .filter(|f| f.pending && f.gate == gate)
+        .filter(plausible)
+    {
         if pending.is_none_or(|p| f.timestamp_ms >= p.timestamp_ms) {
             pending = Some(f);
         }
@@ -163,6 +181,7 @@ pub fn decide_with(
     let after: Vec<&Fact> = facts
         .iter()
         .filter(|f| !f.pending && f.gate == gate && f.timestamp_ms >= p.timestamp_ms)
+        .filter(plausible)
         .collect();
     let for_pending = |r: &&&Fact| match &p.plan_digest {
         None => true,
@@ -178,7 +197,9 @@ pub fn decide_with(
         None => after
             .iter()
             .rev()
-            .find(|r| !for_pending(r) && believed(p, r)),
+            .filter(|r| !for_pending(r))
+            .take(MAX_JUDGED)
+            .find(|r| believed(p, r)),
     };
     match (matching, last) {
         (Some(r), _) => GateState::Passed {
@@ -300,6 +321,8 @@ pub fn same_origin_reason(o: Origin) -> String {
 
 /// Seals a payload into a `signature` value, or says why it cannot.
 pub type Seal = dyn Fn(&str) -> Result<Json, String>;
+/// The plan digest of the declared Op for an environment (`None`: the default one).
+pub type PlanHere<'a> = dyn Fn(Option<&str>) -> (String, String) + 'a;
 
 /// What an approval asks for.
 #[derive(Clone)]
@@ -318,6 +341,10 @@ pub struct Approval<'a> {
     /// Seals the record's payload ([`crate::attest::payload`]) into its `signature` member
     /// (`chant approve --sign`); its error is the refusal.
     pub seal: Option<&'a Seal>,
+    /// The plan digest of the Op as the approver has it checked out, for an environment (the
+    /// pending fact's `env`, when it names one): an approval of a pending fact for another
+    /// plan is refused, so a person approves what they can see, not what the ledger says.
+    pub plan_here: Option<&'a PlanHere<'a>>,
 }
 
 /// Why an approval was refused (each text is what the user sees).
@@ -444,6 +471,18 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
             g = a.gate,
             o = a.op
         )));
+    }
+    if a.plan.is_none()
+        && let (Some(here), Some(p), Some(d)) = (a.plan_here, &standing, &plan_digest)
+    {
+        let (env, mine) = here(p.raw.get("env").and_then(Json::as_str));
+        if *d != mine {
+            return Err(Refusal::BadPlan(format!(
+                "Gate \"{g}\" on \"{o}\" waits for plan {d}, but {o} as checked out here is plan {mine} (environment {env}): approving would approve a plan you have not seen. Check out what the run ran and approve again, or approve that plan by name with `--plan {d}` once you have reviewed it",
+                g = a.gate,
+                o = a.op
+            )));
+        }
     }
     if let Some(pending_origin) = standing.as_ref().and_then(|p| p.origin)
         && model
@@ -728,6 +767,45 @@ mod tests {
     }
 
     #[test]
+    fn a_fact_dated_in_the_future_or_standing_too_long_decides_nothing() {
+        let e = crate::time::iso(NOW + 3_600_000);
+        let genuine = pending(&crate::time::iso(NOW - 1000), &e, None);
+        let drift = crate::time::iso(NOW + MAX_CLOCK_DRIFT_MS);
+        let within = pending(
+            &drift,
+            &crate::time::iso(NOW + MAX_CLOCK_DRIFT_MS + 1),
+            None,
+        );
+        let future = pending(
+            &crate::time::iso(NOW + MAX_CLOCK_DRIFT_MS + 1),
+            &crate::time::iso(NOW + 7_200_000),
+            None,
+        );
+        let forever = pending(
+            &crate::time::iso(NOW),
+            &crate::time::iso(NOW + crate::runtime::MAX_GATE_MS + 1),
+            None,
+        );
+        for shadow in [&future, &forever] {
+            assert_eq!(
+                decide(&[genuine.clone(), shadow.clone()], "g", NOW),
+                GateState::Standing(genuine.clone())
+            );
+        }
+        assert_eq!(
+            decide(&[genuine.clone(), within.clone()], "g", NOW),
+            GateState::Standing(within.clone()),
+            "a clock a little ahead still counts"
+        );
+        let late = resolution(&crate::time::iso(NOW + MAX_CLOCK_DRIFT_MS + 1), None);
+        assert_eq!(
+            decide(&[genuine.clone(), late], "g", NOW),
+            GateState::Standing(genuine.clone()),
+            "nor does a resolution from the future"
+        );
+    }
+
+    #[test]
     fn an_unreadable_timestamp_never_blocks_its_gate() {
         // Once, "zzzz" sorted after every real time: that pending fact stood forever and no
         // resolution or expiry after it could count. Now it is skipped, and the gate reads
@@ -819,6 +897,7 @@ mod approval_tests {
             allow_same_origin: false,
             declared_never_over_mcp: false,
             seal: None,
+            plan_here: None,
         }
     }
 

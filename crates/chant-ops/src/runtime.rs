@@ -182,21 +182,28 @@ fn total_steps(op: &OpDef) -> usize {
     op.phases.iter().map(|p| p.steps.len()).sum()
 }
 
-/// Runs `op` to a terminal state and records it.
-pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
-    let started_ms = opts.clock.now_ms();
-    let wall = Instant::now();
-    let run_id = format!("local-{started_ms}");
-    let env = opts
-        .env
-        .clone()
+/// The longest a gate's pending fact may stand (its timeout): 366 days.
+pub const MAX_GATE_MS: u64 = 366 * 86_400_000;
+
+/// The environment a run of `op` uses: `given`, else the Op's `labels.Env`, else `local`.
+pub fn env_of(op: &OpDef, given: Option<&str>) -> String {
+    given
+        .map(str::to_owned)
         .or_else(|| {
             op.labels
                 .get("Env")
                 .and_then(Json::as_str)
                 .map(str::to_owned)
         })
-        .unwrap_or_else(|| "local".to_owned());
+        .unwrap_or_else(|| "local".to_owned())
+}
+
+/// Runs `op` to a terminal state and records it.
+pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
+    let started_ms = opts.clock.now_ms();
+    let wall = Instant::now();
+    let run_id = format!("local-{started_ms}");
+    let env = env_of(op, opts.env.as_deref());
     let total = total_steps(op);
     let settled = std::sync::atomic::AtomicUsize::new(0);
     let report = |r: &Json| {
@@ -607,7 +614,6 @@ fn run_gate(
             ),
         );
     };
-    const MAX_GATE_MS: u64 = 366 * 86_400_000;
     let timeout_ms = match parse_duration(timeout) {
         Ok(ms) if ms > MAX_GATE_MS => {
             return fail(
@@ -656,7 +662,8 @@ fn run_gate(
         }
     };
     let record_new = |record: Map<String, Json>, refusal: Option<String>| {
-        let mut extra: Vec<(&str, Json)> = vec![("runId", json!(ctx.run_id))];
+        let mut extra: Vec<(&str, Json)> =
+            vec![("runId", json!(ctx.run_id)), ("env", json!(ctx.env))];
         if let Some(d) = description {
             extra.push(("description", json!(d)));
         }
@@ -722,6 +729,7 @@ fn run_gate(
                             && f.timestamp_ms >= pending.timestamp_ms
                             && f.plan_digest == pending.plan_digest
                     })
+                    .take(gates::MAX_JUDGED)
                     .find_map(|f| match attest::judge(Some(s), &pending, f) {
                         attest::Attestation::Unattested { reason } => Some(format!(
                             "the resolution by {} is unattested ({reason}), and {} at {} lets only signed approvals pass; approve with `chant approve {} {gate} --sign`",

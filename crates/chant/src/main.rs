@@ -311,7 +311,7 @@ fn main() -> ExitCode {
             allow_same_origin,
             expire,
             sign,
-            env: _,
+            env,
             on,
         } => ops::approve(
             &chant,
@@ -327,6 +327,7 @@ fn main() -> ExitCode {
                 allow_same_origin,
                 expire,
                 sign,
+                env,
                 on,
             },
         ),

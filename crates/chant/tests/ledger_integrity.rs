@@ -353,10 +353,23 @@ fn one_bad_byte_costs_one_line_and_is_reported_everywhere() {
     assert!(again.status.success(), "{}", stderr(&again));
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A pending fact as a run writes it, reached an hour ago, standing for a day.
 fn pending_line(timestamp: &str, digest: &str) -> String {
+    let expires = chant_ops::time::iso(now_ms() + 86_400_000);
     format!(
-        r#"{{"expiresAt":"9999-01-01T00:00:00.000Z","gate":"ship-it","kind":"pending","op":"rollout","origin":"cli","planDigest":"{digest}","timestamp":"{timestamp}","version":1}}"#
+        r#"{{"expiresAt":"{expires}","gate":"ship-it","kind":"pending","op":"rollout","origin":"cli","planDigest":"{digest}","timestamp":"{timestamp}","version":1}}"#
     )
+}
+
+fn an_hour_ago() -> String {
+    chant_ops::time::iso(now_ms() - 3_600_000)
 }
 
 #[test]
@@ -391,11 +404,8 @@ fn a_pending_fact_with_an_unreadable_time_blocks_nothing() {
 fn a_malformed_plan_digest_is_never_copied_into_an_approval() {
     let (_dir, _origin, a) = team();
     let gates = "_gates/rollout.jsonl";
-    put(
-        &a,
-        gates,
-        pending_line("2026-11-29T00:00:00.000Z", "md5:abc").as_bytes(),
-    );
+    let line = pending_line(&an_hour_ago(), "md5:abc");
+    put(&a, gates, line.as_bytes());
     let want = "Gate \"ship-it\" on \"rollout\" has a pending fact whose planDigest is not a plan digest (\"sha256:\" and 64 hex characters), got \"md5:abc\"; it is not copied into an approval. Record a new pending fact with `chant run rollout`, or end this one with `chant approve rollout ship-it --expire`";
     let refused = chant_in(
         &a,
@@ -418,7 +428,7 @@ fn a_malformed_plan_digest_is_never_copied_into_an_approval() {
     );
     assert_eq!(
         ledger_bytes(&a, gates),
-        pending_line("2026-11-29T00:00:00.000Z", "md5:abc").as_bytes(),
+        line.as_bytes(),
         "nothing was recorded"
     );
 }
@@ -677,7 +687,7 @@ fn a_sealed_approval_answers_one_pending_fact_and_cannot_be_replayed() {
     // with a far expiry, so the old sealed resolution would count for it.
     let mut forged = pending.clone();
     forged["timestamp"] = resolution["timestamp"].clone();
-    forged["expiresAt"] = serde_json::json!("2099-01-01T00:00:00.000Z");
+    forged["expiresAt"] = serde_json::json!(chant_ops::time::iso(now_ms() + 86_400_000));
     put(
         &a,
         gates,
@@ -795,5 +805,53 @@ fn replace_refs_and_a_planted_ssh_keygen_do_not_change_the_verdict() {
         Some(3),
         "eve's seal is refused by the real ssh-keygen: {}",
         stderr(&run)
+    );
+}
+
+#[test]
+fn a_forged_pending_fact_neither_shadows_the_run_nor_gets_a_person_to_approve_its_plan() {
+    let (_dir, a, _sam, _eve, _) = signed_team();
+    let gates = "_gates/rollout.jsonl";
+    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    let genuine: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let other_plan = format!("sha256:{}", "b".repeat(64));
+    // Dated in the future: it would be "the latest pending fact" for good.
+    let mut future = genuine.clone();
+    future["timestamp"] = serde_json::json!("2099-01-01T00:00:00.000Z");
+    future["expiresAt"] = serde_json::json!("2099-01-02T00:00:00.000Z");
+    future["planDigest"] = serde_json::json!(other_plan);
+    put(&a, gates, format!("{text}\n{future}").as_bytes());
+    let ok = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(
+        String::from_utf8_lossy(&ok.stdout).contains(genuine["planDigest"].as_str().unwrap()),
+        "the person approved the run's plan, not the forged one"
+    );
+    let run = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    // Plausibly dated, for a plan that is not the Op as checked out: refused, with why.
+    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    let mut now = genuine.clone();
+    now["timestamp"] = serde_json::json!(chant_ops::time::iso(now_ms()));
+    now["expiresAt"] = serde_json::json!(chant_ops::time::iso(now_ms() + 3_600_000));
+    now["planDigest"] = serde_json::json!(other_plan);
+    put(&a, gates, format!("{text}\n{now}").as_bytes());
+    let refused = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[],
+    );
+    assert!(!refused.status.success());
+    let mine = genuine["planDigest"].as_str().unwrap();
+    assert_eq!(
+        stderr(&refused).trim(),
+        format!(
+            "error: Gate \"ship-it\" on \"rollout\" waits for plan {other_plan}, but rollout as checked out here is plan {mine} (environment local): approving would approve a plan you have not seen. Check out what the run ran and approve again, or approve that plan by name with `--plan {other_plan}` once you have reviewed it"
+        )
     );
 }
