@@ -366,8 +366,14 @@ fn never_over_mcp_ops_are_kept_from_agents() {
 fn an_undiscovered_ops_pending_record_carries_never_over_mcp() {
     let (_d, root) = repo();
     // A pending fact written for an Op no *.op.ts declares (e.g. the fan-out gate); its
-    // timestamp is later than the expiry `write_gate_line` records first.
-    let line = json!({"version": 1, "kind": "pending", "op": "fan-out", "gate": "merge", "timestamp": "2999-01-01T00:00:00.000Z", "expiresAt": "2999-06-01T00:00:00.000Z", "origin": "cli", "neverOverMcp": true});
+    // timestamp is later than the expiry `write_gate_line` records first (a second later).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let line = json!({"version": 1, "kind": "pending", "op": "fan-out", "gate": "merge",
+        "timestamp": chant_ops::time::iso(now + 1000), "expiresAt": chant_ops::time::iso(now + 3_600_000),
+        "origin": "cli", "neverOverMcp": true});
     write_gate_line(&root, "fan-out", &line);
     let mut s = serve(&root);
     let r = call(
