@@ -577,7 +577,7 @@ mod tests {
         let (ann, ann_pub) = keypair_of(dir.path(), "ann", "ecdsa");
         let signers = Signers::parse(
             "main",
-            format!("# sam@example.com {sam_pub}\n\nann@example.com {ann_pub}\n").as_bytes(),
+            format!("#sam@example.com {sam_pub}\n\nann@example.com {ann_pub}\n").as_bytes(),
         )
         .unwrap();
         let mut record = json!({"op": "o", "resolvedBy": "sam"});
@@ -595,6 +595,56 @@ mod tests {
                 principal: "ann@example.com".into()
             }
         );
+    }
+
+    #[test]
+    fn a_pattern_principal_must_match_the_approver_and_sha256_seals_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sam, sam_pub) = keypair(dir.path(), "sam");
+        let signers =
+            Signers::parse("main", format!("*@example.com {sam_pub}\n").as_bytes()).unwrap();
+        let sealed = |who: &str| {
+            let mut r = json!({"op": "o", "resolvedBy": who});
+            r["signature"] = json!({"signature": sign_with(&sam, &payload(&r))});
+            r
+        };
+        assert_eq!(
+            signers.check(&sealed("sam@example.com")),
+            Attestation::Attested {
+                principal: "sam@example.com".into()
+            }
+        );
+        assert!(
+            !signers.check(&sealed("mallory")).attested(),
+            "the pattern names who may approve with that key"
+        );
+        // A seal made with SHA-256 (ssh-keygen -O hashalg=sha256) verifies in process too.
+        let message = "m";
+        let mut child = Command::new("ssh-keygen")
+            .args([
+                "-Y",
+                "sign",
+                "-q",
+                "-n",
+                NAMESPACE,
+                "-O",
+                "hashalg=sha256",
+                "-f",
+            ])
+            .arg(&sam)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(message.as_bytes())
+            .unwrap();
+        let sig = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        assert_eq!(verify_ed25519(&sig, message), Ok(()));
+        assert!(verify_ed25519(&sig, "n").is_err());
     }
 
     #[test]
