@@ -797,6 +797,16 @@ mod tests {
             GateState::Standing(within.clone()),
             "a clock a little ahead still counts"
         );
+        // "A little" is five minutes: four ahead count, six do not.
+        for (ahead, counts) in [(4 * 60_000, true), (6 * 60_000, false)] {
+            let p = pending(
+                &crate::time::iso(NOW + ahead),
+                &crate::time::iso(NOW + ahead + 60_000),
+                None,
+            );
+            let d = decide(&[genuine.clone(), p.clone()], "g", NOW);
+            assert_eq!(d == GateState::Standing(p), counts, "{ahead} ms ahead");
+        }
         let late = resolution(&crate::time::iso(NOW + MAX_CLOCK_DRIFT_MS + 1), None);
         assert_eq!(
             decide(&[genuine.clone(), late], "g", NOW),

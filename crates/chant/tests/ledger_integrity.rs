@@ -855,3 +855,38 @@ fn a_forged_pending_fact_neither_shadows_the_run_nor_gets_a_person_to_approve_it
         )
     );
 }
+
+#[test]
+fn a_signer_that_writes_no_signature_is_refused() {
+    let (dir, a, _sam, _eve, _) = signed_team();
+    // An ssh-keygen that exits 0 and prints nothing (a broken install, a wrapper): --sign must
+    // not record an approval sealed with nothing.
+    let fake = dir.path().join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(
+        fake.join("ssh-keygen"),
+        "#!/bin/sh\ncat >/dev/null\nexit 0\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        fake.join("ssh-keygen"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap());
+    let gates = "_gates/rollout.jsonl";
+    let before = ledger_bytes(&a, gates);
+    let out = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
+        &[("PATH", path.as_str())],
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--sign could not sign with user.signingkey"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(ledger_bytes(&a, gates), before, "nothing recorded");
+}
