@@ -17,8 +17,9 @@ const CHUNK: usize = 64 * 1024;
 /// The longest line read as an entry; a longer one is skipped (and counted) unread.
 pub const MAX_LINE: usize = 16 << 20;
 /// How far back from its end [`read_last`] reads a log (a sparse 100 GB file must not keep a
-/// call busy for minutes), and how many bytes of entries one answer holds at most.
-pub const MAX_SCAN: u64 = 256 << 20;
+/// call, or the pool behind it, busy for minutes), and how many bytes of entries one answer
+/// holds at most.
+pub const MAX_SCAN: u64 = 64 << 20;
 pub const MAX_ANSWER: usize = 32 << 20;
 /// The largest file [`read_all`] reads whole.
 pub const MAX_ALL: u64 = 256 << 20;

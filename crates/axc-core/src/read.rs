@@ -226,7 +226,7 @@ pub fn history(project_root: &Path, n: usize) -> Value {
 }
 
 /// Adds `skipped_lines` (when not 0) and `truncated: true` (when the read stopped at the
-/// last 256 MiB of the log or 32 MiB of entries).
+/// last 64 MiB of the log or 32 MiB of entries).
 fn with_skipped(mut v: Value, skipped: usize, truncated: bool) -> Value {
     if let Some(o) = v.as_object_mut() {
         if skipped > 0 {

@@ -187,10 +187,13 @@ pub fn decide_with(
         None => true,
         Some(d) => r.plan_digest.as_deref() == Some(d),
     };
+    // Each judgement may cost a signature check: only the newest MAX_JUDGED resolutions
+    // after the pending fact are asked about, so a flood of copied lines costs a bounded time.
     let matching = after
         .iter()
         .rev()
         .filter(for_pending)
+        .take(MAX_JUDGED)
         .find(|r| believed(p, r));
     let last = match matching {
         Some(_) => None,
@@ -813,6 +816,21 @@ mod tests {
             GateState::Standing(genuine.clone()),
             "nor does a resolution from the future"
         );
+    }
+
+    #[test]
+    fn a_flood_of_resolutions_costs_a_bounded_number_of_judgements() {
+        let t = crate::time::iso(NOW - 1000);
+        let p = pending(&t, &crate::time::iso(NOW + 3_600_000), None);
+        let mut facts = vec![p];
+        facts.extend((0..500).map(|_| resolution(&t, None)));
+        let asked = std::cell::Cell::new(0usize);
+        let state = decide_with(&facts, "g", NOW, &|_, _| {
+            asked.set(asked.get() + 1);
+            false
+        });
+        assert!(matches!(state, GateState::Standing(_)));
+        assert_eq!(asked.get(), MAX_JUDGED, "only the newest are judged");
     }
 
     #[test]
