@@ -65,7 +65,7 @@ pub fn find_root(start: &Path) -> Option<PathBuf> {
 
 /// Reads and validates `<root>/agentxchain.json`.
 pub fn load(root: &Path) -> Result<Config, ConfigError> {
-    let text = fsread::read_inside(root, Path::new(CONFIG_FILE), crate::read::MAX_STATE_BYTES)
+    let text = fsread::read_inside(root, Path::new(CONFIG_FILE), crate::util::MAX_STATE_BYTES)
         .map_err(|e| ConfigError::Unreadable(e.to_string()))?;
     let raw: Value =
         serde_json::from_slice(&text).map_err(|e| ConfigError::InvalidJson(e.to_string()))?;

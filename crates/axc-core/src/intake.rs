@@ -212,7 +212,7 @@ fn read_json_dir(dir: &Path) -> Result<Vec<Value>, IntakeError> {
         if !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        if let Ok(Ok(v)) = fsread::read_regular(&entry.path(), crate::read::MAX_STATE_BYTES)
+        if let Ok(Ok(v)) = fsread::read_regular(&entry.path(), crate::util::MAX_STATE_BYTES)
             .map(|b| serde_json::from_slice::<Value>(&b))
         {
             out.push(v);

@@ -16,8 +16,7 @@ pub const RUN_HISTORY_FILE: &str = ".agentxchain/run-history.jsonl";
 pub const SESSION_FILE: &str = ".agentxchain/continuous-session.json";
 pub const STATE_FILE: &str = ".agentxchain/state.json";
 
-/// The largest state, session or config file read (a larger one is said, not read).
-pub const MAX_STATE_BYTES: u64 = 16 << 20;
+pub use crate::util::MAX_STATE_BYTES;
 
 /// Default number of events returned.
 pub const DEFAULT_EVENTS: usize = 50;

@@ -24,7 +24,7 @@ pub enum StateError {
 pub fn load(root: &Path, config: &Config) -> Result<Option<Value>, StateError> {
     let file = config.state_file.clone();
     // A regular file inside the project, never waited on, at most 16 MiB.
-    let bytes = match fsread::read_inside(root, Path::new(&file), crate::read::MAX_STATE_BYTES) {
+    let bytes = match fsread::read_inside(root, Path::new(&file), crate::util::MAX_STATE_BYTES) {
         Ok(b) => b,
         Err(e) if e.is_missing() => return Ok(None),
         Err(e) => {

@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch.
+/// The largest state, session or config file read (a larger one is said, not read).
+pub const MAX_STATE_BYTES: u64 = 16 << 20;
+
 pub fn epoch_millis(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

@@ -328,28 +328,24 @@ fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Resul
 
 /// The digest a resolution names in `answers`: `sha256:` and the hex SHA-256 of the pending
 /// fact's canonical compact JSON.
-pub fn answers(pending: &crate::gates::Fact) -> String {
+pub fn answers(pending: &Json) -> String {
     format!(
         "sha256:{}",
-        canon::sha256_hex(canon::to_canonical_compact(&pending.raw).as_bytes())
+        canon::sha256_hex(canon::to_canonical_compact(pending).as_bytes())
     )
 }
 
 /// Whether `resolution` is believed as the answer to `pending`: always without signers;
 /// with them, only when its seal verifies and it names that pending fact in `answers`.
-pub fn judge(
-    signers: Option<&Signers>,
-    pending: &crate::gates::Fact,
-    resolution: &crate::gates::Fact,
-) -> Attestation {
+pub fn judge(signers: Option<&Signers>, pending: &Json, resolution: &Json) -> Attestation {
     let Some(signers) = signers else {
         return Attestation::Attested {
             principal: String::new(),
         };
     };
-    match signers.check(&resolution.raw) {
+    match signers.check(resolution) {
         Attestation::Attested { .. }
-            if resolution.raw.get("answers").and_then(Json::as_str)
+            if resolution.get("answers").and_then(Json::as_str)
                 != Some(answers(pending).as_str()) =>
         {
             Attestation::Unattested {

@@ -38,6 +38,9 @@ impl Origin {
     }
 }
 
+/// The longest a gate's pending fact may stand (its timeout): 366 days.
+pub const MAX_GATE_MS: u64 = 366 * 86_400_000;
+
 /// How many resolutions after a pending fact one decision judges, newest first.
 pub const MAX_JUDGED: usize = 64;
 
@@ -163,7 +166,7 @@ pub fn decide_with(
     let plausible = |f: &&Fact| {
         f.timestamp_ms <= now_ms.saturating_add(MAX_CLOCK_DRIFT_MS)
             && f.expires_ms
-                .is_none_or(|e| e.saturating_sub(f.timestamp_ms) <= crate::runtime::MAX_GATE_MS)
+                .is_none_or(|e| e.saturating_sub(f.timestamp_ms) <= MAX_GATE_MS)
     };
     let mut pending: Option<&Fact> = None;
     for f in facts
@@ -442,7 +445,8 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
     // policy, a resolution that is not believed resolves nothing.
     let signers = crate::attest::Signers::at_base(ledger)
         .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
-    let believed = |p: &Fact, r: &Fact| crate::attest::judge(signers.as_ref(), p, r).attested();
+    let believed =
+        |p: &Fact, r: &Fact| crate::attest::judge(signers.as_ref(), &p.raw, &r.raw).attested();
     let standing = match decide_with(&facts, a.gate, now, &believed) {
         GateState::Standing(p) | GateState::Mismatched { pending: p, .. } => Some(p),
         GateState::Passed { .. } | GateState::Open => None,
@@ -518,7 +522,7 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
     // The pending fact this answers, by digest: a seal then covers that one fact, so a
     // signed approval cannot be replayed for another pending fact of the same plan.
     if let Some(p) = &standing {
-        r.insert("answers".into(), json!(crate::attest::answers(p)));
+        r.insert("answers".into(), json!(crate::attest::answers(&p.raw)));
     }
     r.insert("origin".into(), json!(a.origin.as_str()));
     let overridden =
@@ -786,7 +790,7 @@ mod tests {
         );
         let forever = pending(
             &crate::time::iso(NOW),
-            &crate::time::iso(NOW + crate::runtime::MAX_GATE_MS + 1),
+            &crate::time::iso(NOW + MAX_GATE_MS + 1),
             None,
         );
         for shadow in [&future, &forever] {

@@ -182,9 +182,6 @@ fn total_steps(op: &OpDef) -> usize {
     op.phases.iter().map(|p| p.steps.len()).sum()
 }
 
-/// The longest a gate's pending fact may stand (its timeout): 366 days.
-pub const MAX_GATE_MS: u64 = 366 * 86_400_000;
-
 /// The environment a run of `op` uses: `given`, else the Op's `labels.Env`, else `local`.
 pub fn env_of(op: &OpDef, given: Option<&str>) -> String {
     given
@@ -615,7 +612,7 @@ fn run_gate(
         );
     };
     let timeout_ms = match parse_duration(timeout) {
-        Ok(ms) if ms > MAX_GATE_MS => {
+        Ok(ms) if ms > gates::MAX_GATE_MS => {
             return fail(
                 record,
                 format!(
@@ -645,7 +642,8 @@ fn run_gate(
         );
     }
     let policy = signers.as_ref();
-    let believed = |p: &gates::Fact, r: &gates::Fact| attest::judge(policy, p, r).attested();
+    let believed =
+        |p: &gates::Fact, r: &gates::Fact| attest::judge(policy, &p.raw, &r.raw).attested();
     let digest = plan_digest(ctx.op, gate, ctx.env);
     let now = ctx.opts.clock.now_ms();
     let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
@@ -730,7 +728,7 @@ fn run_gate(
                             && f.plan_digest == pending.plan_digest
                     })
                     .take(gates::MAX_JUDGED)
-                    .find_map(|f| match attest::judge(Some(s), &pending, f) {
+                    .find_map(|f| match attest::judge(Some(s), &pending.raw, &f.raw) {
                         attest::Attestation::Unattested { reason } => Some(format!(
                             "the resolution by {} is unattested ({reason}), and {} at {} lets only signed approvals pass; approve with `chant approve {} {gate} --sign`",
                             f.resolved_by.as_deref().unwrap_or("?"),
