@@ -644,6 +644,37 @@ mod tests {
     }
 
     #[test]
+    fn a_seal_counts_only_for_the_pending_fact_it_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sam, sam_pub) = keypair(dir.path(), "sam");
+        let signers =
+            Signers::parse("main", format!("sam@example.com {sam_pub}\n").as_bytes()).unwrap();
+        let pending = json!({"kind": "pending", "op": "o", "gate": "g", "timestamp": "t"});
+        let other = json!({"kind": "pending", "op": "o", "gate": "g", "timestamp": "u"});
+        assert_eq!(
+            answers(&pending),
+            format!(
+                "sha256:{}",
+                canon::sha256_hex(canon::to_canonical_compact(&pending).as_bytes())
+            )
+        );
+        assert_ne!(answers(&pending), answers(&other));
+        let mut r = json!({"op": "o", "resolvedBy": "sam", "answers": answers(&pending)});
+        r["signature"] = json!({"signature": sign_with(&sam, &payload(&r))});
+        assert_eq!(
+            judge(Some(&signers), &pending, &r),
+            Attestation::Attested {
+                principal: "sam@example.com".into()
+            }
+        );
+        assert!(!judge(Some(&signers), &other, &r).attested());
+        assert!(
+            judge(None, &other, &r).attested(),
+            "without signers every approval counts"
+        );
+    }
+
+    #[test]
     fn signers_are_read_at_base_never_from_the_working_tree() {
         let dir = tempfile::tempdir().unwrap();
         let git = |args: &[&str]| {

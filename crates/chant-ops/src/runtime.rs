@@ -759,6 +759,49 @@ fn mismatch_text(resolution: &gates::Fact, digest: &str, op: &str, gate: &str) -
 mod tests {
     use super::*;
 
+    /// One run of an Op whose only step is a gate with `timeout`, on a fresh ledger: the
+    /// gate step's record.
+    fn gate_step(timeout: &str) -> Json {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let ledger = Ledger::open(dir.path()).unwrap();
+        let op = crate::model::op_from_props(
+            json!({"name": "o", "overview": "", "phases": [{"name": "A", "steps": [
+                {"kind": "gate", "gate": "g", "timeout": timeout}]}]}),
+            &dir.path().join("o.op.ts"),
+        )
+        .unwrap();
+        let cancel = AtomicBool::new(false);
+        let opts = RunOptions {
+            env: None,
+            origin: Origin::Cli,
+            cwd: dir.path().to_path_buf(),
+            ledger: Some(&ledger),
+            clock: &crate::time::FixedClock(1_796_000_000_000),
+            cancel: &cancel,
+            on_step: &|_, _, _| {},
+        };
+        let outcome = run(&op, &opts);
+        outcome.records[0].clone()
+    }
+
+    #[test]
+    fn a_gate_may_stand_366_days_and_not_a_millisecond_more() {
+        assert_eq!(gate_step("366d")["status"], "gated");
+        assert_eq!(gate_step("4h")["status"], "gated");
+        let longer = gate_step("367d");
+        assert_eq!(longer["status"], "fail");
+        assert_eq!(
+            longer["error"],
+            "gate timeout \"367d\" is longer than the 366 days a pending fact may stand"
+        );
+    }
+
     fn cmd(c: &str) -> Json {
         json!({"cmd": c})
     }
