@@ -282,8 +282,21 @@ impl Ledger {
     }
 
     fn git(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, LedgerError> {
+        self.git_with(args, input, &[])
+    }
+
+    /// [`Ledger::git`] with extra environment variables (a private index for a merge).
+    fn git_with(
+        &self,
+        args: &[&str],
+        input: Option<&[u8]>,
+        env: &[(&str, &Path)],
+    ) -> Result<Vec<u8>, LedgerError> {
         let mut cmd = git_command(&self.toplevel);
         cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         if !self.has_identity() {
             cmd.env("GIT_AUTHOR_NAME", "chant")
                 .env("GIT_AUTHOR_EMAIL", "chant@localhost")
@@ -466,24 +479,14 @@ impl Ledger {
     /// Every file on the branch as of its current commit, listed with one `ls-tree -r`; read
     /// any number of them with one `cat-file --batch` ([`Snapshot::read_many`]).
     pub fn snapshot(&self) -> Result<Snapshot<'_>, LedgerError> {
-        let mut files = std::collections::BTreeMap::new();
-        if let Some(head) = self.head()? {
-            let out = self.git(&["ls-tree", "-r", "-z", "--full-tree", &head], None)?;
-            for line in out.split(|b| *b == 0).filter(|l| !l.is_empty()) {
-                let line = String::from_utf8_lossy(line);
-                if let Some((kind, sha, name)) = entry(&line) {
-                    if check_path(name).is_err() {
-                        return Err(LedgerError::BadEntry {
-                            commit: head,
-                            path: name.to_owned(),
-                        });
-                    }
-                    if kind == "blob" {
-                        files.insert(name.to_owned(), sha.to_owned());
-                    }
-                }
-            }
-        }
+        let files = match self.head()? {
+            Some(head) => self
+                .tree_files(&head)?
+                .into_iter()
+                .map(|(path, (_, sha))| (path, sha))
+                .collect(),
+            None => Default::default(),
+        };
         Ok(Snapshot {
             ledger: self,
             files,
@@ -761,25 +764,8 @@ impl Ledger {
             listing.push_str(&format!("{mode} {sha}\t{path}\n"));
         }
         let with_index = |args: &[&str], input: Option<&[u8]>| {
-            let mut cmd = git_command(&self.toplevel);
-            cmd.args(args)
-                .env("GIT_INDEX_FILE", &index_path)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let mut child = cmd.spawn()?;
-            let mut stdin = child.stdin.take().expect("piped stdin");
-            stdin.write_all(input.unwrap_or_default())?;
-            drop(stdin);
-            let out = child.wait_with_output()?;
-            if out.status.success() {
-                Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-            } else {
-                Err(LedgerError::Git {
-                    args: args.join(" "),
-                    message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-                })
-            }
+            self.git_with(args, input, &[("GIT_INDEX_FILE", &index_path)])
+                .map(|out| String::from_utf8_lossy(&out).trim().to_owned())
         };
         let tree = with_index(
             &["update-index", "--add", "--index-info"],
