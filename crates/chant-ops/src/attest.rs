@@ -176,17 +176,9 @@ fn verify_ed25519(armored: &str, message: &str) -> Result<(), String> {
     let bad = |what: &str| Err(format!("the signature is malformed: {what}"));
     // As ssh-keygen reads it: armored, version 1, an empty reserved field, nothing after the
     // last field (of the signature or of the blobs inside it).
-    let text = armored.trim();
-    let (Some(body), true) = (
-        text.strip_prefix("-----BEGIN SSH SIGNATURE-----")
-            .and_then(|t| t.strip_suffix("-----END SSH SIGNATURE-----")),
-        text.lines().count() >= 3,
-    ) else {
-        return bad("not an armored SSH signature");
-    };
-    let body: String = body.lines().map(str::trim).collect();
-    let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(body) else {
-        return bad("not base64");
+    let raw = match dearmor(armored) {
+        Ok(raw) => raw,
+        Err(what) => return bad(what),
     };
     let Some(mut b) = raw.strip_prefix(b"SSHSIG") else {
         return bad("no SSHSIG preamble");
@@ -265,20 +257,29 @@ fn is_key_type(t: &str) -> bool {
     t.starts_with("ssh-") || t.starts_with("ecdsa-sha2-") || t.starts_with("sk-")
 }
 
+/// The bytes of an armored SSH signature, read as ssh-keygen reads it (BEGIN and END lines
+/// around base64), or why it is not one.
+fn dearmor(armored: &str) -> Result<Vec<u8>, &'static str> {
+    let text = armored.trim();
+    let (Some(body), true) = (
+        text.strip_prefix("-----BEGIN SSH SIGNATURE-----")
+            .and_then(|t| t.strip_suffix("-----END SSH SIGNATURE-----")),
+        text.lines().count() >= 3,
+    ) else {
+        return Err("not an armored SSH signature");
+    };
+    let body: String = body.lines().map(str::trim).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .map_err(|_| "not base64")
+}
+
 /// The base64 public key blob an armored SSHSIG was made with (`None`: not one).
 fn signing_key(armored: &str) -> Option<String> {
-    let body: String = armored
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with("-----"))
-        .collect();
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(body)
-        .ok()?;
+    let raw = dearmor(armored).ok()?;
     // "SSHSIG", uint32 version, string publickey, …
-    let rest = raw.strip_prefix(b"SSHSIG")?.get(4..)?;
-    let len = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-    let blob = rest.get(4..4 + len)?;
+    let mut rest = raw.strip_prefix(b"SSHSIG")?.get(4..)?;
+    let blob = take(&mut rest)?;
     Some(base64::engine::general_purpose::STANDARD.encode(blob))
 }
 
@@ -292,6 +293,27 @@ const SSH_KEYGENS: [&str; 5] = [
     "/run/current-system/sw/bin/ssh-keygen",
 ];
 
+/// Runs `cmd` with `input` on its stdin; `why` names it when it cannot start.
+fn run_with_input(
+    cmd: &mut Command,
+    input: &str,
+    why: &str,
+) -> Result<std::process::Output, String> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{why}: {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .map_err(|e| e.to_string())?;
+    child.wait_with_output().map_err(|e| e.to_string())
+}
+
 fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Result<(), String> {
     let Some(keygen) = SSH_KEYGENS.iter().find(|p| Path::new(p).is_file()) else {
         return Err(format!(
@@ -302,23 +324,15 @@ fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Resul
     let mut sig = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
     sig.write_all(armored.as_bytes())
         .map_err(|e| e.to_string())?;
-    let mut child = Command::new(keygen)
-        .args(["-Y", "verify", "-n", NAMESPACE, "-I", identity, "-f"])
-        .arg(signers)
-        .arg("-s")
-        .arg(sig.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run ssh-keygen: {e}"))?;
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(payload.as_bytes())
-        .map_err(|e| e.to_string())?;
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = run_with_input(
+        Command::new(keygen)
+            .args(["-Y", "verify", "-n", NAMESPACE, "-I", identity, "-f"])
+            .arg(signers)
+            .arg("-s")
+            .arg(sig.path()),
+        payload,
+        "cannot run ssh-keygen",
+    )?;
     if out.status.success() {
         Ok(())
     } else {
@@ -433,19 +447,11 @@ pub fn seal(repo_root: &Path, payload: &str) -> Result<Json, String> {
         cmd.arg("-f").arg(path);
         literal = None;
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("--sign needs ssh-keygen, which could not run: {e}"))?;
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(payload.as_bytes())
-        .map_err(|e| e.to_string())?;
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = run_with_input(
+        &mut cmd,
+        payload,
+        "--sign needs ssh-keygen, which could not run",
+    )?;
     drop(literal);
     let armored = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || !armored.contains("BEGIN SSH SIGNATURE") {
