@@ -210,13 +210,7 @@ pub(crate) fn op_approve(
     });
     // Whether it is believed: an approval over MCP is never sealed, so under a signers
     // policy it does not pass the gate, and the reply says so.
-    let signers = chant_ops::attest::Signers::at_base(&repo.ledger)
-        .ok()
-        .flatten();
-    if let (Some(o), Value::Object(seen)) = (
-        reply.as_object_mut(),
-        chant_ops::attest::describe(&resolved.record, signers.as_ref()),
-    ) {
+    if let (Some(o), Value::Object(seen)) = (reply.as_object_mut(), resolved.seen) {
         o.extend(seen);
     }
     Ok(ToolOutput::Json(reply))

@@ -394,6 +394,9 @@ pub struct Resolved {
     pub record: Json,
     pub plan_digest: Option<String>,
     pub timestamp: String,
+    /// Whether it is believed, as outputs say it ([`crate::attest::describe`] against the
+    /// signers the approval was decided with).
+    pub seen: Json,
 }
 
 /// Records a gate's resolution after every check, in the order every channel shares.
@@ -542,10 +545,12 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
             &format!("Approve {} {}", a.op, a.gate),
         )
         .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
+    let seen = crate::attest::describe(&record, signers.as_ref());
     Ok(Resolved {
         record,
         plan_digest,
         timestamp,
+        seen,
     })
 }
 

@@ -376,10 +376,7 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
     match result {
         Ok(resolved) => {
             push(&repo);
-            let signers = chant_ops::attest::Signers::at_base(&repo.ledger)
-                .ok()
-                .flatten();
-            let seen = chant_ops::attest::describe(&resolved.record, signers.as_ref());
+            let seen = &resolved.seen;
             let how = match (&seen["signedBy"], seen["signed"].as_bool()) {
                 (Value::String(who), _) => format!("signed and verified as {who}"),
                 (_, Some(true)) => match seen["unattested"].as_str() {
