@@ -168,12 +168,9 @@ pub(crate) fn op_approve(
     let op_def = set.get(name);
     let declared = op_def.is_some_and(|o| o.never_over_mcp);
     let env_arg = string_arg(&args, "env").map(str::to_owned);
-    let plan_here = |pending_env: Option<&str>| {
-        let op = op_def.expect("only offered for a declared Op");
-        let env = chant_ops::runtime::env_of(op, pending_env.or(env_arg.as_deref()));
-        let digest = chant_ops::runtime::plan_digest(op, gate, &env);
-        (env, digest)
-    };
+    let plan_here = op_def.map(|op| {
+        move |e: Option<&str>| chant_ops::runtime::plan_here(op, gate, e, env_arg.as_deref())
+    });
     if declared {
         return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
     }
@@ -192,7 +189,7 @@ pub(crate) fn op_approve(
         allow_same_origin: false,
         declared_never_over_mcp: declared,
         seal: None,
-        plan_here: op_def.is_some().then_some(&plan_here),
+        plan_here: plan_here.as_ref().map(|f| f as &gates::PlanHere),
     };
     let resolved = gates::approve(&repo.ledger, &approval, &SystemClock)
         .map_err(|r: Refusal| ToolError(r.to_string()))?;

@@ -195,6 +195,20 @@ pub fn env_of(op: &OpDef, given: Option<&str>) -> String {
         .unwrap_or_else(|| "local".to_owned())
 }
 
+/// The plan of `op`'s `gate` as the Op is checked out here, for the pending fact's
+/// environment (else `given`, else as [`env_of`] picks): `(environment, digest)`. What an
+/// approver is shown to be approving ([`crate::gates::Approval::plan_here`]).
+pub fn plan_here(
+    op: &OpDef,
+    gate: &str,
+    pending_env: Option<&str>,
+    given: Option<&str>,
+) -> (String, String) {
+    let env = env_of(op, pending_env.or(given));
+    let digest = plan_digest(op, gate, &env);
+    (env, digest)
+}
+
 /// Runs `op` to a terminal state and records it.
 pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
     let started_ms = opts.clock.now_ms();

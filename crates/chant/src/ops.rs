@@ -347,12 +347,9 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         .unwrap_or_else(|| "unknown".into());
     let root = repo.root.clone();
     let seal = move |payload: &str| chant_ops::attest::seal(&root, payload);
-    let plan_here = |pending_env: Option<&str>| {
-        let op = declared.expect("only offered for a declared Op");
-        let env = chant_ops::runtime::env_of(op, pending_env.or(args.env.as_deref()));
-        let digest = chant_ops::runtime::plan_digest(op, &args.gate, &env);
-        (env, digest)
-    };
+    let (gate, given_env) = (args.gate.as_str(), args.env.as_deref());
+    let plan_here = declared
+        .map(|op| move |e: Option<&str>| chant_ops::runtime::plan_here(op, gate, e, given_env));
     let approval = Approval {
         op: &args.op,
         gate: &args.gate,
@@ -364,7 +361,7 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         allow_same_origin: args.allow_same_origin,
         declared_never_over_mcp: declared.is_some_and(|o| o.never_over_mcp),
         seal: args.sign.then_some(&seal),
-        plan_here: declared.is_some().then_some(&plan_here),
+        plan_here: plan_here.as_ref().map(|f| f as &gates::PlanHere),
     };
     let mut result = gates::approve(&repo.ledger, &approval, &clock);
     // The gate may have been reached on another clone: look at the remote once more.
