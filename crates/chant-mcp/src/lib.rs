@@ -53,6 +53,8 @@ pub(crate) struct State {
     /// Calls that evaluate the project, held for the whole call: what a project makes
     /// (its values, the output built from them, the reply) exists for two calls at a time.
     pub(crate) work: Arc<Permits>,
+    /// What each Op's run files said, by object id: `op-list` reads only what changed.
+    pub(crate) latest: chant_ops::records::LatestCache,
 }
 
 impl State {
@@ -394,6 +396,7 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         ceiling,
         loaded,
         work: Arc::new(Permits::new(2)),
+        latest: Default::default(),
     });
     let mut b = ServerBuilder::new("chant", options.version);
     type Handler = fn(&State, Arguments, &RequestContext) -> Result<ToolOutput, ToolError>;

@@ -45,7 +45,7 @@ pub(crate) fn op_list(
         state.chant.evaluator.as_ref(),
         &crate::budget(ctx),
     );
-    let ops: Vec<Value> = repo.list_entries(&set.ops);
+    let ops: Vec<Value> = repo.list_entries(&set.ops, Some(&state.latest));
     Ok(ToolOutput::Json(json!({"ops": ops, "errors": set.errors})))
 }
 

@@ -1,9 +1,15 @@
-//! The gate ledger (`_gates/<op>.jsonl`): pending facts and resolutions, plan digests, origins,
-//! the same-origin rule, `neverOverMcp`, and the one approval function every channel uses.
+//! The gate ledger: pending facts and resolutions, plan digests, origins, the same-origin
+//! rule, `neverOverMcp`, and the one approval function every channel uses.
+//!
+//! A fact is one file, `_gates/<op>/<gate>/<yyyy>/<mm>/<dd>/<hh>/<timestamp>-<n>.jsonl` (see
+//! [`crate::layout`]), so a decision reads the newest facts back to the standing pending one
+//! and no further, however long the gate's history. Ledgers written before this layout hold
+//! an Op's facts as lines of `_gates/<op>.jsonl`; that file is still read, never written.
 
-use gitledger::Ledger;
+use gitledger::{Flow, Kind, Ledger};
 use serde_json::{Map, Value as Json, json};
 
+use crate::records::Skipped;
 use crate::time::Clock;
 
 /// The channel a gate fact came through.
@@ -47,9 +53,175 @@ pub const MAX_JUDGED: usize = 64;
 /// How far ahead of this machine's clock a fact's time may be and still count.
 pub const MAX_CLOCK_DRIFT_MS: u64 = 5 * 60_000;
 
-/// The ledger path of an Op's gate facts.
+/// The file older ledgers hold an Op's gate facts in, one per line. Read, never written.
 pub fn gates_path(op: &str) -> String {
     format!("_gates/{op}.jsonl")
+}
+
+/// Where the facts of `op`'s gate `gate` are: `_gates/<op>/<gate>`, the gate's name with
+/// every byte outside `[a-z0-9._-]` (and the dots of `.` and `..`, which name no directory)
+/// written `%XX`, so every name has one directory and no two share one.
+pub fn gate_dir(op: &str, gate: &str) -> String {
+    let mut name = String::new();
+    for b in gate.bytes() {
+        if b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-') {
+            name.push(b as char);
+        } else {
+            name.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if name.bytes().all(|b| b == b'.') {
+        name = name.replace('.', "%2E");
+    }
+    format!("_gates/{op}/{name}")
+}
+
+/// The gate a directory name under `_gates/<op>/` stands for (the inverse of [`gate_dir`]).
+fn gate_of_dir(name: &str) -> Option<String> {
+    let mut out = Vec::new();
+    let mut bytes = name.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let hex: String = [bytes.next()?, bytes.next()?]
+                .iter()
+                .map(|b| *b as char)
+                .collect();
+            out.push(u8::from_str_radix(&hex, 16).ok()?);
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The facts one decision of `op`'s gate `gate` needs, at `now_ms`, in the order they were
+/// written (by `timestamp`), and the lines skipped on the way: the legacy file's facts for
+/// the gate, and the gate's files newest first back to the newest pending fact that could
+/// stand (with the rest of its hour, for facts of the same millisecond). Files dated after
+/// `now_ms` beyond a clock's drift are not read: their facts would decide nothing.
+pub fn load(
+    ledger: &Ledger,
+    op: &str,
+    gate: &str,
+    now_ms: u64,
+) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
+    let mut reader = ledger.reader()?;
+    let (mut facts, mut skipped) = legacy_facts(&mut reader, op)?;
+    facts.retain(|f| f.gate == gate);
+    let (new, bad) = new_facts(&mut reader, op, gate, Some(now_ms))?;
+    facts.extend(new);
+    skipped.extend(bad);
+    facts.sort_by_key(|f| f.timestamp_ms);
+    Ok((facts, skipped))
+}
+
+/// Every fact of `op`'s gates, legacy and new, in the order they were written, and the lines
+/// skipped (what tests and audits list; a decision reads only what [`load`] reads).
+pub fn all_facts(
+    ledger: &Ledger,
+    op: &str,
+) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
+    let mut reader = ledger.reader()?;
+    let (mut facts, mut skipped) = legacy_facts(&mut reader, op)?;
+    for gate in gate_names_new(&mut reader, op)? {
+        let (new, bad) = new_facts(&mut reader, op, &gate, None)?;
+        facts.extend(new);
+        skipped.extend(bad);
+    }
+    facts.sort_by_key(|f| f.timestamp_ms);
+    Ok((facts, skipped))
+}
+
+/// The legacy file's facts (every gate of `op`), and its skipped lines.
+fn legacy_facts(
+    reader: &mut gitledger::Reader,
+    op: &str,
+) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
+    let legacy = gates_path(op);
+    Ok(match reader.blob(&legacy)? {
+        Some(bytes) => {
+            let (f, s) = parse_facts(&bytes);
+            (f, Skipped::list(&legacy, s))
+        }
+        None => Default::default(),
+    })
+}
+
+/// The gates that have a directory of facts under `_gates/<op>/`.
+fn gate_names_new(
+    reader: &mut gitledger::Reader,
+    op: &str,
+) -> Result<Vec<String>, gitledger::LedgerError> {
+    Ok(reader
+        .tree(&format!("_gates/{op}"))?
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.kind == Kind::Tree)
+        .filter_map(|e| {
+            // Only a name written the one way [`gate_dir`] writes it.
+            let g = gate_of_dir(&e.name)?;
+            (gate_dir(op, &g) == format!("_gates/{op}/{}", e.name)).then_some(g)
+        })
+        .collect())
+}
+
+/// Every gate of `op` the ledger has facts of (directories, then the legacy file's), once each.
+pub fn gate_names(ledger: &Ledger, op: &str) -> Result<Vec<String>, gitledger::LedgerError> {
+    let mut reader = ledger.reader()?;
+    let mut names = gate_names_new(&mut reader, op)?;
+    for f in legacy_facts(&mut reader, op)?.0 {
+        if f.pending && !names.contains(&f.gate) {
+            names.push(f.gate);
+        }
+    }
+    Ok(names)
+}
+
+/// The facts in the gate's directory, in written order. With `now_ms`: newest first back to
+/// the newest pending fact that could stand at `now_ms` (and the rest of its hour), not
+/// reading files dated after `now_ms` beyond a clock's drift. Without: all of them.
+fn new_facts(
+    reader: &mut gitledger::Reader,
+    op: &str,
+    gate: &str,
+    now_ms: Option<u64>,
+) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
+    let dir = gate_dir(op, gate);
+    let until = now_ms.map(|n| n.saturating_add(MAX_CLOCK_DRIFT_MS));
+    let mut newest: Vec<Fact> = Vec::new();
+    let mut skipped = Vec::new();
+    crate::layout::newest_first(reader, &dir, until, &mut |path, bytes| {
+        let mut stands = false;
+        let mut kept = Vec::new();
+        for line in gitledger::numbered(bytes) {
+            let why = match line.text.map_err(str::to_owned).and_then(parse_fact) {
+                Err(reason) => reason,
+                Ok(f) if f.op != op || f.gate != gate => format!(
+                    "a fact of {}/{} does not belong in this gate's directory",
+                    crate::records::shown(&f.op),
+                    crate::records::shown(&f.gate)
+                ),
+                Ok(f) if !crate::layout::placed(&dir, path, f.timestamp_ms) => {
+                    crate::layout::misplaced("timestamp", &f.timestamp)
+                }
+                Ok(f) => {
+                    stands |= f.pending && now_ms.is_some_and(|n| plausible(&f, n));
+                    kept.push(f);
+                    continue;
+                }
+            };
+            skipped.push(Skipped {
+                file: path.to_owned(),
+                line: line.number,
+                reason: why,
+            });
+        }
+        // Written order within the file, newest file first: reversed once at the end.
+        newest.extend(kept.into_iter().rev());
+        if stands { Flow::FinishDir } else { Flow::Next }
+    })?;
+    newest.reverse();
+    Ok((newest, skipped))
 }
 
 /// A gate line as read from the ledger.
@@ -146,6 +318,15 @@ fn is_expired(f: &Fact, now_ms: u64) -> bool {
     f.expires_ms.is_none_or(|e| e <= now_ms)
 }
 
+/// A fact dated after now (beyond a clock's drift), or a pending fact standing longer than
+/// any gate may, was not written by a run or an approval: it decides nothing, so it can
+/// neither shadow the run's own pending fact nor block the gate for good.
+fn plausible(f: &Fact, now_ms: u64) -> bool {
+    f.timestamp_ms <= now_ms.saturating_add(MAX_CLOCK_DRIFT_MS)
+        && f.expires_ms
+            .is_none_or(|e| e.saturating_sub(f.timestamp_ms) <= MAX_GATE_MS)
+}
+
 /// Decides one gate from the Op's facts.
 pub fn decide(facts: &[Fact], gate: &str, now_ms: u64) -> GateState {
     decide_with(facts, gate, now_ms, &|_, _| true)
@@ -160,14 +341,7 @@ pub fn decide_with(
     now_ms: u64,
     believed: &dyn Fn(&Fact, &Fact) -> bool,
 ) -> GateState {
-    // A fact dated after now (beyond a clock's drift), or a pending fact standing longer than
-    // any gate may, was not written by a run or an approval: it decides nothing, so it can
-    // neither shadow the run's own pending fact nor block the gate for good.
-    let plausible = |f: &&Fact| {
-        f.timestamp_ms <= now_ms.saturating_add(MAX_CLOCK_DRIFT_MS)
-            && f.expires_ms
-                .is_none_or(|e| e.saturating_sub(f.timestamp_ms) <= MAX_GATE_MS)
-    };
+    let plausible = |f: &&Fact| plausible(f, now_ms);
     let mut pending: Option<&Fact> = None;
     for f in facts
         .iter()
@@ -439,11 +613,9 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
             "--plan must be a plan digest (\"sha256:\" and 64 hex characters), got \"{p}\""
         )));
     }
-    let bytes = ledger
-        .read(&gates_path(a.op))
-        .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
-    let (facts, _) = parse_facts(bytes.as_deref().unwrap_or_default());
     let now = clock.now_ms();
+    let (facts, _) = load(ledger, a.op, a.gate, now)
+        .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
     // A gate already resolved for its plan has nothing left to approve; under a signers
     // policy, a resolution that is not believed resolves nothing.
     let signers = crate::attest::Signers::at_base(ledger)
@@ -538,13 +710,14 @@ pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<R
         let signature = seal(&crate::attest::payload(&record)).map_err(Refusal::Seal)?;
         record["signature"] = signature;
     }
-    ledger
-        .append_line(
-            &gates_path(a.op),
-            &canon::to_canonical_compact(&record),
-            &format!("Approve {} {}", a.op, a.gate),
-        )
-        .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
+    crate::layout::append(
+        ledger,
+        &gate_dir(a.op, a.gate),
+        now,
+        &canon::to_canonical_compact(&record),
+        &format!("Approve {} {}", a.op, a.gate),
+    )
+    .map_err(|e| Refusal::Ledger(format!("Cannot record the approval: {e}")))?;
     let seen = crate::attest::describe(&record, signers.as_ref());
     Ok(Resolved {
         record,
@@ -584,8 +757,10 @@ pub fn record_pending(
         p.insert((*k).to_owned(), v.clone());
     }
     let record = Json::Object(p);
-    ledger.append_line(
-        &gates_path(op),
+    crate::layout::append(
+        ledger,
+        &gate_dir(op, gate),
+        now_ms,
         &canon::to_canonical_compact(&record),
         &format!("Gate {op} {gate} pending"),
     )?;
@@ -939,9 +1114,7 @@ mod approval_tests {
     }
 
     fn lines(l: &Ledger) -> usize {
-        l.read(&gates_path("o"))
-            .unwrap()
-            .map_or(0, |b| gitledger::lines(&b).count())
+        all_facts(l, "o").unwrap().0.len()
     }
 
     #[test]
@@ -1031,14 +1204,24 @@ mod approval_tests {
         .unwrap();
         assert_eq!(written["kind"], "pending");
         assert_eq!(written["expiresAt"], crate::time::iso(NOW + 60_000));
-        let blob = l.read("_gates/deploy.jsonl").unwrap().unwrap();
-        let on_ledger: Vec<_> = gitledger::lines(&blob).collect();
-        assert_eq!(on_ledger.len(), 1);
         assert_eq!(
-            serde_json::from_str::<Json>(on_ledger[0]).unwrap(),
-            written,
-            "the reply is what was recorded"
+            l.read("_gates/deploy.jsonl").unwrap(),
+            None,
+            "never the legacy file"
         );
+        let place = crate::layout::place("_gates/deploy/prod", NOW);
+        let blob = l
+            .read(&format!("{}/{}-0000.jsonl", place.dir, place.stem))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Json>(&blob).unwrap(),
+            written,
+            "the reply is what was recorded, one fact in its own file"
+        );
+        let (facts, _) = load(&l, "deploy", "prod", NOW).unwrap();
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].raw, written);
         assert_eq!(
             written,
             json!({"version": 1, "kind": "pending", "op": "deploy", "gate": "prod",

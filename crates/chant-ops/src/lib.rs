@@ -8,6 +8,7 @@
 
 pub mod attest;
 pub mod gates;
+pub mod layout;
 pub mod lifecycle;
 pub mod model;
 pub mod records;
@@ -110,31 +111,33 @@ impl Repo {
         model::discover(dir, evaluator, budget)
     }
 
-    /// `{name, since}` of a standing gate of `op`, if any, and the gate lines skipped.
+    /// `{name, since}` of a standing gate of `op`, if any (the one whose pending fact is
+    /// newest, when several stand), and the gate lines skipped.
     pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> (Option<Json>, Vec<records::Skipped>) {
-        let path = gates::gates_path(&op.name);
-        let Some(bytes) = self.ledger.read(&path).ok().flatten() else {
-            return (None, Vec::new());
-        };
-        let (facts, skipped) = gates::parse_facts(&bytes);
-        let mut gate_names: Vec<&str> = facts
-            .iter()
-            .filter(|f| f.pending)
-            .map(|f| f.gate.as_str())
-            .collect();
-        gate_names.dedup();
-        let standing =
-            gate_names
-                .into_iter()
-                .rev()
-                .find_map(|g| match gates::decide(&facts, g, now_ms) {
-                    gates::GateState::Standing(p)
-                    | gates::GateState::Mismatched { pending: p, .. } => {
-                        Some(json!({"name": g, "since": p.timestamp}))
-                    }
-                    _ => None,
-                });
-        (standing, records::Skipped::list(&path, skipped))
+        let mut skipped = Vec::new();
+        let mut standing: Option<gates::Fact> = None;
+        for g in gates::gate_names(&self.ledger, &op.name).unwrap_or_default() {
+            let Ok((facts, bad)) = gates::load(&self.ledger, &op.name, &g, now_ms) else {
+                continue;
+            };
+            for s in bad {
+                if !skipped.contains(&s) {
+                    skipped.push(s);
+                }
+            }
+            if let gates::GateState::Standing(p) | gates::GateState::Mismatched { pending: p, .. } =
+                gates::decide(&facts, &g, now_ms)
+                && standing
+                    .as_ref()
+                    .is_none_or(|s| p.timestamp_ms >= s.timestamp_ms)
+            {
+                standing = Some(p);
+            }
+        }
+        (
+            standing.map(|p| json!({"name": p.gate, "since": p.timestamp})),
+            skipped,
+        )
     }
 
     /// The `op-status` object; `skipped: [{file, line, reason}]` is added when a line of the
@@ -150,11 +153,11 @@ impl Repo {
         runtime: &str,
         now_ms: u64,
     ) -> (Json, Vec<records::Skipped>) {
-        let history = records::history(&self.ledger, &op.name);
+        let latest = records::latest(&self.ledger, &op.name);
         let (gate, gate_skipped) = self.standing_gate(op, now_ms);
-        let mut status = records::status(&op.name, runtime, history.runs.first(), gate);
+        let mut status = records::status(&op.name, runtime, latest.run.as_ref(), gate);
         let skipped: Vec<records::Skipped> =
-            history.skipped.into_iter().chain(gate_skipped).collect();
+            latest.skipped.into_iter().chain(gate_skipped).collect();
         if !skipped.is_empty()
             && let Some(o) = status.as_object_mut()
         {
@@ -164,17 +167,18 @@ impl Repo {
         (status, skipped)
     }
 
-    /// The `op-list` entries of `ops`, reading the ledger once for all of them.
-    pub fn list_entries(&self, ops: &[OpDef]) -> Vec<Json> {
+    /// The `op-list` entries of `ops`, reading the ledger once for all of them (only what
+    /// changed since `cache` saw it, when there is one).
+    pub fn list_entries(&self, ops: &[OpDef], cache: Option<&records::LatestCache>) -> Vec<Json> {
         let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
-        let histories = records::histories(&self.ledger, &names);
+        let latests = records::latests(&self.ledger, &names, cache);
         ops.iter()
-            .zip(histories)
-            .map(|(op, history)| {
+            .zip(latests)
+            .map(|(op, latest)| {
                 let mut m = summary(op);
                 m.insert(
                     "runState".into(),
-                    history.runs.first().map_or(Json::Null, |r| {
+                    latest.run.as_ref().map_or(Json::Null, |r| {
                         json!(records::state_of(r["status"].as_str().unwrap_or_default()))
                     }),
                 );

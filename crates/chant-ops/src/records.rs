@@ -1,11 +1,47 @@
-//! Run records on the ledger: `<env>/runs__<op>.jsonl`, and the run status read back from them.
+//! Run records on the ledger, and the run status read back from them.
+//!
+//! A run is one file, `<env>/runs/<op>/<yyyy>/<mm>/<dd>/<hh>/<started>-<n>.jsonl` (see
+//! [`crate::layout`]): appending one and reading the latest cost the same however many runs
+//! came before. Ledgers written before this layout hold an Op's runs as lines of one file,
+//! `<env>/runs__<op>.jsonl`; it is still read (and no longer written), so nobody migrates
+//! anything and a clone running an older chant still adds to what everyone sees.
 
-use gitledger::Ledger;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use gitledger::{Flow, Kind, Ledger, LedgerError, Reader};
 use serde_json::{Map, Value as Json, json};
 
-/// Ledger path of an Op's run records in `env`.
-pub fn runs_path(env: &str, op: &str) -> String {
+use crate::layout;
+
+/// Where an Op's run files are in `env`.
+pub fn runs_dir(env: &str, op: &str) -> String {
+    format!("{env}/runs/{op}")
+}
+
+/// The file older ledgers hold an Op's run records in (`env`), one per line. Read, never
+/// written.
+pub fn legacy_runs_path(env: &str, op: &str) -> String {
     format!("{env}/runs__{op}.jsonl")
+}
+
+/// Appends a run record (its `started` names its place). Returns the file's path.
+pub fn append_run(ledger: &Ledger, record: &Json, message: &str) -> Result<String, LedgerError> {
+    let (env, op) = (
+        record["env"].as_str().unwrap_or_default(),
+        record["op"].as_str().unwrap_or_default(),
+    );
+    let started = record["started"]
+        .as_str()
+        .and_then(crate::time::parse_iso)
+        .unwrap_or_default();
+    layout::append(
+        ledger,
+        &runs_dir(env, op),
+        started,
+        &canon::to_canonical_compact(record),
+        message,
+    )
 }
 
 /// Why `v` is not a well-formed run record (`version` 1 with string `op`, `env`, `started`,
@@ -32,22 +68,8 @@ fn invalid(v: &Json) -> Option<String> {
 /// Parses run lines. A line that is not a run record costs that line only: it is skipped and
 /// listed as `(line number, reason)`.
 pub fn parse_runs(bytes: &[u8]) -> (Vec<Json>, Vec<(usize, String)>) {
-    let mut out = Vec::new();
-    let mut skipped = Vec::new();
-    for line in gitledger::numbered(bytes) {
-        let parsed = line
-            .text
-            .map_err(str::to_owned)
-            .and_then(|t| serde_json::from_str::<Json>(t).map_err(|e| format!("not JSON ({e})")));
-        match parsed {
-            Ok(v) => match invalid(&v) {
-                None => out.push(v),
-                Some(reason) => skipped.push((line.number, reason)),
-            },
-            Err(reason) => skipped.push((line.number, reason)),
-        }
-    }
-    (out, skipped)
+    let (runs, skipped) = parse_runs_numbered(bytes);
+    (runs.into_iter().map(|(_, r)| r).collect(), skipped)
 }
 
 /// An Op's run records across environments, newest first (by `started`), and the lines of
@@ -107,49 +129,242 @@ impl Skipped {
     }
 }
 
-/// Every run record of `op` across environments, newest first (by `started`).
-pub fn history(ledger: &Ledger, op: &str) -> History {
-    histories(ledger, &[op]).pop().unwrap_or_default()
+/// The environments the ledger holds (top-level directories not starting with `_`).
+fn environments(reader: &mut Reader) -> Result<Vec<(String, String)>, LedgerError> {
+    Ok(reader
+        .tree("")?
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.kind == Kind::Tree && !e.name.starts_with('_'))
+        .map(|e| (e.name, e.sha))
+        .collect())
 }
 
-/// The [`history`] of each of `ops`, in order, from one snapshot of the ledger: a fixed
-/// number of git processes however many Ops and environments there are.
-pub fn histories(ledger: &Ledger, ops: &[&str]) -> Vec<History> {
-    let Ok(snapshot) = ledger.snapshot() else {
-        return vec![History::default(); ops.len()];
+/// The run records of a new-layout file, each checked against its place: `(records, skipped)`.
+fn parse_run_file(dir: &str, path: &str, bytes: &[u8]) -> (Vec<Json>, Vec<(usize, String)>) {
+    let (runs, mut skipped) = parse_runs_numbered(bytes);
+    let mut kept = Vec::new();
+    for (number, run) in runs {
+        let started = run["started"].as_str().unwrap_or_default();
+        match crate::time::parse_iso(started) {
+            Some(ms) if layout::placed(dir, path, ms) => kept.push(run),
+            _ => skipped.push((number, layout::misplaced("started", started))),
+        }
+    }
+    skipped.sort();
+    (kept, skipped)
+}
+
+/// Lines read: `(line number, value)` kept, `(line number, reason)` skipped.
+type Numbered<T> = (Vec<(usize, T)>, Vec<(usize, String)>);
+
+/// [`parse_runs`], each record with its line number.
+fn parse_runs_numbered(bytes: &[u8]) -> Numbered<Json> {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for line in gitledger::numbered(bytes) {
+        let parsed = line
+            .text
+            .map_err(str::to_owned)
+            .and_then(|t| serde_json::from_str::<Json>(t).map_err(|e| format!("not JSON ({e})")));
+        match parsed {
+            Ok(v) => match invalid(&v) {
+                None => out.push((line.number, v)),
+                Some(reason) => skipped.push((line.number, reason)),
+            },
+            Err(reason) => skipped.push((line.number, reason)),
+        }
+    }
+    (out, skipped)
+}
+
+/// Newest first by `started`; among runs started the same millisecond, the one written first.
+fn newest_first_by_started(runs: &mut [Json]) {
+    runs.sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
+}
+
+/// Every run record of `op` across environments, newest first (by `started`), and every line
+/// skipped on the way. This reads the whole history (`chant run log`, `chant://ops/<n>/runs`);
+/// the latest alone is [`latest`].
+pub fn history(ledger: &Ledger, op: &str) -> History {
+    let mut out = History::default();
+    let Ok(mut reader) = ledger.reader() else {
+        return out;
     };
-    // `<env>/runs__<op>.jsonl`, env not starting with `_` (`_gates` and the like).
-    let mut wanted: Vec<(usize, &str)> = Vec::new();
-    for path in snapshot.paths() {
-        let Some((env, file)) = path.split_once('/') else {
-            continue;
-        };
-        if env.starts_with('_') || file.contains('/') {
-            continue;
-        }
-        let Some(op) = file
-            .strip_prefix("runs__")
-            .and_then(|f| f.strip_suffix(".jsonl"))
-        else {
-            continue;
-        };
-        if let Some(i) = ops.iter().position(|o| *o == op) {
-            wanted.push((i, path));
-        }
-    }
-    let paths: Vec<&str> = wanted.iter().map(|(_, p)| *p).collect();
-    let blobs = snapshot.read_many(&paths).unwrap_or_default();
-    let mut out = vec![History::default(); ops.len()];
-    for ((i, path), bytes) in wanted.iter().zip(blobs) {
-        if let Some(bytes) = bytes {
+    let Ok(envs) = environments(&mut reader) else {
+        return out;
+    };
+    for (env, _) in envs {
+        let legacy = legacy_runs_path(&env, op);
+        if let Ok(Some(bytes)) = reader.blob(&legacy) {
             let (runs, skipped) = parse_runs(&bytes);
-            out[*i].runs.extend(runs);
-            out[*i].skipped.extend(Skipped::list(path, skipped));
+            out.runs.extend(runs);
+            out.skipped.extend(Skipped::list(&legacy, skipped));
+        }
+        let dir = runs_dir(&env, op);
+        for (path, bytes) in reader.files_under(&dir).unwrap_or_default() {
+            let (runs, skipped) = parse_run_file(&dir, &path, &bytes);
+            out.runs.extend(runs);
+            out.skipped.extend(Skipped::list(&path, skipped));
         }
     }
-    for h in &mut out {
-        h.runs
-            .sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
+    newest_first_by_started(&mut out.runs);
+    out
+}
+
+/// An Op's newest run record (by `started`), and the lines skipped on the way to it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latest {
+    pub run: Option<Json>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// What one source of an Op's runs in one environment offers: its newest record and what was
+/// skipped reading it. Cached by the object id of what it was read from.
+#[derive(Clone, Debug, Default)]
+struct Part {
+    run: Option<Json>,
+    skipped: Vec<Skipped>,
+}
+
+/// Remembers, across calls of a long-running process, what each Op's run files said as of
+/// the tree (or legacy file) object they were read from: an object id names its content, so
+/// an entry is right until the id changes, and a call reads only what changed since the last.
+#[derive(Debug, Default)]
+pub struct LatestCache {
+    parts: Mutex<HashMap<String, Part>>,
+}
+
+impl LatestCache {
+    fn get(&self, key: &str) -> Option<Part> {
+        self.parts.lock().ok()?.get(key).cloned()
+    }
+
+    fn put(&self, key: String, part: &Part) {
+        if let Ok(mut m) = self.parts.lock() {
+            // A bound on what a process keeps: past it, start again (the next call re-reads).
+            if m.len() > 100_000 {
+                m.clear();
+            }
+            m.insert(key, part.clone());
+        }
+    }
+}
+
+/// The newest run under `dir` (new layout): newest file first, until one holds a run; the
+/// rest of that file's hour is read too, for runs started the same millisecond.
+fn newest_in_dir(reader: &mut Reader, dir: &str) -> Part {
+    let mut found: Vec<(String, Json)> = Vec::new();
+    let mut skipped = Vec::new();
+    let walked = layout::newest_first(reader, dir, None, &mut |path, bytes| {
+        let (runs, bad) = parse_run_file(dir, path, bytes);
+        skipped.extend(Skipped::list(path, bad));
+        let any = !runs.is_empty();
+        found.extend(runs.into_iter().map(|r| (path.to_owned(), r)));
+        if any { Flow::FinishDir } else { Flow::Next }
+    });
+    if walked.is_err() {
+        return Part::default();
+    }
+    // Newest `started`; a tie goes to the file written first (the lowest name).
+    found.sort_by(|(pa, a), (pb, b)| {
+        b["started"]
+            .as_str()
+            .cmp(&a["started"].as_str())
+            .then(pa.cmp(pb))
+    });
+    Part {
+        run: found.into_iter().next().map(|(_, r)| r),
+        skipped,
+    }
+}
+
+/// The newest run of a legacy file's lines.
+fn newest_in_legacy(path: &str, bytes: &[u8]) -> Part {
+    let (mut runs, skipped) = parse_runs(bytes);
+    newest_first_by_started(&mut runs);
+    Part {
+        run: runs.into_iter().next(),
+        skipped: Skipped::list(path, skipped),
+    }
+}
+
+/// The newest run record of `op` across environments (what [`history`] would list first),
+/// reading only the newest files.
+pub fn latest(ledger: &Ledger, op: &str) -> Latest {
+    latests(ledger, &[op], None).pop().unwrap_or_default()
+}
+
+/// [`latest`] of each of `ops`, in order, with one reader; with a cache, only the Ops whose
+/// run files changed since the cache saw them are read.
+pub fn latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> Vec<Latest> {
+    let mut out = vec![Latest::default(); ops.len()];
+    let Ok(mut reader) = ledger.reader() else {
+        return out;
+    };
+    let Ok(envs) = environments(&mut reader) else {
+        return out;
+    };
+    for (env, env_sha) in envs {
+        // One listing per environment names every Op's run directory and legacy file.
+        let listing = reader.tree_at(&env_sha).unwrap_or_default();
+        let runs_sha = listing
+            .iter()
+            .find(|e| e.name == "runs" && e.kind == Kind::Tree)
+            .map(|e| e.sha.clone());
+        let dirs = match &runs_sha {
+            Some(sha) => reader.tree_at(sha).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        for (i, op) in ops.iter().enumerate() {
+            let legacy_name = format!("runs__{op}.jsonl");
+            let mut parts: Vec<Part> = Vec::new();
+            if let Some(e) = listing
+                .iter()
+                .find(|e| e.name == legacy_name && e.kind == Kind::Blob)
+            {
+                let key = format!("blob {}", e.sha);
+                let part = match cache.and_then(|c| c.get(&key)) {
+                    Some(p) => p,
+                    None => {
+                        let path = legacy_runs_path(&env, op);
+                        let bytes = reader.blob_at(&e.sha).ok().flatten().unwrap_or_default();
+                        let p = newest_in_legacy(&path, &bytes);
+                        if let Some(c) = cache {
+                            c.put(key, &p);
+                        }
+                        p
+                    }
+                };
+                parts.push(part);
+            }
+            if let Some(e) = dirs.iter().find(|e| e.name == *op && e.kind == Kind::Tree) {
+                // The same tree under another environment or Op name holds other paths.
+                let key = format!("tree {} {env}/{op}", e.sha);
+                let part = match cache.and_then(|c| c.get(&key)) {
+                    Some(p) => p,
+                    None => {
+                        let p = newest_in_dir(&mut reader, &runs_dir(&env, op));
+                        if let Some(c) = cache {
+                            c.put(key, &p);
+                        }
+                        p
+                    }
+                };
+                parts.push(part);
+            }
+            for part in parts {
+                out[i].skipped.extend(part.skipped);
+                let newer = match (&out[i].run, &part.run) {
+                    (_, None) => false,
+                    (None, Some(_)) => true,
+                    (Some(a), Some(b)) => b["started"].as_str() > a["started"].as_str(),
+                };
+                if newer {
+                    out[i].run = part.run;
+                }
+            }
+        }
     }
     out
 }

@@ -15,7 +15,6 @@ use serde_json::{Map, Value as Json, json};
 use crate::attest;
 use crate::gates::{self, Origin, PlanDecision};
 use crate::model::{OpDef, Phase, Step, parse_duration};
-use crate::records::runs_path;
 use crate::time::{Clock, iso};
 
 /// The activities this runtime knows, sorted.
@@ -287,13 +286,9 @@ pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
     }
     let record = Json::Object(record);
     let ledger_error = opts.ledger.and_then(|l| {
-        l.append_line(
-            &runs_path(&env, &op.name),
-            &canon::to_canonical_compact(&record),
-            &format!("Run {} {status}", op.name),
-        )
-        .err()
-        .map(|e| e.to_string())
+        crate::records::append_run(l, &record, &format!("Run {} {status}", op.name))
+            .err()
+            .map(|e| e.to_string())
     });
     RunOutcome {
         op: op.name.clone(),
@@ -637,8 +632,9 @@ fn run_gate(
         Ok(ms) => ms,
         Err(e) => return fail(record, e),
     };
-    let facts = match ledger.read(&gates::gates_path(&ctx.op.name)) {
-        Ok(b) => gates::parse_facts(b.as_deref().unwrap_or_default()).0,
+    let now = ctx.opts.clock.now_ms();
+    let facts = match gates::load(ledger, &ctx.op.name, gate, now) {
+        Ok((facts, _)) => facts,
         Err(e) => return fail(record, e.to_string()),
     };
     // Once the project lists its signers at base, only a sealed approval is believed.
@@ -659,7 +655,6 @@ fn run_gate(
     let believed =
         |p: &gates::Fact, r: &gates::Fact| attest::judge(policy, &p.raw, &r.raw).attested();
     let digest = plan_digest(ctx.op, gate, ctx.env);
-    let now = ctx.opts.clock.now_ms();
     let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
         record.insert("status".into(), json!("gated"));
         record.insert("durationMs".into(), json!(0));

@@ -188,7 +188,7 @@ pub fn list(chant: &Chant, budget: &Budget, json_out: bool) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let entries: Vec<Value> = repo.list_entries(&ops.ops);
+    let entries: Vec<Value> = repo.list_entries(&ops.ops, None);
     if json_out {
         println!(
             "{}",

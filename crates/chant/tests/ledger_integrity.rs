@@ -68,11 +68,63 @@ fn team() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, origin, a)
 }
 
-fn gate_lines(origin: &Path) -> Vec<Value> {
-    git(origin, &["show", "chant/lifecycle:_gates/rollout.jsonl"])
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// Every gate fact of `rollout` on the ledger of `dir` (a clone or the bare origin), in the
+/// order they were written: the legacy file's lines, then one file per fact in time order.
+fn gate_lines(dir: &Path) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let listed = git(
+        dir,
+        &[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "chant/lifecycle",
+            "--",
+            "_gates/",
+        ],
+    );
+    let mut paths: Vec<&str> = listed.lines().collect();
+    paths.sort_by_key(|p| (*p != "_gates/rollout.jsonl", p.to_string()));
+    for path in paths {
+        if path == "_gates/rollout.jsonl" || path.starts_with("_gates/rollout/") {
+            for l in git(dir, &["show", &format!("chant/lifecycle:{path}")]).lines() {
+                out.push(serde_json::from_str(l).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Plants `fact` where chant files a fact of its time (as a writer who knows the layout and
+/// uses git plumbing would): it is read like any other.
+fn forge(dir: &Path, fact: &Value) {
+    let ms = chant_ops::time::parse_iso(fact["timestamp"].as_str().unwrap()).unwrap();
+    let gate =
+        chant_ops::gates::gate_dir(fact["op"].as_str().unwrap(), fact["gate"].as_str().unwrap());
+    chant_ops::layout::append(
+        &gitledger::Ledger::open(dir).unwrap(),
+        &gate,
+        ms,
+        &fact.to_string(),
+        "hand edit",
+    )
+    .unwrap();
+}
+
+/// The ledger's commit (what "nothing was recorded" compares).
+fn ledger_head(dir: &Path) -> String {
+    git(dir, &["rev-parse", "chant/lifecycle"])
+}
+
+/// The files under `dir` on the ledger of `clone`, sorted (newest last).
+fn ledger_files(clone: &Path, dir: &str) -> Vec<String> {
+    git(
+        clone,
+        &["ls-tree", "-r", "--name-only", "chant/lifecycle", "--", dir],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
 }
 
 #[test]
@@ -290,13 +342,17 @@ fn one_bad_byte_costs_one_line_and_is_reported_everywhere() {
     );
     assert!(ok.status.success(), "{}", stderr(&ok));
     assert!(chant_in(&a, &["run", "rollout"], &[]).status.success());
-    let runs = "local/runs__rollout.jsonl";
+    // One file per run, one per gate fact.
+    let run_files = ledger_files(&a, "local/runs/rollout/");
+    assert_eq!(run_files.len(), 2, "{run_files:?}");
+    assert_eq!(gate_lines(&a).len(), 2);
+    // One invalid byte on a second line of the newest run file, one on the newest gate file.
+    let runs = run_files.last().unwrap().as_str();
     let mut bytes = ledger_bytes(&a, runs);
-    assert_eq!(bytes.split(|b| *b == b'\n').count(), 2);
-    // One invalid byte on a third line of the runs file, one on the gates file.
     bytes.extend_from_slice(b"\n{\"version\":1,\"op\":\"rollout\xff\"}");
     put(&a, runs, &bytes);
-    let gates = "_gates/rollout.jsonl";
+    let gate_files = ledger_files(&a, "_gates/rollout/");
+    let gates = gate_files.last().unwrap().as_str();
     let mut g = ledger_bytes(&a, gates);
     g.extend_from_slice(b"\n\xfe");
     put(&a, gates, &g);
@@ -309,17 +365,17 @@ fn one_bad_byte_costs_one_line_and_is_reported_everywhere() {
     assert_eq!(
         status["skipped"],
         serde_json::json!([
-            {"file": runs, "line": 3, "reason": "not UTF-8"},
-            {"file": gates, "line": 3, "reason": "not UTF-8"},
+            {"file": runs, "line": 2, "reason": "not UTF-8"},
+            {"file": gates, "line": 2, "reason": "not UTF-8"},
         ])
     );
     let log = json_out(&chant_in(&a, &["run", "log", "rollout", "--json"], &[]));
     assert_eq!(log["runs"].as_array().unwrap().len(), 2);
-    assert_eq!(log["skipped"][0]["line"], 3);
+    assert_eq!(log["skipped"][0]["line"], 2);
     let plain = chant_in(&a, &["run", "log", "rollout"], &[]);
     assert!(
         stderr(&plain).contains(&format!(
-            "warning: skipped line 3 of {runs} on chant/lifecycle: not UTF-8"
+            "warning: skipped line 2 of {runs} on chant/lifecycle: not UTF-8"
         )),
         "{}",
         stderr(&plain)
@@ -335,7 +391,7 @@ fn one_bad_byte_costs_one_line_and_is_reported_everywhere() {
     );
     assert_eq!(
         r["result"]["structuredContent"]["skipped"][1],
-        serde_json::json!({"file": gates, "line": 3, "reason": "not UTF-8"})
+        serde_json::json!({"file": gates, "line": 2, "reason": "not UTF-8"})
     );
     let r = s.request(
         3,
@@ -345,7 +401,7 @@ fn one_bad_byte_costs_one_line_and_is_reported_everywhere() {
     let text = mcp_testkit::tool_text(&r["result"]);
     assert!(
         text.contains("## Skipped ledger lines")
-            && text.contains(&format!("- `{runs}` line 3: not UTF-8")),
+            && text.contains(&format!("- `{runs}` line 2: not UTF-8")),
         "{text}"
     );
     // The gate still reads its approval: another run passes it.
@@ -431,6 +487,7 @@ fn a_malformed_plan_digest_is_never_copied_into_an_approval() {
         line.as_bytes(),
         "nothing was recorded"
     );
+    assert_eq!(gate_lines(&a).len(), 1, "nothing was recorded anywhere");
 }
 
 /// An ed25519 key for `who` in `dir`, and its allowed-signers line.
@@ -507,14 +564,13 @@ fn under_a_signers_file_only_a_sealed_approval_passes_and_a_forgery_is_told_apar
         stderr(&gated)
     );
 
-    // A forgery with git plumbing: a cli resolution line naming alice, unsigned.
-    let gates = "_gates/rollout.jsonl";
-    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
-    let pending: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    // A forgery with git plumbing: a cli resolution naming alice, unsigned, filed where
+    // chant files it.
+    let pending = gate_lines(&a).last().cloned().unwrap();
     let forged = serde_json::json!({"version": 1, "kind": "resolution", "op": "rollout", "gate": "ship-it",
-        "resolvedBy": "alice", "timestamp": "2099-01-01T00:00:00.000Z", "origin": "cli",
+        "resolvedBy": "alice", "timestamp": chant_ops::time::iso(now_ms()), "origin": "cli",
         "planDigest": pending["planDigest"]});
-    put(&a, gates, format!("{text}\n{forged}").as_bytes());
+    forge(&a, &forged);
     let refused = chant_in(&a, &["run", "rollout", "--json"], &[]);
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     let step = approval_record(&refused);
@@ -524,7 +580,7 @@ fn under_a_signers_file_only_a_sealed_approval_passes_and_a_forgery_is_told_apar
     );
 
     // --sign without a key configured is refused with the remedy, nothing written.
-    let before = ledger_bytes(&a, gates);
+    let before = ledger_head(&a);
     let no_key = chant_in(
         &a,
         &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
@@ -536,7 +592,7 @@ fn under_a_signers_file_only_a_sealed_approval_passes_and_a_forgery_is_told_apar
         "{}",
         stderr(&no_key)
     );
-    assert_eq!(ledger_bytes(&a, gates), before);
+    assert_eq!(ledger_head(&a), before);
 
     // A key nobody listed signs: recorded, but not believed.
     git(&a, &["config", "gpg.format", "ssh"]);
@@ -599,7 +655,10 @@ fn under_a_signers_file_only_a_sealed_approval_passes_and_a_forgery_is_told_apar
     assert_eq!(approval["signedBy"], "sam@example.com");
 
     // Editing the sealed line afterwards (another approver name) breaks the seal.
+    let files = ledger_files(&a, "_gates/rollout/");
+    let gates = files.last().unwrap().as_str();
     let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
+    assert!(text.contains("\"resolvedBy\":\"sam\""), "{text}");
     put(
         &a,
         gates,
@@ -670,12 +729,7 @@ fn a_sealed_approval_answers_one_pending_fact_and_cannot_be_replayed() {
         &[],
     );
     assert!(sam.status.success(), "{}", stderr(&sam));
-    let gates = "_gates/rollout.jsonl";
-    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = gate_lines(&a);
     let (pending, resolution) = (&lines[0], &lines[1]);
     assert!(
         resolution["answers"]
@@ -688,11 +742,8 @@ fn a_sealed_approval_answers_one_pending_fact_and_cannot_be_replayed() {
     let mut forged = pending.clone();
     forged["timestamp"] = resolution["timestamp"].clone();
     forged["expiresAt"] = serde_json::json!(chant_ops::time::iso(now_ms() + 86_400_000));
-    put(
-        &a,
-        gates,
-        format!("{text}\n{}\n{}", forged, resolution).as_bytes(),
-    );
+    forge(&a, &forged);
+    forge(&a, resolution);
     let run = chant_in(&a, &["run", "rollout", "--json"], &[]);
     assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
     assert_eq!(
@@ -767,9 +818,7 @@ fn replace_refs_and_a_planted_ssh_keygen_do_not_change_the_verdict() {
     .unwrap();
     // A resolution carrying a real seal of sam's, made over some other text (copied from
     // elsewhere): sam's key is listed, so only the verification itself can refuse it.
-    let gates = "_gates/rollout.jsonl";
-    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
-    let pending: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let pending = gate_lines(&a)[0].clone();
     let mut child = Command::new("ssh-keygen")
         .args(["-Y", "sign", "-q", "-n", "chant-approval", "-f"])
         .arg(&sam)
@@ -790,10 +839,10 @@ fn replace_refs_and_a_planted_ssh_keygen_do_not_change_the_verdict() {
         canon::sha256_hex(canon::to_canonical_compact(&pending).as_bytes())
     );
     let forged = serde_json::json!({"version": 1, "kind": "resolution", "op": "rollout", "gate": "ship-it",
-        "resolvedBy": "sam", "timestamp": "2099-01-01T00:00:00.000Z", "origin": "cli",
+        "resolvedBy": "sam", "timestamp": chant_ops::time::iso(now_ms()), "origin": "cli",
         "planDigest": pending["planDigest"], "answers": answers,
         "signature": {"format": "ssh", "namespace": "chant-approval", "signature": copied}});
-    put(&a, gates, format!("{text}\n{forged}").as_bytes());
+    forge(&a, &forged);
     let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap());
     let run = chant_in(
         &a,
@@ -812,15 +861,16 @@ fn replace_refs_and_a_planted_ssh_keygen_do_not_change_the_verdict() {
 fn a_forged_pending_fact_neither_shadows_the_run_nor_gets_a_person_to_approve_its_plan() {
     let (_dir, a, _sam, _eve, _) = signed_team();
     let gates = "_gates/rollout.jsonl";
-    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
-    let genuine: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let genuine = gate_lines(&a)[0].clone();
     let other_plan = format!("sha256:{}", "b".repeat(64));
     // Dated in the future: it would be "the latest pending fact" for good.
     let mut future = genuine.clone();
     future["timestamp"] = serde_json::json!("2099-01-01T00:00:00.000Z");
     future["expiresAt"] = serde_json::json!("2099-01-02T00:00:00.000Z");
     future["planDigest"] = serde_json::json!(other_plan);
-    put(&a, gates, format!("{text}\n{future}").as_bytes());
+    // Where chant would file it, and in the legacy file older ledgers hold facts in.
+    forge(&a, &future);
+    put(&a, gates, future.to_string().as_bytes());
     let ok = chant_in(
         &a,
         &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
@@ -835,12 +885,11 @@ fn a_forged_pending_fact_neither_shadows_the_run_nor_gets_a_person_to_approve_it
     assert!(run.status.success(), "{}", stderr(&run));
 
     // Plausibly dated, for a plan that is not the Op as checked out: refused, with why.
-    let text = String::from_utf8(ledger_bytes(&a, gates)).unwrap();
     let mut now = genuine.clone();
     now["timestamp"] = serde_json::json!(chant_ops::time::iso(now_ms()));
     now["expiresAt"] = serde_json::json!(chant_ops::time::iso(now_ms() + 3_600_000));
     now["planDigest"] = serde_json::json!(other_plan);
-    put(&a, gates, format!("{text}\n{now}").as_bytes());
+    forge(&a, &now);
     let refused = chant_in(
         &a,
         &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
@@ -875,8 +924,7 @@ fn a_signer_that_writes_no_signature_is_refused() {
     )
     .unwrap();
     let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap());
-    let gates = "_gates/rollout.jsonl";
-    let before = ledger_bytes(&a, gates);
+    let before = ledger_head(&a);
     let out = chant_in(
         &a,
         &["approve", "rollout", "ship-it", "--actor", "sam", "--sign"],
@@ -888,5 +936,5 @@ fn a_signer_that_writes_no_signature_is_refused() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(ledger_bytes(&a, gates), before, "nothing recorded");
+    assert_eq!(ledger_head(&a), before, "nothing recorded");
 }

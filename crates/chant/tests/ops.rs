@@ -65,7 +65,7 @@ fn git(root: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn ledger_file(root: &Path, path: &str) -> Option<String> {
+fn show(root: &Path, path: &str) -> Option<String> {
     let out = Command::new("git")
         .args(["show", &format!("chant/lifecycle:{path}")])
         .current_dir(root)
@@ -74,6 +74,49 @@ fn ledger_file(root: &Path, path: &str) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The lines of an Op's gate facts (`_gates/<op>.jsonl`) or runs in an environment
+/// (`<env>/runs__<op>.jsonl`), in the order they were written, whichever layout holds them:
+/// the legacy file's lines, then one file per record (`_gates/<op>/…`, `<env>/runs/<op>/…`)
+/// in time order. `None` when there are none.
+fn ledger_file(root: &Path, path: &str) -> Option<String> {
+    let dir = if let Some(op) = path
+        .strip_prefix("_gates/")
+        .and_then(|p| p.strip_suffix(".jsonl"))
+    {
+        format!("_gates/{op}/")
+    } else {
+        let (env, file) = path.split_once('/')?;
+        let op = file.strip_prefix("runs__")?.strip_suffix(".jsonl")?;
+        format!("{env}/runs/{op}/")
+    };
+    let mut lines: Vec<String> = show(root, path)
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let listed = Command::new("git")
+        .args([
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "chant/lifecycle",
+            "--",
+            &dir,
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let mut records: Vec<(String, String)> = Vec::new();
+    for file in String::from_utf8_lossy(&listed.stdout).lines() {
+        for l in show(root, file).unwrap_or_default().lines() {
+            // Facts of several gates, in time order (a file's name starts with its time).
+            let name = file.rsplit('/').next().unwrap_or_default().to_owned();
+            records.push((name, l.to_owned()));
+        }
+    }
+    records.sort_by(|a, b| a.0.cmp(&b.0));
+    lines.extend(records.into_iter().map(|(_, l)| l));
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 fn chant(root: &Path, args: &[&str]) -> std::process::Output {
@@ -1054,8 +1097,11 @@ export default Op({
     for line in before.lines() {
         assert!(after.lines().any(|l| l == line), "{line} kept: {after}");
     }
-    for added in ["_gates/hold.jsonl", "local/runs__hold.jsonl"] {
-        assert!(after.lines().any(|l| l == added), "{added}: {after}");
+    for added in ["_gates/hold/", "local/runs/hold/"] {
+        assert!(
+            after.lines().any(|l| l.starts_with(added)),
+            "{added}: {after}"
+        );
     }
     // Reads from the subdirectory see entries written at the top level.
     let status = ok(&call(&mut s, 2, "op-status", json!({"name": "guarded"})));

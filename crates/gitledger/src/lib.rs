@@ -25,8 +25,10 @@ use thiserror::Error;
 
 mod lines;
 pub mod merge;
+mod reader;
 
 pub use lines::{Line, NOT_UTF8, lines, numbered};
+pub use reader::{Entry, Flow, Kind, Reader};
 
 /// The ledger branch.
 pub const BRANCH: &str = "chant/lifecycle";
@@ -151,8 +153,9 @@ impl Snapshot<'_> {
     }
 }
 
-/// What [`Ledger::read_path`] found: tree listings down the path, file bytes.
-type PathRead = (Vec<Vec<String>>, Option<Vec<u8>>);
+/// What [`Ledger::read_path`] found: the tree listings down the path (the top, then each
+/// directory above its last part), and the object at the path itself (`(kind, bytes)`).
+type PathRead = (Vec<Vec<String>>, Option<(String, Vec<u8>)>);
 
 /// This clone's branch, and the remote-tracking copy `(remote, commit)` of the remote's.
 #[derive(Debug, Default)]
@@ -236,6 +239,23 @@ fn tree_lines(raw: &[u8], hash_len: usize) -> Vec<String> {
         rest = &rest[nul + 1 + hash_len..];
     }
     lines
+}
+
+/// A tree's `ls-tree` lines, refusing a name chant never writes (`BadEntry`): such a tree is
+/// not something to rebuild. `dir` is where the tree is, for the error.
+fn checked_listing(raw: &[u8], base: &str, dir: &[&str]) -> Result<Vec<String>, LedgerError> {
+    let lines = tree_lines(raw, base.len() / 2);
+    for l in &lines {
+        if let Some((_, _, name)) = entry(l)
+            && check_path(name).map_or(true, |p| p.len() != 1)
+        {
+            return Err(LedgerError::BadEntry {
+                commit: base.to_owned(),
+                path: [dir, &[name]].concat().join("/"),
+            });
+        }
+    }
+    Ok(lines)
 }
 
 /// `(kind, sha, name)` of one `ls-tree` line (`<mode> <kind> <sha>\t<name>`).
@@ -513,6 +533,66 @@ impl Ledger {
         }
     }
 
+    /// A reader of the ledger as of the latest commit this clone knows, object by object.
+    pub fn reader(&self) -> Result<Reader, LedgerError> {
+        Ok(Reader::new(self, self.head()?))
+    }
+
+    /// Adds `line` as a new file `<dir>/<stem>-<n>.jsonl`, `n` (four digits) one more than
+    /// the highest already there for that stem, so files of one stem sort in the order they
+    /// were written. The trees rewritten are the ones down `dir`, whatever else the branch
+    /// holds: with `dir` naming when the record was made, the cost of an append does not grow
+    /// with the records before it. Returns the file's path and the new commit.
+    pub fn append_record(
+        &self,
+        dir: &str,
+        stem: &str,
+        line: &str,
+        message: &str,
+    ) -> Result<(String, String), LedgerError> {
+        let dirs = check_path(dir)?;
+        if check_path(stem).map_or(true, |p| p.len() != 1) {
+            return Err(LedgerError::InvalidPath(format!("{dir}/{stem}")));
+        }
+        let _lock = self.lock()?;
+        for _ in 0..MAX_ATTEMPTS {
+            let Resolved { local, base } = self.resolve()?;
+            let (mut levels, last) = self.read_path(base.as_deref(), &dirs)?;
+            let leaf = match (&base, last) {
+                (Some(b), Some((kind, body))) if kind == "tree" => {
+                    checked_listing(&body, b, &dirs)?
+                }
+                _ => Vec::new(),
+            };
+            let prefix = format!("{stem}-");
+            let next = leaf
+                .iter()
+                .filter_map(|l| entry(l)?.2.strip_prefix(&prefix)?.strip_suffix(".jsonl"))
+                .filter_map(|n| n.parse::<u32>().ok())
+                .max()
+                .map_or(0, |n| n + 1);
+            let name = format!("{stem}-{next:04}.jsonl");
+            levels.push(leaf);
+            let mut parts = dirs.clone();
+            parts.push(&name);
+            let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(line.as_bytes()))?;
+            let tree = self.mktrees(&parts, levels, &blob)?;
+            let mut args = vec!["commit-tree", tree.as_str()];
+            if let Some(c) = &base {
+                args.extend(["-p", c.as_str()]);
+            }
+            args.extend(["-m", message]);
+            let commit = self.git_text(&args, None)?;
+            let expected = local.as_deref().unwrap_or(ZERO);
+            match self.git(&["update-ref", REF, &commit, expected], None) {
+                Ok(_) => return Ok((format!("{dir}/{name}"), commit)),
+                Err(LedgerError::Git { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(LedgerError::Contended)
+    }
+
     /// Appends `line` to the JSONL file at `path` (prior bytes without one trailing `\n`, then
     /// `\n` when they were non-empty, then the line; no trailing newline is written).
     pub fn append_line(
@@ -553,7 +633,8 @@ impl Ledger {
             // The write goes on top of the latest tip known (the remote's, in a fresh clone),
             // and swaps the local branch from the value it had when this attempt looked.
             let Resolved { local, base } = self.resolve()?;
-            let (levels, prior) = self.read_path(base.as_deref(), &parts)?;
+            let (levels, last) = self.read_path(base.as_deref(), &parts)?;
+            let prior = last.filter(|(kind, _)| kind == "blob").map(|(_, b)| b);
             let bytes = content(prior.as_deref());
             let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
             let tree = self.mktrees(&parts, levels, &blob)?;
@@ -592,27 +673,13 @@ impl Ledger {
         for depth in 0..parts.len() {
             levels.push(match objects.next().flatten() {
                 Some((_, kind, body)) if kind == "tree" => {
-                    let lines = tree_lines(&body, base.len() / 2);
-                    for l in &lines {
-                        if let Some((_, _, name)) = entry(l)
-                            && check_path(name).map_or(true, |p| p.len() != 1)
-                        {
-                            return Err(LedgerError::BadEntry {
-                                commit: base.to_owned(),
-                                path: [&parts[..depth], &[name]].concat().join("/"),
-                            });
-                        }
-                    }
-                    lines
+                    checked_listing(&body, base, &parts[..depth])?
                 }
                 _ => Vec::new(),
             });
         }
-        let prior = match objects.next().flatten() {
-            Some((_, kind, body)) if kind == "blob" => Some(body),
-            _ => None,
-        };
-        Ok((levels, prior))
+        let last = objects.next().flatten().map(|(_, kind, body)| (kind, body));
+        Ok((levels, last))
     }
 
     /// The trees down `parts` (their current `levels`) rebuilt bottom-up around `blob`, in one
