@@ -280,6 +280,20 @@ impl Walls {
         limits: WalkLimits,
         filter: &mut dyn FnMut(&Entry<'_>) -> Visit,
     ) -> Result<Vec<PathBuf>, WalkError> {
+        Ok(self
+            .walk_files(start, limits, filter)?
+            .into_iter()
+            .map(|w| w.path)
+            .collect())
+    }
+
+    /// [`Walls::walk`], with what the walk learnt of each file on the way.
+    pub fn walk_files(
+        &self,
+        start: &Path,
+        limits: WalkLimits,
+        filter: &mut dyn FnMut(&Entry<'_>) -> Visit,
+    ) -> Result<Vec<Walked>, WalkError> {
         let mut w = Walker {
             walls: self,
             limits,
@@ -293,11 +307,23 @@ impl Walls {
             && real.starts_with(&self.root)
             && real.is_dir()
         {
+            let canonical = real == start;
             w.seen.insert(real);
-            w.dir(start, 0, filter)?;
+            w.dir(start, canonical, 0, filter)?;
         }
         Ok(w.out)
     }
+}
+
+/// A file a walk took.
+#[derive(Clone, Debug)]
+pub struct Walked {
+    /// The path walked.
+    pub path: PathBuf,
+    /// The file's metadata, its links followed.
+    pub meta: std::fs::Metadata,
+    /// No link on the way: `path` is the file's own resolved path.
+    pub canonical: bool,
 }
 
 struct Walker<'a> {
@@ -307,13 +333,15 @@ struct Walker<'a> {
     seen: HashSet<PathBuf>,
     entries: usize,
     bytes: u64,
-    out: Vec<PathBuf>,
+    out: Vec<Walked>,
 }
 
 impl Walker<'_> {
+    /// `canonical`: `dir` is its own resolved path (no link on the way to it).
     fn dir(
         &mut self,
         dir: &Path,
+        canonical: bool,
         depth: usize,
         filter: &mut dyn FnMut(&Entry<'_>) -> Visit,
     ) -> Result<(), WalkError> {
@@ -345,27 +373,25 @@ impl Walker<'_> {
         for e in entries {
             let path = e.path();
             let Ok(kind) = e.file_type() else { continue };
-            // What the entry is once its links are followed, and only if that stays inside.
-            let meta = if kind.is_symlink() {
+            // What the entry is once its links are followed, and only if that stays inside;
+            // a plain entry's kind is known without a stat, which waits until it is taken.
+            let (is_dir, real) = if kind.is_symlink() {
                 match std::fs::canonicalize(&path) {
                     Ok(real) if real.starts_with(&self.walls.root) => {
                         match std::fs::metadata(&real) {
-                            Ok(m) => Some((m, real)),
-                            Err(_) => None,
+                            Ok(m) if m.is_dir() || m.is_file() => (m.is_dir(), Some(real)),
+                            _ => continue,
                         }
                     }
-                    _ => None,
+                    _ => continue,
                 }
+            } else if kind.is_dir() || kind.is_file() {
+                (kind.is_dir(), None)
             } else {
-                std::fs::metadata(&path).ok().map(|m| (m, PathBuf::new()))
+                continue; // FIFOs, sockets, devices: never opened
             };
-            let Some((meta, real)) = meta else { continue };
             let name = e.file_name();
             let name = name.to_str().unwrap_or_default();
-            let is_dir = meta.is_dir();
-            if !is_dir && !meta.is_file() {
-                continue; // FIFOs, sockets, devices: never opened
-            }
             if filter(&Entry {
                 path: &path,
                 name,
@@ -374,19 +400,26 @@ impl Walker<'_> {
             {
                 continue;
             }
+            let plain = canonical && real.is_none();
             if is_dir {
-                let real = if kind.is_symlink() {
-                    real
-                } else {
-                    match std::fs::canonicalize(&path) {
+                let real = match real {
+                    Some(r) => r,
+                    None if plain => path.clone(),
+                    None => match std::fs::canonicalize(&path) {
                         Ok(r) => r,
                         Err(_) => continue,
-                    }
+                    },
                 };
                 if self.seen.insert(real) {
-                    self.dir(&path, depth + 1, filter)?;
+                    self.dir(&path, plain, depth + 1, filter)?;
                 }
             } else {
+                let Ok(meta) = std::fs::metadata(&path) else {
+                    continue;
+                };
+                if !meta.is_file() {
+                    continue;
+                }
                 self.bytes += meta.len();
                 if self.bytes > self.limits.bytes {
                     return Err(WalkError::TooLarge {
@@ -394,7 +427,11 @@ impl Walker<'_> {
                         limit_mib: self.limits.bytes >> 20,
                     });
                 }
-                self.out.push(path);
+                self.out.push(Walked {
+                    path,
+                    meta,
+                    canonical: plain,
+                });
             }
         }
         Ok(())

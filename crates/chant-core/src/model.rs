@@ -141,6 +141,31 @@ pub struct Evaluation {
     pub decls: Vec<Declarable>,
     pub modules: Vec<ModuleExports>,
     pub errors: Vec<EvalError>,
+    /// What it read from the project, to tell later whether evaluating again would read the
+    /// same (evaluation is deterministic: no clock, randomness, environment or host).
+    pub reads: Reads,
+}
+
+/// The project files an evaluation read, and how each import found its file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reads {
+    /// Each project module loaded, by resolved path: the SHA-256 (hex) of the bytes evaluated.
+    pub modules: Vec<(PathBuf, String)>,
+    /// Each import of a project file, in the order they were resolved.
+    pub imports: Vec<Import>,
+}
+
+/// One import resolved to a project file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Import {
+    /// The importing module's name (a resolved path, or the evaluation's own entry point).
+    pub from: String,
+    /// The directory candidates are resolved from.
+    pub dir: PathBuf,
+    /// Each candidate asked, in order, and the file it resolved to (`None`: no file there).
+    pub probes: Vec<(String, Option<PathBuf>)>,
+    /// The module it resolved to.
+    pub to: PathBuf,
 }
 
 impl Evaluation {

@@ -177,6 +177,17 @@ struct LoadState {
     maps: HashMap<String, Arc<Stripped>>,
     /// The first load failure (syntax error, unreadable file) since the last reset.
     failure: Option<String>,
+    /// The project files read and how imports found them.
+    reads: chant_core::model::Reads,
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 struct SandboxResolver {
@@ -227,13 +238,26 @@ impl Resolver for SandboxResolver {
                 format!("{name}/index.ts"),
             ]
         };
-        // Each candidate resolved with its symlinks followed, then held to the walls.
+        // Each candidate resolved with its symlinks followed, then held to the walls. What
+        // each one found is kept: resolving them again later tells whether this import would
+        // still find the same file.
+        let mut probes = Vec::new();
         for c in &candidates {
             match self.walls.resolve_from(dir, "import", c) {
                 Ok(found) if found.is_file() => {
+                    probes.push((c.clone(), Some(found.clone())));
+                    lock(&self.state)
+                        .reads
+                        .imports
+                        .push(chant_core::model::Import {
+                            from: base.to_owned(),
+                            dir: dir.to_path_buf(),
+                            probes,
+                            to: found.clone(),
+                        });
                     return Ok(found.to_string_lossy().into_owned());
                 }
-                Ok(_) | Err(PathError::Unresolvable { .. }) => {}
+                Ok(_) | Err(PathError::Unresolvable { .. }) => probes.push((c.clone(), None)),
                 Err(PathError::Outside { .. }) => return fail(outside()),
             }
         }
@@ -276,6 +300,12 @@ impl Loader for SandboxLoader {
         } else {
             let read = chant_core::confine::read_text(Path::new(name), self.module_bytes)
                 .map_err(|e| format!("cannot read module {e}"));
+            if let Ok(source) = &read {
+                lock(&self.state)
+                    .reads
+                    .modules
+                    .push((PathBuf::from(name), sha256_hex(source.as_bytes())));
+            }
             match read {
                 Err(e) => Err(e),
                 Ok(source) => strip::strip_typescript(Path::new(name), &source)
@@ -426,6 +456,7 @@ impl Engine {
             if let Err(message) = read {
                 fail(&mut evaluation, &root, message);
             }
+            evaluation.reads = std::mem::take(&mut lock(&sandbox.state).reads);
             Ok(evaluation)
         });
         result.unwrap_or_else(|message| {

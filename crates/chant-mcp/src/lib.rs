@@ -55,6 +55,13 @@ pub(crate) struct State {
     pub(crate) work: Arc<Permits>,
     /// What each Op's run files said, by object id: `op-list` reads only what changed.
     pub(crate) latest: chant_ops::records::LatestCache,
+    /// What each Op file declared, by what its evaluation read: discovery evaluates only
+    /// the files whose reads changed.
+    pub(crate) ops: chant_ops::model::DiscoveryCache,
+    /// The repository, once found (finding it runs git).
+    pub(crate) repo: std::sync::OnceLock<chant_ops::Repo>,
+    /// The last `op-list` answer, while nothing it was built from changed.
+    pub(crate) list_memo: ops_tools::ListMemo,
 }
 
 impl State {
@@ -397,6 +404,9 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
         loaded,
         work: Arc::new(Permits::new(2)),
         latest: Default::default(),
+        ops: Default::default(),
+        repo: Default::default(),
+        list_memo: Default::default(),
     });
     let mut b = ServerBuilder::new("chant", options.version);
     type Handler = fn(&State, Arguments, &RequestContext) -> Result<ToolOutput, ToolError>;

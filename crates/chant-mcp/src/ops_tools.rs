@@ -11,8 +11,14 @@ use serde_json::{Map, Value, json};
 
 use crate::{State, args_object, string_arg};
 
+/// The repository of the served project, found once per server (a failure is not kept:
+/// the next call looks again).
 fn repo(state: &State) -> Result<Repo, ToolError> {
-    Repo::open(&state.root).map_err(ToolError)
+    if let Some(r) = state.repo.get() {
+        return Ok(r.clone());
+    }
+    let r = Repo::open(&state.root).map_err(ToolError)?;
+    Ok(state.repo.get_or_init(|| r).clone())
 }
 
 fn runtime(state: &State, args: &Map<String, Value>) -> Result<&'static str, ToolError> {
@@ -29,6 +35,28 @@ fn name_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, Tool
         .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
 }
 
+/// The last `op-list` answer, and what it was built from: the discovered set (the very one,
+/// which discovery hands back again while no Op file's reads changed) and the stamp of the
+/// ledger's refs (the same while the ledger's commit is).
+#[derive(Default)]
+pub(crate) struct ListMemo(
+    std::sync::Mutex<Option<(std::sync::Arc<OpSet>, gitledger::RefsStamp, Value)>>,
+);
+
+impl ListMemo {
+    fn get(&self, set: &std::sync::Arc<OpSet>, stamp: &gitledger::RefsStamp) -> Option<Value> {
+        let memo = self.0.lock().ok()?;
+        let (s, st, v) = memo.as_ref()?;
+        (std::sync::Arc::ptr_eq(s, set) && st == stamp).then(|| v.clone())
+    }
+
+    fn put(&self, set: std::sync::Arc<OpSet>, stamp: gitledger::RefsStamp, value: &Value) {
+        if let Ok(mut memo) = self.0.lock() {
+            *memo = Some((set, stamp, value.clone()));
+        }
+    }
+}
+
 pub(crate) fn op_list(
     state: &State,
     args: Arguments,
@@ -40,13 +68,32 @@ pub(crate) fn op_list(
         Ok(r) => r,
         Err(e) => return Ok(ToolOutput::Json(json!({"ops": [], "errors": [e.0]}))),
     };
-    let set = repo.discover_under(
+    // Stamped before anything is read: a ref moved meanwhile is a change the next call sees.
+    let stamp = repo.ledger.refs_stamp();
+    let set = repo.discover_under_cached(
         &state.ceiling,
         state.chant.evaluator.as_ref(),
         &crate::budget(ctx),
+        &state.ops,
     );
+    if let Some(st) = &stamp
+        && let Some(answer) = state.list_memo.get(&set, st)
+    {
+        return Ok(ToolOutput::Json(answer));
+    }
     let ops: Vec<Value> = repo.list_entries(&set.ops, Some(&state.latest));
-    Ok(ToolOutput::Json(json!({"ops": ops, "errors": set.errors})))
+    // Built member by member: `json!` would copy the list through `to_value`.
+    let mut out = Map::new();
+    out.insert("ops".into(), Value::Array(ops));
+    out.insert(
+        "errors".into(),
+        Value::Array(set.errors.iter().cloned().map(Value::String).collect()),
+    );
+    let answer = Value::Object(out);
+    if let Some(st) = stamp {
+        state.list_memo.put(set, st, &answer);
+    }
+    Ok(ToolOutput::Json(answer))
 }
 
 pub(crate) fn op_run(
@@ -61,10 +108,11 @@ pub(crate) fn op_run(
         chant_ops::check_env(env).map_err(ToolError)?;
     }
     let repo = repo(state)?;
-    let set = repo.discover_under(
+    let set = repo.discover_under_cached(
         &state.ceiling,
         state.chant.evaluator.as_ref(),
         &crate::budget(ctx),
+        &state.ops,
     );
     let op = op(&set, name)?;
     if op.never_over_mcp {
@@ -113,10 +161,11 @@ fn with_status(
     let name = name_arg(&args, "name")?;
     let rt = runtime(state, &args)?;
     let repo = repo(state)?;
-    let set = repo.discover_under(
+    let set = repo.discover_under_cached(
         &state.ceiling,
         state.chant.evaluator.as_ref(),
         &crate::budget(ctx),
+        &state.ops,
     );
     let op = op(&set, name)?;
     let status = repo.status(op, rt, SystemClock.now_ms());
@@ -160,10 +209,11 @@ pub(crate) fn op_approve(
         }
     }
     let repo = repo(state)?;
-    let set = repo.discover_under(
+    let set = repo.discover_under_cached(
         &state.ceiling,
         state.chant.evaluator.as_ref(),
         &crate::budget(ctx),
+        &state.ops,
     );
     let op_def = set.get(name);
     let declared = op_def.is_some_and(|o| o.never_over_mcp);
@@ -280,10 +330,11 @@ pub(crate) fn read(
     if uri == "chant://ops" {
         let summaries = match Repo::open(&state.root) {
             Ok(repo) => repo
-                .discover_under(
+                .discover_under_cached(
                     &state.ceiling,
                     state.chant.evaluator.as_ref(),
                     &crate::budget(ctx),
+                    &state.ops,
                 )
                 .ops
                 .iter()
@@ -304,10 +355,11 @@ pub(crate) fn read(
         };
         let result = (|| -> Result<Value, String> {
             let repo = Repo::open(&state.root)?;
-            let set = repo.discover_under(
+            let set = repo.discover_under_cached(
                 &state.ceiling,
                 state.chant.evaluator.as_ref(),
                 &crate::budget(ctx),
+                &state.ops,
             );
             let op = set
                 .get(name)

@@ -111,6 +111,18 @@ impl Repo {
         model::discover(dir, evaluator, budget)
     }
 
+    /// [`Repo::discover_under`], evaluating only the Op files whose reads changed since
+    /// `cache` saw them (a long-running server's).
+    pub fn discover_under_cached(
+        &self,
+        dir: &Path,
+        evaluator: &dyn Evaluator,
+        budget: &Budget,
+        cache: &model::DiscoveryCache,
+    ) -> std::sync::Arc<OpSet> {
+        model::discover_cached(dir, evaluator, budget, Some(cache))
+    }
+
     /// `{name, since}` of a standing gate of `op`, if any (the one whose pending fact is
     /// newest, when several stand), and the gate lines skipped.
     pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> (Option<Json>, Vec<records::Skipped>) {

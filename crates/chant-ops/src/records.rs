@@ -233,9 +233,33 @@ struct Part {
 #[derive(Debug, Default)]
 pub struct LatestCache {
     parts: Mutex<HashMap<String, Part>>,
+    /// The answer of the last call, and the stamp of the refs it read: while the refs files
+    /// are as they were, the ledger's commit is the same, and so is every Op's latest run.
+    last: Mutex<Option<(gitledger::RefsStamp, HashMap<String, Latest>)>>,
 }
 
 impl LatestCache {
+    /// The latest of each of `ops` as of the last call, if the refs are as they were then.
+    fn unchanged(&self, stamp: &gitledger::RefsStamp, ops: &[&str]) -> Option<Vec<Latest>> {
+        let last = self.last.lock().ok()?;
+        let (was, answers) = last.as_ref()?;
+        if was != stamp {
+            return None;
+        }
+        ops.iter().map(|op| answers.get(*op).cloned()).collect()
+    }
+
+    fn remember(&self, stamp: gitledger::RefsStamp, ops: &[&str], out: &[Latest]) {
+        if let Ok(mut last) = self.last.lock() {
+            let answers = ops
+                .iter()
+                .zip(out)
+                .map(|(op, l)| ((*op).to_owned(), l.clone()))
+                .collect();
+            *last = Some((stamp, answers));
+        }
+    }
+
     fn get(&self, key: &str) -> Option<Part> {
         self.parts.lock().ok()?.get(key).cloned()
     }
@@ -298,6 +322,21 @@ pub fn latest(ledger: &Ledger, op: &str) -> Latest {
 /// [`latest`] of each of `ops`, in order, with one reader; with a cache, only the Ops whose
 /// run files changed since the cache saw them are read.
 pub fn latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> Vec<Latest> {
+    // Stamped before reading: a ref moved during the read is a change the next call sees.
+    let stamp = cache.and_then(|_| ledger.refs_stamp());
+    if let (Some(c), Some(s)) = (cache, &stamp)
+        && let Some(all) = c.unchanged(s, ops)
+    {
+        return all;
+    }
+    let out = read_latests(ledger, ops, cache);
+    if let (Some(c), Some(s)) = (cache, stamp) {
+        c.remember(s, ops, &out);
+    }
+    out
+}
+
+fn read_latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> Vec<Latest> {
     let mut out = vec![Latest::default(); ops.len()];
     let Ok(mut reader) = ledger.reader() else {
         return out;

@@ -4,7 +4,7 @@
 //! writer) and kept only if, once open, it is a regular file; a file meant to be inside a root
 //! is checked where it really is after opening (so a symlink, or one swapped in between a
 //! check and the open, cannot lead outside); and reads are capped. It knows nothing of what
-//! the files mean.
+//! the files mean. It also says when a file is unchanged without reading it ([`Stamp`]).
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -169,6 +169,73 @@ mod tests {
                 "{}: 2 bytes, over the 1 this reads of such a file",
                 root.join("sub/a.json").display()
             )
+        );
+    }
+}
+
+/// What a stat says of a file without reading it: a change of content changes its ctime
+/// (which no user can set) and a rewrite through a rename its inode, so equal stamps mean the
+/// same content — once the file last changed long enough ago ([`Stamp::trusted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+/// How long after a file's last change its stat stands for its content: a change within the
+/// same tick of the file system's clock could leave the stat as it was (git's "racy clean"
+/// case), so a file changed this recently must be read instead.
+pub const RACY_SECS: i64 = 2;
+
+impl Stamp {
+    pub fn of(meta: &Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// The stamp of `meta`, stat'ed at `taken` (epoch seconds), if the file last changed more
+    /// than [`RACY_SECS`] before: a later change is then sure to move its ctime.
+    pub fn trusted(meta: &Metadata, taken: i64) -> Option<Stamp> {
+        let s = Stamp::of(meta);
+        (s.ctime.0 + RACY_SECS < taken).then_some(s)
+    }
+
+    /// The current time in epoch seconds (what [`Stamp::trusted`] compares with).
+    pub fn now() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+    }
+}
+
+#[cfg(test)]
+mod stamp_tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_changes_with_the_content_and_is_trusted_only_once_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a");
+        std::fs::write(&f, "one").unwrap();
+        let before = std::fs::metadata(&f).unwrap();
+        assert_eq!(Stamp::trusted(&before, Stamp::now()), None, "just changed");
+        assert!(Stamp::trusted(&before, Stamp::now() + RACY_SECS + 1).is_some());
+        std::fs::write(dir.path().join("b"), "two").unwrap();
+        std::fs::rename(dir.path().join("b"), &f).unwrap();
+        let after = std::fs::metadata(&f).unwrap();
+        assert_ne!(Stamp::of(&before), Stamp::of(&after), "a rewrite is seen");
+        assert_eq!(
+            Stamp::of(&after),
+            Stamp::of(&std::fs::metadata(&f).unwrap())
         );
     }
 }

@@ -104,7 +104,13 @@ fn git_command(toplevel: &Path) -> Command {
 pub struct Ledger {
     toplevel: PathBuf,
     git_dir: PathBuf,
+    /// Where the refs are (the main repository's `.git` for a worktree).
+    common_dir: PathBuf,
 }
+
+/// The stat of every file that holds or lists the ledger's refs (see [`Ledger::refs_stamp`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefsStamp(Vec<(PathBuf, Option<fsread::Stamp>)>);
 
 fn check_path(path: &str) -> Result<Vec<&str>, LedgerError> {
     let parts: Vec<&str> = path.split('/').collect();
@@ -278,7 +284,13 @@ impl Ledger {
             }
         }
         let out = Command::new("git")
-            .args(["rev-parse", "--show-toplevel", "--absolute-git-dir"])
+            .args([
+                "rev-parse",
+                "--show-toplevel",
+                "--absolute-git-dir",
+                "--path-format=absolute",
+                "--git-common-dir",
+            ])
             .current_dir(dir)
             .stdin(Stdio::null())
             .output()
@@ -288,13 +300,52 @@ impl Ledger {
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let mut lines = text.lines();
-        let (Some(top), Some(git_dir)) = (lines.next(), lines.next()) else {
+        let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
+        else {
             return Err(LedgerError::NotARepository);
         };
         Ok(Ledger {
             toplevel: PathBuf::from(top),
             git_dir: PathBuf::from(git_dir),
+            common_dir: PathBuf::from(common),
         })
+    }
+
+    /// The stat of each file the ledger's refs live in — the branch and every remote's
+    /// tracking copy (loose or packed, or the reftable stack) and the directories that list
+    /// them — without running git: while it stays equal, [`Ledger::head`] names the same
+    /// commit, so what was read at that commit still holds. `None` when one of them changed
+    /// too recently for its stat to be trusted ([`fsread::Stamp::trusted`]).
+    pub fn refs_stamp(&self) -> Option<RefsStamp> {
+        let taken = fsread::Stamp::now();
+        let refs = self.common_dir.join("refs");
+        let mut paths = vec![
+            refs.join("heads/chant/lifecycle"),
+            refs.join("heads/chant"),
+            refs.join("heads"),
+            refs.join("remotes"),
+            self.common_dir.join("packed-refs"),
+            self.common_dir.join("reftable"),
+            self.common_dir.join("reftable/tables.list"),
+        ];
+        if let Ok(remotes) = std::fs::read_dir(refs.join("remotes")) {
+            let mut names: Vec<PathBuf> = remotes.flatten().map(|e| e.path()).collect();
+            names.sort();
+            for r in names {
+                paths.push(r.join("chant/lifecycle"));
+                paths.push(r.join("chant"));
+                paths.push(r);
+            }
+        }
+        let mut stamps = Vec::with_capacity(paths.len());
+        for p in paths {
+            let stamp = match std::fs::metadata(&p) {
+                Ok(meta) => Some(fsread::Stamp::trusted(&meta, taken)?),
+                Err(_) => None,
+            };
+            stamps.push((p, stamp));
+        }
+        Some(RefsStamp(stamps))
     }
 
     pub fn toplevel(&self) -> &Path {

@@ -700,7 +700,10 @@ impl Inner {
             ToolOutput::Text(text) => (text, None, false),
             ToolOutput::ErrorText(text) => (text, None, true),
         };
-        m.insert("content".into(), json!([{"type": "text", "text": text}]));
+        let mut block = Map::new();
+        block.insert("type".into(), Value::String("text".into()));
+        block.insert("text".into(), Value::String(text));
+        m.insert("content".into(), Value::Array(vec![Value::Object(block)]));
         if let (Some(s), true) = (structured, v.has_structured_content()) {
             m.insert("structuredContent".into(), s);
         }
@@ -759,8 +762,14 @@ fn valid_id(id: Option<Value>) -> Value {
     }
 }
 
+/// Built member by member: `json!` would copy `result` through `to_value`, and a result
+/// can be large (a list of a thousand Ops).
 fn success(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("id".into(), id);
+    m.insert("result".into(), result);
+    Value::Object(m)
 }
 
 fn error_reply(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
