@@ -125,40 +125,6 @@ fn check_path(path: &str) -> Result<Vec<&str>, LedgerError> {
     }
 }
 
-/// The ledger's files at one commit: paths and blob ids, contents read in one batch.
-#[derive(Debug)]
-pub struct Snapshot<'a> {
-    ledger: &'a Ledger,
-    files: std::collections::BTreeMap<String, String>,
-}
-
-impl Snapshot<'_> {
-    /// Every file path, sorted.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.files.keys().map(String::as_str)
-    }
-
-    /// The bytes of each of `paths` (`None` where absent), in order, with one `git cat-file
-    /// --batch` however many there are.
-    pub fn read_many(&self, paths: &[&str]) -> Result<Vec<Option<Vec<u8>>>, LedgerError> {
-        let shas: Vec<Option<&String>> = paths.iter().map(|p| self.files.get(*p)).collect();
-        let wanted: Vec<&str> = shas.iter().flatten().map(|s| s.as_str()).collect();
-        if wanted.is_empty() {
-            return Ok(vec![None; paths.len()]);
-        }
-        let mut input = wanted.join("\n");
-        input.push('\n');
-        let out = self
-            .ledger
-            .git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
-        let mut blobs = parse_batch(&out, wanted.len())?.into_iter();
-        Ok(shas
-            .iter()
-            .map(|s| s.and_then(|_| blobs.next().flatten().map(|(_, _, body)| body)))
-            .collect())
-    }
-}
-
 /// What [`Ledger::read_path`] found: the tree listings down the path (the top, then each
 /// directory above its last part), and the object at the path itself (`(kind, bytes)`).
 type PathRead = (Vec<Vec<String>>, Option<(String, Vec<u8>)>);
@@ -547,23 +513,6 @@ impl Ledger {
             }))
     }
 
-    /// Every file on the branch as of its current commit, listed with one `ls-tree -r`; read
-    /// any number of them with one `cat-file --batch` ([`Snapshot::read_many`]).
-    pub fn snapshot(&self) -> Result<Snapshot<'_>, LedgerError> {
-        let files = match self.head()? {
-            Some(head) => self
-                .tree_files(&head)?
-                .into_iter()
-                .map(|(path, (_, sha))| (path, sha))
-                .collect(),
-            None => Default::default(),
-        };
-        Ok(Snapshot {
-            ledger: self,
-            files,
-        })
-    }
-
     /// Names of the entries directly under `dir` (`""` for the top), blobs and trees.
     pub fn list(&self, dir: &str) -> Result<Vec<String>, LedgerError> {
         let Some(head) = self.head()? else {
@@ -795,108 +744,47 @@ impl Ledger {
             .map(|r| (*r).to_owned())
     }
 
-    /// Every file of `commit`'s tree, `path → (mode, blob)`, with one `ls-tree -r`.
-    fn tree_files(
-        &self,
-        commit: &str,
-    ) -> Result<std::collections::BTreeMap<String, (String, String)>, LedgerError> {
-        let out = self.git(&["ls-tree", "-r", "-z", "--full-tree", commit], None)?;
-        let mut files = std::collections::BTreeMap::new();
-        for line in out.split(|b| *b == 0).filter(|l| !l.is_empty()) {
-            let line = String::from_utf8_lossy(line);
-            let Some((meta, name)) = line.split_once('\t') else {
-                continue;
-            };
-            if check_path(name).is_err() {
-                return Err(LedgerError::BadEntry {
-                    commit: commit.to_owned(),
-                    path: name.to_owned(),
-                });
-            }
-            let mut f = meta.split(' ');
-            if let (Some(mode), Some("blob"), Some(sha)) = (f.next(), f.next(), f.next()) {
-                files.insert(name.to_owned(), (mode.to_owned(), sha.to_owned()));
-            }
-        }
-        Ok(files)
-    }
-
     /// A merge commit of `ours` (this clone's branch) and `theirs` (the remote's, as fetched),
     /// both kept as parents: files only one side changed come from that side, JSONL files both
     /// changed are the [`merge::union_lines`] of the two, and any other file both changed is
     /// the remote's. Writes objects only; no ref moves. Without a common ancestor (unrelated
     /// ledgers, a shallow clone) every file both sides hold differently is joined the same way.
+    /// A file either side holds is kept. Only trees that differ are read (a subtree both sides
+    /// share is kept by its id), so a merge costs what changed on the two sides, not the size
+    /// of the ledger.
     fn merge_commits(&self, ours: &str, theirs: &str, remote: &str) -> Result<String, LedgerError> {
-        let (a, b) = (self.tree_files(ours)?, self.tree_files(theirs)?);
         let base = match self.git_text(&["merge-base", ours, theirs], None) {
-            Ok(sha) if !sha.is_empty() => self.tree_files(&sha)?,
-            _ => Default::default(),
+            Ok(sha) if !sha.is_empty() => Some(sha),
+            _ => None,
         };
-        let mut merged = b.clone();
-        let mut joins: Vec<(&str, &str, &str)> = Vec::new();
-        for (path, ours_entry) in &a {
-            match b.get(path) {
-                None => {
-                    merged.insert(path.clone(), ours_entry.clone());
-                }
-                Some(theirs_entry) if theirs_entry == ours_entry => {}
-                Some(theirs_entry) => {
-                    if base.get(path) == Some(theirs_entry) {
-                        merged.insert(path.clone(), ours_entry.clone());
-                    } else if base.get(path) != Some(ours_entry) && path.ends_with(".jsonl") {
-                        joins.push((path, &ours_entry.1, &theirs_entry.1));
-                    }
-                }
-            }
-        }
-        if !joins.is_empty() {
-            let mut input = String::new();
-            for (_, x, y) in &joins {
-                input.push_str(&format!("{x}\n{y}\n"));
-            }
-            let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
-            let mut blobs = parse_batch(&out, joins.len() * 2)?.into_iter();
-            for (path, _, _) in &joins {
-                let mut body = || {
-                    blobs
-                        .next()
-                        .flatten()
-                        .map(|(_, _, b)| b)
-                        .unwrap_or_default()
-                };
-                let (x, y) = (body(), body());
-                let bytes = merge::union_lines(&x, &y);
-                let sha = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
-                merged.insert((*path).to_owned(), ("100644".to_owned(), sha));
-            }
-        }
-        // The tree, through a private index (update-index refuses bad paths again).
-        let index = tempfile::Builder::new()
-            .prefix("chant-merge-")
-            .suffix(".index")
-            .tempfile_in(&self.git_dir)?;
-        let index_path = index.path().to_owned();
-        drop(index);
-        let mut listing = String::new();
-        for (path, (mode, sha)) in &merged {
-            listing.push_str(&format!("{mode} {sha}\t{path}\n"));
-        }
-        let with_index = |args: &[&str], input: Option<&[u8]>| {
-            self.git_with(args, input, &[("GIT_INDEX_FILE", &index_path)])
-                .map(|out| String::from_utf8_lossy(&out).trim().to_owned())
+        let mut reader = Reader::new(self, Some(ours.to_owned()));
+        let mut mktree = MkTree::start(self)?;
+        let tree_of = |reader: &mut Reader, commit: &str| -> Result<String, LedgerError> {
+            reader
+                .tree_sha(commit)?
+                .ok_or_else(|| LedgerError::Git {
+                    args: "cat-file --batch".into(),
+                    message: format!("{commit} has no tree"),
+                })
         };
-        let tree = with_index(
-            &["update-index", "--add", "--index-info"],
-            Some(listing.as_bytes()),
-        )
-        .and_then(|_| with_index(&["write-tree"], None));
-        let _ = std::fs::remove_file(&index_path);
-        let tree = tree?;
+        let (a, b) = (tree_of(&mut reader, ours)?, tree_of(&mut reader, theirs)?);
+        let o = match &base {
+            Some(c) => Some(tree_of(&mut reader, c)?),
+            None => None,
+        };
+        let joined = MergeTrees {
+            ledger: self,
+            reader: &mut reader,
+            mktree: &mut mktree,
+            commit: ours,
+        }
+        .tree(o.as_deref(), &a, &b, &[])?;
+        mktree.finish();
         let message = format!("Merge {remote}'s chant/lifecycle");
         self.git_text(
             &[
                 "commit-tree",
-                &tree,
+                &joined,
                 "-p",
                 ours,
                 "-p",
@@ -1054,6 +942,149 @@ impl Ledger {
     }
 }
 
+/// One `git mktree --batch`, a tree per request.
+struct MkTree {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl MkTree {
+    fn start(ledger: &Ledger) -> Result<MkTree, LedgerError> {
+        let mut child = git_command(&ledger.toplevel)
+            .args(["mktree", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+        Ok(MkTree {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// The tree of `entries` (`ls-tree` lines).
+    fn write(&mut self, entries: &[String]) -> Result<String, LedgerError> {
+        use std::io::BufRead;
+        let mut input = entries.join("\n");
+        input.push_str("\n\n");
+        self.stdin.write_all(input.as_bytes())?;
+        self.stdin.flush()?;
+        let mut sha = String::new();
+        self.stdout.read_line(&mut sha)?;
+        let sha = sha.trim().to_owned();
+        if sha.is_empty() {
+            let mut err = String::new();
+            if let Some(mut e) = self.child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            return Err(LedgerError::Git {
+                args: "mktree --batch".into(),
+                message: err.trim().to_owned(),
+            });
+        }
+        Ok(sha)
+    }
+
+    fn finish(self) {
+        drop(self.stdin);
+        let mut child = self.child;
+        let _ = child.wait();
+    }
+}
+
+/// A three-way join of two ledger trees, descending only where they differ.
+struct MergeTrees<'a> {
+    ledger: &'a Ledger,
+    reader: &'a mut Reader,
+    mktree: &'a mut MkTree,
+    /// The commit named in a bad-entry error.
+    commit: &'a str,
+}
+
+impl MergeTrees<'_> {
+    /// The listing of tree `sha` at `dir`, by name (a name chant never writes is an error).
+    fn listing(
+        &mut self,
+        sha: &str,
+        dir: &[&str],
+    ) -> Result<std::collections::BTreeMap<String, String>, LedgerError> {
+        let raw = self.reader.raw_tree(sha)?.unwrap_or_default();
+        Ok(checked_listing(&raw, self.commit, dir)?
+            .into_iter()
+            .filter_map(|l| {
+                let name = entry(&l)?.2.to_owned();
+                Some((name, l))
+            })
+            .collect())
+    }
+
+    /// The joined tree of `ours` and `theirs` (tree ids) at `dir`, `base` their ancestor's.
+    fn tree(
+        &mut self,
+        base: Option<&str>,
+        ours: &str,
+        theirs: &str,
+        dir: &[&str],
+    ) -> Result<String, LedgerError> {
+        // Descends wherever the two differ, even where one side is the ancestor: a file one
+        // side holds is never dropped (a join of logs keeps every line either side has).
+        if ours == theirs {
+            return Ok(ours.to_owned());
+        }
+        let a = self.listing(ours, dir)?;
+        let b = self.listing(theirs, dir)?;
+        let o = match base {
+            Some(t) => self.listing(t, dir)?,
+            None => Default::default(),
+        };
+        let mut out: Vec<String> = Vec::new();
+        let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for name in names {
+            let line = match (a.get(name), b.get(name)) {
+                (Some(x), None) => x.clone(),
+                (None, Some(y)) => y.clone(),
+                (Some(x), Some(y)) if x == y => x.clone(),
+                (Some(x), Some(y)) => {
+                    let (Some((kx, sx, _)), Some((ky, sy, _))) = (entry(x), entry(y)) else {
+                        continue;
+                    };
+                    let was = o.get(name).and_then(|l| entry(l)).map(|(k, s, _)| (k, s));
+                    let mut path = dir.to_vec();
+                    path.push(name);
+                    match (kx, ky) {
+                        ("tree", "tree") => {
+                            let base = was.filter(|(k, _)| *k == "tree").map(|(_, s)| s);
+                            let t = self.tree(base, sx, sy, &path)?;
+                            format!("040000 tree {t}\t{name}")
+                        }
+                        ("blob", "blob") if was == Some(("blob", sy)) => x.clone(),
+                        ("blob", "blob") if was == Some(("blob", sx)) => y.clone(),
+                        ("blob", "blob") if name.ends_with(".jsonl") => {
+                            let x = self.reader.blob_at(sx)?.unwrap_or_default();
+                            let y = self.reader.blob_at(sy)?.unwrap_or_default();
+                            let bytes = merge::union_lines(&x, &y);
+                            let sha = self
+                                .ledger
+                                .git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
+                            format!("100644 blob {sha}\t{name}")
+                        }
+                        // Anything else both changed: the remote's.
+                        _ => y.clone(),
+                    }
+                }
+                (None, None) => continue,
+            };
+            out.push(line);
+        }
+        self.mktree.write(&out)
+    }
+}
+
 /// What [`Ledger::fetch_if_unknown`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fetch {
@@ -1199,37 +1230,6 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 4);
-    }
-
-    #[test]
-    fn a_snapshot_reads_many_files_in_one_batch() {
-        let (_d, ledger) = repo();
-        assert_eq!(ledger.snapshot().unwrap().paths().count(), 0);
-        ledger.append_line("a/b/c/deep.jsonl", "1", "m").unwrap();
-        ledger.append_line("a/b/c/deep.jsonl", "2\n", "m").unwrap();
-        ledger.write("dev/x.json", b"", "m").unwrap();
-        ledger.write("dev/bin", &[0, 10, 255, 10, 10], "m").unwrap();
-        let snap = ledger.snapshot().unwrap();
-        assert_eq!(
-            snap.paths().collect::<Vec<_>>(),
-            ["a/b/c/deep.jsonl", "dev/bin", "dev/x.json"]
-        );
-        let got = snap
-            .read_many(&["dev/bin", "nope", "a/b/c/deep.jsonl", "dev/x.json"])
-            .unwrap();
-        assert_eq!(
-            got,
-            [
-                Some(vec![0, 10, 255, 10, 10]),
-                None,
-                Some(b"1\n2\n".to_vec()),
-                Some(Vec::new())
-            ]
-        );
-        // A later write does not change what the snapshot sees.
-        ledger.append_line("dev/x.json", "y", "m").unwrap();
-        assert_eq!(snap.read_many(&["dev/x.json"]).unwrap(), [Some(Vec::new())]);
-        assert_eq!(ledger.read("dev/x.json").unwrap().unwrap(), b"y");
     }
 
     #[test]

@@ -159,6 +159,26 @@ impl Reader {
         })
     }
 
+    /// The tree id of commit `commit`.
+    pub(crate) fn tree_sha(&mut self, commit: &str) -> Result<Option<String>, LedgerError> {
+        Ok(match self.object(commit)? {
+            Some((kind, body)) if kind == "commit" => String::from_utf8_lossy(&body)
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("tree "))
+                .map(str::to_owned),
+            _ => None,
+        })
+    }
+
+    /// The raw bytes of tree object `sha`.
+    pub(crate) fn raw_tree(&mut self, sha: &str) -> Result<Option<Vec<u8>>, LedgerError> {
+        Ok(match self.object(sha)? {
+            Some((kind, body)) if kind == "tree" => Some(body),
+            _ => None,
+        })
+    }
+
     /// The entries of the tree object `sha`.
     pub fn tree_at(&mut self, sha: &str) -> Result<Vec<Entry>, LedgerError> {
         Ok(match self.object(sha)? {
