@@ -1333,3 +1333,148 @@ mod approval_tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod layout_tests {
+    //! A decision reads only the newest facts; it must decide what reading them all decides.
+    use super::*;
+    use proptest::prelude::*;
+
+    const NOW: u64 = 1_796_000_000_000;
+
+    fn ledger() -> (tempfile::TempDir, Ledger) {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let l = Ledger::open(dir.path()).unwrap();
+        (dir, l)
+    }
+
+    /// `(pending, gate h instead of g, minutes from now, minutes it stands, plan b, legacy)`.
+    type Spec = (bool, bool, i64, u64, bool, bool);
+
+    fn line(op: &str, (pending, other, minutes, stands, plan_b, _): Spec) -> (String, u64, Json) {
+        let gate = if other { "h" } else { "g" };
+        let ts = (NOW as i64 + minutes * 60_000) as u64;
+        let digest = format!("sha256:{}", if plan_b { "b" } else { "a" }.repeat(64));
+        let mut v = json!({"version": 1, "op": op, "gate": gate, "timestamp": crate::time::iso(ts),
+            "planDigest": digest, "origin": "cli"});
+        if pending {
+            v["kind"] = json!("pending");
+            v["expiresAt"] = json!(crate::time::iso(ts + stands * 60_000));
+        } else {
+            v["kind"] = json!("resolution");
+            v["resolvedBy"] = json!("sam");
+        }
+        (gate.to_owned(), ts, v)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn reading_the_newest_facts_decides_what_reading_all_decides(
+            specs in proptest::collection::vec(
+                (any::<bool>(), any::<bool>(), -600i64..30, 1u64..900, any::<bool>(), proptest::bool::weighted(0.2)),
+                1..9,
+            )
+        ) {
+            let (_d, l) = ledger();
+            for spec in &specs {
+                let (gate, ts, v) = line("o", *spec);
+                let text = canon::to_canonical_compact(&v);
+                if spec.5 {
+                    l.append_line(&gates_path("o"), &text, "legacy").unwrap();
+                } else {
+                    crate::layout::append(&l, &gate_dir("o", &gate), ts, &text, "new").unwrap();
+                }
+            }
+            let (all, _) = all_facts(&l, "o").unwrap();
+            for gate in ["g", "h"] {
+                let (some, _) = load(&l, "o", gate, NOW).unwrap();
+                prop_assert!(some.len() <= all.len());
+                prop_assert_eq!(decide(&some, gate, NOW), decide(&all, gate, NOW), "gate {}", gate);
+            }
+        }
+    }
+
+    #[test]
+    fn a_fact_outside_its_place_or_gate_is_skipped_and_said() {
+        let (_d, l) = ledger();
+        let (_, ts, pending) = line("o", (true, false, -5, 60, false, false));
+        let text = canon::to_canonical_compact(&pending);
+        // Filed an hour off its own time, and in gate h's directory: neither is believed.
+        let wrong_hour = crate::layout::place(&gate_dir("o", "g"), ts - 3_600_000);
+        l.append_record(&wrong_hour.dir, &wrong_hour.stem, &text, "m")
+            .unwrap();
+        crate::layout::append(&l, &gate_dir("o", "h"), ts, &text, "m").unwrap();
+        let (facts, skipped) = load(&l, "o", "g", NOW).unwrap();
+        assert_eq!(facts, [], "nothing stands for g");
+        assert_eq!(skipped.len(), 1);
+        assert!(
+            skipped[0]
+                .reason
+                .contains("does not belong in this file's directory"),
+            "{skipped:?}"
+        );
+        let (facts_h, skipped_h) = load(&l, "o", "h", NOW).unwrap();
+        assert_eq!(facts_h, []);
+        assert_eq!(
+            skipped_h[0].reason,
+            "a fact of \"o\"/\"g\" does not belong in this gate's directory"
+        );
+        assert_eq!(decide(&facts, "g", NOW), GateState::Open);
+    }
+
+    #[test]
+    fn facts_dated_far_ahead_are_not_even_read() {
+        let (_d, l) = ledger();
+        // A flood filed in next year's directory: a decision never opens it.
+        let future = NOW + 200 * 86_400_000;
+        for i in 0..3 {
+            let mut v = line("o", (true, false, 0, 60, false, false)).2;
+            v["timestamp"] = json!(crate::time::iso(future + i));
+            crate::layout::append(
+                &l,
+                &gate_dir("o", "g"),
+                future + i,
+                &canon::to_canonical_compact(&v),
+                "m",
+            )
+            .unwrap();
+        }
+        let (_, ts, v) = line("o", (true, false, -1, 60, false, false));
+        crate::layout::append(
+            &l,
+            &gate_dir("o", "g"),
+            ts,
+            &canon::to_canonical_compact(&v),
+            "m",
+        )
+        .unwrap();
+        let (facts, skipped) = load(&l, "o", "g", NOW).unwrap();
+        assert_eq!(facts.len(), 1, "only the one that can stand now");
+        assert_eq!(skipped, []);
+        assert!(matches!(decide(&facts, "g", NOW), GateState::Standing(_)));
+        assert_eq!(all_facts(&l, "o").unwrap().0.len(), 4);
+    }
+
+    #[test]
+    fn gate_directories_name_every_gate_once() {
+        for (gate, dir) in [
+            ("ship-it", "_gates/o/ship-it"),
+            (".", "_gates/o/%2E"),
+            ("..", "_gates/o/%2E%2E"),
+            ("a/b", "_gates/o/a%2Fb"),
+            ("%2E", "_gates/o/%252%45"),
+            ("Ship", "_gates/o/%53hip"),
+        ] {
+            assert_eq!(gate_dir("o", gate), dir);
+            let name = dir.rsplit('/').next().unwrap();
+            assert_eq!(gate_of_dir(name).as_deref(), Some(gate));
+        }
+    }
+}

@@ -512,4 +512,62 @@ mod tests {
         assert_eq!(state_of("fail"), "failed");
         assert_eq!(state_of("ok"), "completed");
     }
+
+    fn ledger() -> (tempfile::TempDir, Ledger) {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let l = Ledger::open(dir.path()).unwrap();
+        (dir, l)
+    }
+
+    fn run(env: &str, started_ms: u64, n: usize) -> Json {
+        json!({"version": 1, "id": format!("local-{n}"), "op": "o", "env": env,
+            "started": crate::time::iso(started_ms), "ended": crate::time::iso(started_ms + 5),
+            "status": if n % 2 == 0 { "ok" } else { "fail" }, "phases": []})
+    }
+
+    const T0: u64 = 1_796_000_000_000;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+        #[test]
+        fn the_latest_is_what_the_whole_history_lists_first(
+            runs in proptest::collection::vec(
+                (0u64..5, proptest::bool::ANY, proptest::bool::weighted(0.25), proptest::bool::weighted(0.15)),
+                1..8,
+            )
+        ) {
+            let (_d, l) = ledger();
+            for (n, (minute, staging, legacy, garbage)) in runs.iter().enumerate() {
+                let env = if *staging { "staging" } else { "local" };
+                let r = run(env, T0 + minute * 60_000, n);
+                if *legacy {
+                    let line = if *garbage { "{oops".to_owned() } else { canon::to_canonical_compact(&r) };
+                    l.append_line(&legacy_runs_path(env, "o"), &line, "m").unwrap();
+                } else if *garbage {
+                    // A run filed under another hour than it names: skipped, never the latest.
+                    let p = layout::place(&runs_dir(env, "o"), T0 + 7_200_000);
+                    l.append_record(&p.dir, &p.stem, &canon::to_canonical_compact(&r), "m").unwrap();
+                } else {
+                    append_run(&l, &r, "m").unwrap();
+                }
+            }
+            let all = history(&l, "o");
+            let latest = latest(&l, "o");
+            proptest::prop_assert_eq!(latest.run.as_ref(), all.runs.first());
+            proptest::prop_assert!(latest.skipped.len() <= all.skipped.len());
+            // A cache answers the same, cold and warm.
+            let cache = LatestCache::default();
+            for _ in 0..2 {
+                let cached = latests(&l, &["o", "absent"], Some(&cache));
+                proptest::prop_assert_eq!(cached[0].run.as_ref(), all.runs.first());
+                proptest::prop_assert_eq!(&cached[1], &Latest::default());
+            }
+        }
+    }
 }

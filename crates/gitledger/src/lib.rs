@@ -760,12 +760,10 @@ impl Ledger {
         let mut reader = Reader::new(self, Some(ours.to_owned()));
         let mut mktree = MkTree::start(self)?;
         let tree_of = |reader: &mut Reader, commit: &str| -> Result<String, LedgerError> {
-            reader
-                .tree_sha(commit)?
-                .ok_or_else(|| LedgerError::Git {
-                    args: "cat-file --batch".into(),
-                    message: format!("{commit} has no tree"),
-                })
+            reader.tree_sha(commit)?.ok_or_else(|| LedgerError::Git {
+                args: "cat-file --batch".into(),
+                message: format!("{commit} has no tree"),
+            })
         };
         let (a, b) = (tree_of(&mut reader, ours)?, tree_of(&mut reader, theirs)?);
         let o = match &base {

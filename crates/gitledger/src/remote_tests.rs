@@ -349,3 +349,120 @@ fn a_remote_named_like_an_option_is_never_passed_to_git() {
     assert_eq!(la.fetch_if_unknown().unwrap(), Fetch::Known);
     drop(dir);
 }
+
+#[test]
+fn two_clones_adding_records_in_one_directory_keep_both_and_share_the_rest() {
+    let (dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    // A shared history: records in other directories, and a snapshot file.
+    for h in ["01", "02", "03"] {
+        la.append_record(
+            &format!("local/runs/o/2026/12/01/{h}"),
+            "t",
+            "{\"n\":0}",
+            "r",
+        )
+        .unwrap();
+    }
+    la.write("local/temporal.json", b"{\"v\":1}", "snap")
+        .unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+    // Both add a record in the same hour, with the same stem (the same millisecond): each
+    // names its file -0000, with different content.
+    let (pa, _) = la
+        .append_record("local/runs/o/2026/12/01/04", "s", r#"{"started":"a"}"#, "r")
+        .unwrap();
+    let (pb, _) = lb
+        .append_record("local/runs/o/2026/12/01/04", "s", r#"{"started":"b"}"#, "r")
+        .unwrap();
+    assert_eq!(pa, pb);
+    // And each changes the snapshot: the remote's wins, the local one stays reachable.
+    la.write("local/temporal.json", b"{\"v\":2}", "snap")
+        .unwrap();
+    lb.write("local/temporal.json", b"{\"v\":3}", "snap")
+        .unwrap();
+    la.publish().unwrap();
+    lb.publish().unwrap();
+    // The file both named is the union of the two records; nothing else was rewritten.
+    assert_eq!(
+        on_origin(&origin, &pa),
+        "{\"started\":\"a\"}\n{\"started\":\"b\"}"
+    );
+    assert_eq!(on_origin(&origin, "local/temporal.json"), "{\"v\":2}");
+    for h in ["01", "02", "03"] {
+        let p = format!("local/runs/o/2026/12/01/{h}");
+        assert_eq!(
+            git(&origin, &["rev-parse", &format!("{BRANCH}:{p}")]),
+            git(&b, &["rev-parse", &format!("origin/{BRANCH}~1:{p}")]),
+            "{p} is the very tree both sides had"
+        );
+    }
+}
+
+#[test]
+fn records_are_numbered_per_stem_and_walked_newest_first() {
+    let (_dir, _origin, a) = origin();
+    let l = Ledger::open(&a).unwrap();
+    let (p0, _) = l.append_record("r/2026/12/01/10", "x", "a", "m").unwrap();
+    let (p1, _) = l.append_record("r/2026/12/01/10", "x", "b", "m").unwrap();
+    let (p2, _) = l.append_record("r/2026/12/01/10", "y", "c", "m").unwrap();
+    let (p3, _) = l.append_record("r/2026/12/01/11", "x", "d", "m").unwrap();
+    assert_eq!(p0, "r/2026/12/01/10/x-0000.jsonl");
+    assert_eq!(p1, "r/2026/12/01/10/x-0001.jsonl");
+    assert_eq!(p2, "r/2026/12/01/10/y-0000.jsonl");
+    assert_eq!(p3, "r/2026/12/01/11/x-0000.jsonl");
+    for bad in [("r/../x", "s"), ("r", "a/b"), ("r", ".."), ("", "s")] {
+        assert!(
+            matches!(
+                l.append_record(bad.0, bad.1, "z", "m"),
+                Err(LedgerError::InvalidPath(_))
+            ),
+            "{bad:?}"
+        );
+    }
+    let walk = |finish_at: Option<&str>, enter_11: bool| {
+        let mut r = l.reader().unwrap();
+        let mut seen = Vec::new();
+        let mut enter = |d: &str| enter_11 || !d.ends_with("/11");
+        r.newest_first("r", &mut enter, &mut |path, bytes| {
+            seen.push(format!("{path}={}", String::from_utf8_lossy(bytes)));
+            if finish_at == Some(path) {
+                Flow::FinishDir
+            } else {
+                Flow::Next
+            }
+        })
+        .unwrap();
+        seen
+    };
+    assert_eq!(
+        walk(None, true),
+        [
+            format!("{p3}=d"),
+            format!("{p2}=c"),
+            format!("{p1}=b"),
+            format!("{p0}=a")
+        ]
+    );
+    assert_eq!(
+        walk(None, false).len(),
+        3,
+        "a skipped directory is not read"
+    );
+    // FinishDir: the rest of that directory, then nothing (no later directory).
+    assert_eq!(walk(Some(&p3), true), [format!("{p3}=d")]);
+    assert_eq!(
+        walk(Some(&p2), true),
+        [
+            format!("{p3}=d"),
+            format!("{p2}=c"),
+            format!("{p1}=b"),
+            format!("{p0}=a")
+        ]
+    );
+    let mut r = l.reader().unwrap();
+    assert_eq!(r.files_under("r/2026/12/01/10").unwrap().len(), 3);
+    assert_eq!(r.files_under("nowhere").unwrap(), []);
+}
