@@ -87,8 +87,9 @@ fn gate_lines(dir: &Path) -> Vec<Value> {
     paths.sort_by_key(|p| (*p != "_gates/rollout.jsonl", p.to_string()));
     for path in paths {
         if path == "_gates/rollout.jsonl" || path.starts_with("_gates/rollout/") {
+            // (A line that is not JSON is no fact: the readers skip it too.)
             for l in git(dir, &["show", &format!("chant/lifecycle:{path}")]).lines() {
-                out.push(serde_json::from_str(l).unwrap());
+                out.extend(serde_json::from_str::<Value>(l).ok());
             }
         }
     }
@@ -937,4 +938,156 @@ fn a_signer_that_writes_no_signature_is_refused() {
         stderr(&out)
     );
     assert_eq!(ledger_head(&a), before, "nothing recorded");
+}
+
+/// Rewrites the ledger of `dir` in the layout earlier releases wrote: every run a line of
+/// `<env>/runs__<op>.jsonl`, every gate fact a line of `_gates/<op>.jsonl`, nothing else.
+fn to_legacy_layout(dir: &Path, extra_run_line: &str, extra_gate_line: &str) {
+    let runs: Vec<String> = ledger_files(dir, "local/runs/rollout/")
+        .iter()
+        .flat_map(|p| {
+            String::from_utf8(ledger_bytes(dir, p))
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .chain([extra_run_line.to_owned()])
+        .collect();
+    let facts: Vec<String> = gate_lines(dir)
+        .iter()
+        .map(|v| canon::to_canonical_compact(v))
+        .chain([extra_gate_line.to_owned()])
+        .collect();
+    let l = gitledger::Ledger::open(dir).unwrap();
+    let hash = |bytes: &str| {
+        let mut child = Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(bytes.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let mktree = |listing: String| {
+        let mut child = Command::new("git")
+            .args(["mktree"])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(listing.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let local = mktree(format!(
+        "100644 blob {}\truns__rollout.jsonl\n",
+        hash(&runs.join("\n"))
+    ));
+    let gates = mktree(format!(
+        "100644 blob {}\trollout.jsonl\n",
+        hash(&facts.join("\n"))
+    ));
+    let root = mktree(format!(
+        "040000 tree {gates}\t_gates\n040000 tree {local}\tlocal\n"
+    ));
+    let commit = git(dir, &["commit-tree", &root, "-m", "legacy layout"]);
+    git(dir, &["update-ref", "refs/heads/chant/lifecycle", &commit]);
+    // The team's copy too: the remote holds what an earlier release pushed.
+    git(
+        dir,
+        &[
+            "push",
+            "-q",
+            "-f",
+            "origin",
+            "chant/lifecycle:chant/lifecycle",
+        ],
+    );
+    git(dir, &["fetch", "-q", "origin"]);
+    assert!(l.exists().unwrap());
+}
+
+#[test]
+fn a_ledger_in_the_earlier_layout_keeps_working_and_grows_in_the_new_one() {
+    let (_dir, _origin, a) = team();
+    // A gated run and its approval, then the whole ledger as an earlier release wrote it,
+    // with one bad line in each file.
+    chant_in(&a, &["run", "rollout"], &[]);
+    let ok = chant_in(
+        &a,
+        &["approve", "rollout", "ship-it", "--actor", "sam"],
+        &[],
+    );
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    to_legacy_layout(&a, "{\"version\":2}", "not json");
+    assert_eq!(ledger_files(&a, "local/runs/"), Vec::<String>::new());
+
+    let status = json_out(&chant_in(&a, &["run", "status", "rollout", "--json"], &[]));
+    assert_eq!(status["state"], "gated", "{status}");
+    assert_eq!(
+        status["skipped"],
+        serde_json::json!([
+            {"file": "local/runs__rollout.jsonl", "line": 2, "reason": "version is not 1"},
+            {"file": "_gates/rollout.jsonl", "line": 3, "reason": "not JSON (expected ident at line 1 column 2)"},
+        ])
+    );
+    // The approval in the legacy file passes the gate; the new run is one file of its own.
+    let passed = chant_in(&a, &["run", "rollout", "--json"], &[]);
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    assert_eq!(approval_record(&passed)["approval"]["resolvedBy"], "sam");
+    assert_eq!(ledger_files(&a, "local/runs/rollout/").len(), 1);
+    assert_eq!(
+        ledger_bytes(&a, "local/runs__rollout.jsonl")
+            .split(|b| *b == b'\n')
+            .count(),
+        2,
+        "the legacy file is read, never written"
+    );
+    let status = json_out(&chant_in(&a, &["run", "status", "rollout", "--json"], &[]));
+    assert_eq!(status["state"], "completed");
+    let log = json_out(&chant_in(&a, &["run", "log", "rollout", "--json"], &[]));
+    let states: Vec<&str> = log["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["ok", "gated"], "newest first, both layouts");
+    // A new pending fact and its expiry go to the new layout; the gate reads both.
+    let expire = chant_in(&a, &["approve", "rollout", "ship-it", "--expire"], &[]);
+    assert!(expire.status.success(), "{}", stderr(&expire));
+    assert_eq!(gate_lines(&a).len(), 3);
+    assert_eq!(ledger_files(&a, "_gates/rollout/").len(), 1);
+    let mut s = mcp_testkit::ServerProcess::spawn_in(BIN, ["serve", "mcp"], &a);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "op-list", "arguments": {}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["ops"][0]["runState"],
+        "completed"
+    );
 }
