@@ -528,7 +528,7 @@ mod tests {
     fn run(env: &str, started_ms: u64, n: usize) -> Json {
         json!({"version": 1, "id": format!("local-{n}"), "op": "o", "env": env,
             "started": crate::time::iso(started_ms), "ended": crate::time::iso(started_ms + 5),
-            "status": if n % 2 == 0 { "ok" } else { "fail" }, "phases": []})
+            "status": if n.is_multiple_of(2) { "ok" } else { "fail" }, "phases": []})
     }
 
     const T0: u64 = 1_796_000_000_000;
