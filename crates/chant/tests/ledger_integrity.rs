@@ -956,7 +956,7 @@ fn to_legacy_layout(dir: &Path, extra_run_line: &str, extra_gate_line: &str) {
         .collect();
     let facts: Vec<String> = gate_lines(dir)
         .iter()
-        .map(|v| canon::to_canonical_compact(v))
+        .map(canon::to_canonical_compact)
         .chain([extra_gate_line.to_owned()])
         .collect();
     let l = gitledger::Ledger::open(dir).unwrap();
