@@ -105,10 +105,19 @@ pub fn load(
     gate: &str,
     now_ms: u64,
 ) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
-    let mut reader = ledger.reader()?;
-    let (mut facts, mut skipped) = legacy_facts(&mut reader, op)?;
+    load_from(&mut ledger.reader()?, op, gate, now_ms)
+}
+
+/// [`load`] through a reader the caller already has (one commit, one git process).
+pub fn load_from(
+    reader: &mut gitledger::Reader,
+    op: &str,
+    gate: &str,
+    now_ms: u64,
+) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
+    let (mut facts, mut skipped) = legacy_facts(reader, op)?;
     facts.retain(|f| f.gate == gate);
-    let (new, bad) = new_facts(&mut reader, op, gate, Some(now_ms))?;
+    let (new, bad) = new_facts(reader, op, gate, Some(now_ms))?;
     facts.extend(new);
     skipped.extend(bad);
     facts.sort_by_key(|f| f.timestamp_ms);
@@ -167,9 +176,16 @@ fn gate_names_new(
 
 /// Every gate of `op` the ledger has facts of (directories, then the legacy file's), once each.
 pub fn gate_names(ledger: &Ledger, op: &str) -> Result<Vec<String>, gitledger::LedgerError> {
-    let mut reader = ledger.reader()?;
-    let mut names = gate_names_new(&mut reader, op)?;
-    for f in legacy_facts(&mut reader, op)?.0 {
+    gate_names_from(&mut ledger.reader()?, op)
+}
+
+/// [`gate_names`] through a reader the caller already has.
+pub fn gate_names_from(
+    reader: &mut gitledger::Reader,
+    op: &str,
+) -> Result<Vec<String>, gitledger::LedgerError> {
+    let mut names = gate_names_new(reader, op)?;
+    for f in legacy_facts(reader, op)?.0 {
         if f.pending && !names.contains(&f.gate) {
             names.push(f.gate);
         }

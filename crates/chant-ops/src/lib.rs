@@ -126,30 +126,10 @@ impl Repo {
     /// `{name, since}` of a standing gate of `op`, if any (the one whose pending fact is
     /// newest, when several stand), and the gate lines skipped.
     pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> (Option<Json>, Vec<records::Skipped>) {
-        let mut skipped = Vec::new();
-        let mut standing: Option<gates::Fact> = None;
-        for g in gates::gate_names(&self.ledger, &op.name).unwrap_or_default() {
-            let Ok((facts, bad)) = gates::load(&self.ledger, &op.name, &g, now_ms) else {
-                continue;
-            };
-            for s in bad {
-                if !skipped.contains(&s) {
-                    skipped.push(s);
-                }
-            }
-            if let gates::GateState::Standing(p) | gates::GateState::Mismatched { pending: p, .. } =
-                gates::decide(&facts, &g, now_ms)
-                && standing
-                    .as_ref()
-                    .is_none_or(|s| p.timestamp_ms >= s.timestamp_ms)
-            {
-                standing = Some(p);
-            }
+        match self.ledger.reader() {
+            Ok(mut reader) => standing_gate_from(&mut reader, op, now_ms),
+            Err(_) => (None, Vec::new()),
         }
-        (
-            standing.map(|p| json!({"name": p.gate, "since": p.timestamp})),
-            skipped,
-        )
     }
 
     /// The `op-status` object; `skipped: [{file, line, reason}]` is added when a line of the
@@ -165,8 +145,14 @@ impl Repo {
         runtime: &str,
         now_ms: u64,
     ) -> (Json, Vec<records::Skipped>) {
-        let latest = records::latest(&self.ledger, &op.name);
-        let (gate, gate_skipped) = self.standing_gate(op, now_ms);
+        // One reader (one commit, one git process) for the runs and the gates.
+        let (latest, (gate, gate_skipped)) = match self.ledger.reader() {
+            Ok(mut reader) => (
+                records::latest_from(&mut reader, &op.name),
+                standing_gate_from(&mut reader, op, now_ms),
+            ),
+            Err(_) => Default::default(),
+        };
         let mut status = records::status(&op.name, runtime, latest.run.as_ref(), gate);
         let skipped: Vec<records::Skipped> =
             latest.skipped.into_iter().chain(gate_skipped).collect();
@@ -198,6 +184,38 @@ impl Repo {
             })
             .collect()
     }
+}
+
+/// [`Repo::standing_gate`] through a reader.
+fn standing_gate_from(
+    reader: &mut gitledger::Reader,
+    op: &OpDef,
+    now_ms: u64,
+) -> (Option<Json>, Vec<records::Skipped>) {
+    let mut skipped = Vec::new();
+    let mut standing: Option<gates::Fact> = None;
+    for g in gates::gate_names_from(reader, &op.name).unwrap_or_default() {
+        let Ok((facts, bad)) = gates::load_from(reader, &op.name, &g, now_ms) else {
+            continue;
+        };
+        for s in bad {
+            if !skipped.contains(&s) {
+                skipped.push(s);
+            }
+        }
+        if let gates::GateState::Standing(p) | gates::GateState::Mismatched { pending: p, .. } =
+            gates::decide(&facts, &g, now_ms)
+            && standing
+                .as_ref()
+                .is_none_or(|s| p.timestamp_ms >= s.timestamp_ms)
+        {
+            standing = Some(p);
+        }
+    }
+    (
+        standing.map(|p| json!({"name": p.gate, "since": p.timestamp})),
+        skipped,
+    )
 }
 
 /// `{name, overview, phases: <count>, labels, depends}` (`chant://ops` entries).

@@ -319,6 +319,13 @@ pub fn latest(ledger: &Ledger, op: &str) -> Latest {
     latests(ledger, &[op], None).pop().unwrap_or_default()
 }
 
+/// [`latest`] through a reader the caller already has.
+pub fn latest_from(reader: &mut Reader, op: &str) -> Latest {
+    read_latests_from(reader, &[op], None)
+        .pop()
+        .unwrap_or_default()
+}
+
 /// [`latest`] of each of `ops`, in order, with one reader; with a cache, only the Ops whose
 /// run files changed since the cache saw them are read.
 pub fn latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> Vec<Latest> {
@@ -337,11 +344,19 @@ pub fn latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> Ve
 }
 
 fn read_latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> Vec<Latest> {
+    match ledger.reader() {
+        Ok(mut reader) => read_latests_from(&mut reader, ops, cache),
+        Err(_) => vec![Latest::default(); ops.len()],
+    }
+}
+
+fn read_latests_from(
+    reader: &mut Reader,
+    ops: &[&str],
+    cache: Option<&LatestCache>,
+) -> Vec<Latest> {
     let mut out = vec![Latest::default(); ops.len()];
-    let Ok(mut reader) = ledger.reader() else {
-        return out;
-    };
-    let Ok(envs) = environments(&mut reader) else {
+    let Ok(envs) = environments(reader) else {
         return out;
     };
     for (env, env_sha) in envs {
@@ -383,7 +398,7 @@ fn read_latests(ledger: &Ledger, ops: &[&str], cache: Option<&LatestCache>) -> V
                 let part = match cache.and_then(|c| c.get(&key)) {
                     Some(p) => p,
                     None => {
-                        let p = newest_in_dir(&mut reader, &runs_dir(&env, op));
+                        let p = newest_in_dir(reader, &runs_dir(&env, op));
                         if let Some(c) = cache {
                             c.put(key, &p);
                         }
