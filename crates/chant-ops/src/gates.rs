@@ -207,6 +207,13 @@ fn new_facts(
     let mut newest: Vec<Fact> = Vec::new();
     let mut skipped = Vec::new();
     crate::layout::newest_first(reader, &dir, until, &mut |path, bytes| {
+        let bytes = match bytes {
+            Ok(b) => b,
+            Err(size) => {
+                skipped.push(Skipped::whole(path, size));
+                return Flow::Next;
+            }
+        };
         let mut stands = false;
         let mut kept = Vec::new();
         for line in gitledger::numbered(bytes) {

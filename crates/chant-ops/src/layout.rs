@@ -48,6 +48,14 @@ pub fn misplaced(key: &str, value: &str) -> String {
     )
 }
 
+/// The reason a reader gives for a record file too large to be one (it is not read).
+pub fn too_large(size: u64) -> String {
+    format!(
+        "the file is {size} bytes, more than the {} MiB a record may be; not read",
+        gitledger::MAX_RECORD_BYTES >> 20
+    )
+}
+
 /// The earliest time a directory under `prefix` can hold (`<yyyy>[/<mm>[/<dd>[/<hh>]]]`),
 /// `None` when it is not such a directory (nothing in it is where chant puts records).
 pub fn earliest(prefix: &str, dir: &str) -> Option<u64> {
@@ -95,7 +103,7 @@ pub fn newest_first(
     reader: &mut Reader,
     prefix: &str,
     until: Option<u64>,
-    visit: &mut dyn FnMut(&str, &[u8]) -> Flow,
+    visit: &mut dyn FnMut(&str, Result<&[u8], u64>) -> Flow,
 ) -> Result<(), LedgerError> {
     let mut enter = |dir: &str| match earliest(prefix, dir) {
         None => false,

@@ -113,6 +113,15 @@ impl Skipped {
             .collect()
     }
 
+    /// A record file too large to be one, skipped whole (as its line 1).
+    pub fn whole(file: &str, size: u64) -> Skipped {
+        Skipped {
+            file: file.to_owned(),
+            line: 1,
+            reason: layout::too_large(size),
+        }
+    }
+
     /// `{file, line, reason}`.
     pub fn to_json(&self) -> Json {
         json!({"file": self.file, "line": self.line, "reason": self.reason})
@@ -196,13 +205,28 @@ pub fn history(ledger: &Ledger, op: &str) -> History {
     };
     for (env, _) in envs {
         let legacy = legacy_runs_path(&env, op);
-        if let Ok(Some(bytes)) = reader.blob(&legacy) {
-            let (runs, skipped) = parse_runs(&bytes);
-            out.runs.extend(runs);
-            out.skipped.extend(Skipped::list(&legacy, skipped));
+        match reader.blob(&legacy) {
+            Ok(Some(bytes)) => {
+                let (runs, skipped) = parse_runs(&bytes);
+                out.runs.extend(runs);
+                out.skipped.extend(Skipped::list(&legacy, skipped));
+            }
+            Ok(None) => {}
+            Err(e) => out.skipped.push(Skipped {
+                file: legacy,
+                line: 1,
+                reason: e.to_string(),
+            }),
         }
         let dir = runs_dir(&env, op);
         for (path, bytes) in reader.files_under(&dir).unwrap_or_default() {
+            let bytes = match bytes {
+                Ok(b) => b,
+                Err(size) => {
+                    out.skipped.push(Skipped::whole(&path, size));
+                    continue;
+                }
+            };
             let (runs, skipped) = parse_run_file(&dir, &path, &bytes);
             out.runs.extend(runs);
             out.skipped.extend(Skipped::list(&path, skipped));
@@ -281,6 +305,13 @@ fn newest_in_dir(reader: &mut Reader, dir: &str) -> Part {
     let mut found: Vec<(String, Json)> = Vec::new();
     let mut skipped = Vec::new();
     let walked = layout::newest_first(reader, dir, None, &mut |path, bytes| {
+        let bytes = match bytes {
+            Ok(b) => b,
+            Err(size) => {
+                skipped.push(Skipped::whole(path, size));
+                return Flow::Next;
+            }
+        };
         let (runs, bad) = parse_run_file(dir, path, bytes);
         skipped.extend(Skipped::list(path, bad));
         let any = !runs.is_empty();
@@ -382,8 +413,23 @@ fn read_latests_from(
                     Some(p) => p,
                     None => {
                         let path = legacy_runs_path(&env, op);
-                        let bytes = reader.blob_at(&e.sha).ok().flatten().unwrap_or_default();
-                        let p = newest_in_legacy(&path, &bytes);
+                        let p = match reader.blob_at(&e.sha) {
+                            Ok(bytes) => newest_in_legacy(&path, &bytes.unwrap_or_default()),
+                            Err(e) => Part {
+                                run: None,
+                                skipped: vec![Skipped {
+                                    reason: match e {
+                                        LedgerError::TooLarge { size, max, .. } => format!(
+                                            "the file is {size} bytes, more than the {} MiB a ledger file may be; not read",
+                                            max >> 20
+                                        ),
+                                        e => e.to_string(),
+                                    },
+                                    file: path,
+                                    line: 1,
+                                }],
+                            },
+                        };
                         if let Some(c) = cache {
                             c.put(key, &p);
                         }
@@ -584,5 +630,33 @@ mod tests {
                 proptest::prop_assert_eq!(&cached[1], &Latest::default());
             }
         }
+    }
+
+    #[test]
+    fn a_record_file_too_large_to_be_one_is_skipped_unread() {
+        let (_d, l) = ledger();
+        append_run(&l, &run("local", T0, 0), "m").unwrap();
+        let p = layout::place(&runs_dir("local", "o"), T0 + 60_000);
+        let huge = format!(
+            "{}\n{}",
+            canon::to_canonical_compact(&run("local", T0 + 60_000, 1)),
+            "x".repeat(17 << 20)
+        );
+        let (path, _) = l.append_record(&p.dir, &p.stem, &huge, "m").unwrap();
+        let latest = latest(&l, "o");
+        assert_eq!(
+            latest.run.unwrap()["id"],
+            "local-0",
+            "the older run, read past the huge file"
+        );
+        assert_eq!(latest.skipped, [Skipped::whole(&path, huge.len() as u64)]);
+        assert!(
+            latest.skipped[0]
+                .reason
+                .contains("more than the 16 MiB a record may be")
+        );
+        let all = history(&l, "o");
+        assert_eq!(all.runs.len(), 1);
+        assert_eq!(all.skipped, latest.skipped);
     }
 }

@@ -28,7 +28,7 @@ pub mod merge;
 mod reader;
 
 pub use lines::{Line, NOT_UTF8, lines, numbered};
-pub use reader::{Entry, Flow, Kind, Reader};
+pub use reader::{Entry, Flow, Kind, MAX_FILE_BYTES, MAX_RECORD_BYTES, Reader};
 
 /// The ledger branch.
 pub const BRANCH: &str = "chant/lifecycle";
@@ -71,6 +71,10 @@ pub enum LedgerError {
         "{var} is set in the environment (\"{value}\"), which would point git at another repository's chant/lifecycle ledger; chant refuses rather than guess. Unset {var} and run chant from inside the repository whose ledger you mean"
     )]
     Redirected { var: &'static str, value: String },
+    #[error(
+        "{path} on chant/lifecycle is {size} bytes, more than the {max} a ledger file may be, so it was not read"
+    )]
+    TooLarge { path: String, size: u64, max: u64 },
     #[error("{remote} refused chant/lifecycle: {message}")]
     PushRefused { remote: String, message: String },
     #[error("{0}")]

@@ -29,6 +29,14 @@ pub struct Entry {
     pub sha: String,
 }
 
+/// The largest record file a walk reads (a record is a few KiB): a larger one is passed to the
+/// visitor as its size, unread.
+pub const MAX_RECORD_BYTES: u64 = 16 << 20;
+
+/// The largest file [`Reader::blob`] reads (an earlier release's history file of a busy Op
+/// can be hundreds of MiB): a larger one is [`LedgerError::TooLarge`], drained unread.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
 /// What a walk's visitor asks for next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -84,8 +92,13 @@ impl Reader {
         self.head.as_deref()
     }
 
-    /// One object by name (`<sha>`, `<commit>:<path>`): `(kind, bytes)`, `None` when missing.
-    fn object(&mut self, spec: &str) -> Result<Option<(String, Vec<u8>)>, LedgerError> {
+    /// One object by name (`<sha>`, `<commit>:<path>`): `(kind, bytes)`, `None` when missing;
+    /// one larger than `max` is drained unread and is [`LedgerError::TooLarge`].
+    fn object_up_to(
+        &mut self,
+        spec: &str,
+        max: u64,
+    ) -> Result<Option<(String, Vec<u8>)>, LedgerError> {
         if self.batch.is_none() {
             let mut child = git_command(self.ledger.toplevel())
                 .args(["cat-file", "--batch"])
@@ -114,11 +127,27 @@ impl Reader {
             // `<name> missing` or `<name> ambiguous`: nothing follows.
             return Ok(None);
         };
-        let size: usize = size.parse().map_err(|_| bad("bad header"))?;
-        let mut body = vec![0; size + 1];
+        let size: u64 = size.parse().map_err(|_| bad("bad header"))?;
+        if size > max {
+            let drained = std::io::copy(&mut (&mut b.stdout).take(size + 1), &mut std::io::sink())?;
+            if drained != size + 1 {
+                return Err(bad("ended early"));
+            }
+            return Err(LedgerError::TooLarge {
+                path: spec.to_owned(),
+                size,
+                max,
+            });
+        }
+        let mut body = vec![0; size as usize + 1];
         b.stdout.read_exact(&mut body)?;
         body.pop();
         Ok(Some((kind.to_owned(), body)))
+    }
+
+    /// [`Reader::object_up_to`] [`MAX_FILE_BYTES`].
+    fn object(&mut self, spec: &str) -> Result<Option<(String, Vec<u8>)>, LedgerError> {
+        self.object_up_to(spec, MAX_FILE_BYTES)
     }
 
     fn entries(&self, raw: &[u8]) -> Vec<Entry> {
@@ -193,7 +222,17 @@ impl Reader {
         let Some(head) = self.head.clone() else {
             return Ok(None);
         };
-        Ok(match self.object(&format!("{head}:{path}"))? {
+        let found = self
+            .object(&format!("{head}:{path}"))
+            .map_err(|e| match e {
+                LedgerError::TooLarge { size, max, .. } => LedgerError::TooLarge {
+                    path: path.to_owned(),
+                    size,
+                    max,
+                },
+                e => e,
+            })?;
+        Ok(match found {
             Some((kind, body)) if kind == "blob" => Some(body),
             _ => None,
         })
@@ -208,13 +247,14 @@ impl Reader {
     }
 
     /// Walks the files under `dir` newest first — entries of each tree in descending name
-    /// order, depth first — calling `visit(path, bytes)` on each file until it says stop.
+    /// order, depth first — calling `visit(path, bytes)` on each file until it says stop (a
+    /// file over [`MAX_RECORD_BYTES`] is visited as `Err(its size)`, unread).
     /// `enter(path)` is asked before each subtree (false: skip it, unread).
     pub fn newest_first(
         &mut self,
         dir: &str,
         enter: &mut dyn FnMut(&str) -> bool,
-        visit: &mut dyn FnMut(&str, &[u8]) -> Flow,
+        visit: &mut dyn FnMut(&str, Result<&[u8], u64>) -> Flow,
     ) -> Result<(), LedgerError> {
         let Some(top) = self.tree(dir)? else {
             return Ok(());
@@ -228,7 +268,7 @@ impl Reader {
         dir: &str,
         mut entries: Vec<Entry>,
         enter: &mut dyn FnMut(&str) -> bool,
-        visit: &mut dyn FnMut(&str, &[u8]) -> Flow,
+        visit: &mut dyn FnMut(&str, Result<&[u8], u64>) -> Flow,
     ) -> Result<bool, LedgerError> {
         entries.sort_by(|a, b| b.name.cmp(&a.name));
         let mut finishing = false;
@@ -242,10 +282,13 @@ impl Reader {
                     }
                 }
                 Kind::Blob => {
-                    let Some(bytes) = self.blob_at(&e.sha)? else {
-                        continue;
+                    let flow = match self.object_up_to(&e.sha, MAX_RECORD_BYTES) {
+                        Ok(Some((kind, bytes))) if kind == "blob" => visit(&path, Ok(&bytes)),
+                        Ok(_) => continue,
+                        Err(LedgerError::TooLarge { size, .. }) => visit(&path, Err(size)),
+                        Err(e) => return Err(e),
                     };
-                    match visit(&path, &bytes) {
+                    match flow {
                         Flow::Next => {}
                         Flow::FinishDir => finishing = true,
                         Flow::Stop => return Ok(false),
@@ -258,32 +301,44 @@ impl Reader {
     }
 
     /// Every file under `dir`, `(path, bytes)` sorted by path: one `ls-tree -r` and one
-    /// batch of reads.
-    pub fn files_under(&mut self, dir: &str) -> Result<Vec<(String, Vec<u8>)>, LedgerError> {
+    /// batch of reads. A file over [`MAX_RECORD_BYTES`] is `(path, Err(its size))`, unread.
+    #[allow(clippy::type_complexity)]
+    pub fn files_under(
+        &mut self,
+        dir: &str,
+    ) -> Result<Vec<(String, Result<Vec<u8>, u64>)>, LedgerError> {
         let Some(head) = self.head.clone() else {
             return Ok(Vec::new());
         };
         check_path(dir)?;
         let spec = format!("{head}:{dir}");
-        let out = match self.ledger.git(&["ls-tree", "-r", "-z", &spec], None) {
+        let out = match self.ledger.git(&["ls-tree", "-r", "-l", "-z", &spec], None) {
             Ok(out) => out,
             Err(LedgerError::Git { .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
         let mut listed = Vec::new();
+        let mut too_large = Vec::new();
         for line in out.split(|b| *b == 0).filter(|l| !l.is_empty()) {
             let line = String::from_utf8_lossy(line);
             let Some((meta, name)) = line.split_once('\t') else {
                 continue;
             };
-            let mut f = meta.split(' ');
-            if let (Some(_), Some("blob"), Some(sha)) = (f.next(), f.next(), f.next())
+            // `<mode> blob <sha> <size, right-aligned>`
+            let mut f = meta.split_whitespace();
+            if let (Some(_), Some("blob"), Some(sha), Some(size)) =
+                (f.next(), f.next(), f.next(), f.next())
                 && check_path(name).is_ok()
             {
-                listed.push((format!("{dir}/{name}"), sha.to_owned()));
+                let path = format!("{dir}/{name}");
+                match size.parse::<u64>() {
+                    Ok(n) if n <= MAX_RECORD_BYTES => listed.push((path, sha.to_owned())),
+                    Ok(n) => too_large.push((path, Err(n))),
+                    Err(_) => {}
+                }
             }
         }
-        if listed.is_empty() {
+        if listed.is_empty() && too_large.is_empty() {
             return Ok(Vec::new());
         }
         let mut input: String = listed.iter().map(|(_, sha)| format!("{sha}\n")).collect();
@@ -293,13 +348,14 @@ impl Reader {
             .ledger
             .git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
         let objects = crate::parse_batch(&raw, listed.len())?;
-        let mut files: Vec<(String, Vec<u8>)> = listed
+        let mut files: Vec<(String, Result<Vec<u8>, u64>)> = listed
             .into_iter()
             .zip(objects)
             .filter_map(|((path, _), o)| match o {
-                Some((_, kind, body)) if kind == "blob" => Some((path, body)),
+                Some((_, kind, body)) if kind == "blob" => Some((path, Ok(body))),
                 _ => None,
             })
+            .chain(too_large)
             .collect();
         files.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(files)

@@ -427,7 +427,10 @@ fn records_are_numbered_per_stem_and_walked_newest_first() {
         let mut seen = Vec::new();
         let mut enter = |d: &str| enter_11 || !d.ends_with("/11");
         r.newest_first("r", &mut enter, &mut |path, bytes| {
-            seen.push(format!("{path}={}", String::from_utf8_lossy(bytes)));
+            seen.push(format!(
+                "{path}={}",
+                String::from_utf8_lossy(bytes.unwrap())
+            ));
             if finish_at == Some(path) {
                 Flow::FinishDir
             } else {
