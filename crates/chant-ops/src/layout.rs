@@ -8,7 +8,7 @@
 //! is not believed (a reader skips it and says why): the directories are an index readers
 //! rely on, so they must agree with what they index.
 
-use gitledger::{Flow, Ledger, LedgerError, Reader};
+use gitledger::{Ledger, LedgerError, Reader};
 
 use crate::time::iso;
 
@@ -103,7 +103,7 @@ pub fn newest_first(
     reader: &mut Reader,
     prefix: &str,
     until: Option<u64>,
-    visit: &mut dyn FnMut(&str, Result<&[u8], u64>) -> Flow,
+    visit: &mut gitledger::Visitor<'_>,
 ) -> Result<(), LedgerError> {
     let mut enter = |dir: &str| match earliest(prefix, dir) {
         None => false,

@@ -28,7 +28,7 @@ pub mod merge;
 mod reader;
 
 pub use lines::{Line, NOT_UTF8, lines, numbered};
-pub use reader::{Entry, Flow, Kind, MAX_FILE_BYTES, MAX_RECORD_BYTES, Reader};
+pub use reader::{Entry, Flow, Kind, MAX_FILE_BYTES, MAX_RECORD_BYTES, Reader, Visitor};
 
 /// The ledger branch.
 pub const BRANCH: &str = "chant/lifecycle";

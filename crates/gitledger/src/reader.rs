@@ -37,6 +37,9 @@ pub const MAX_RECORD_BYTES: u64 = 16 << 20;
 /// can be hundreds of MiB): a larger one is [`LedgerError::TooLarge`], drained unread.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
+/// A walk's visitor: `(path, bytes or the size of a file too large to read)` → what next.
+pub type Visitor<'a> = dyn FnMut(&str, Result<&[u8], u64>) -> Flow + 'a;
+
 /// What a walk's visitor asks for next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -254,7 +257,7 @@ impl Reader {
         &mut self,
         dir: &str,
         enter: &mut dyn FnMut(&str) -> bool,
-        visit: &mut dyn FnMut(&str, Result<&[u8], u64>) -> Flow,
+        visit: &mut Visitor<'_>,
     ) -> Result<(), LedgerError> {
         let Some(top) = self.tree(dir)? else {
             return Ok(());
@@ -268,7 +271,7 @@ impl Reader {
         dir: &str,
         mut entries: Vec<Entry>,
         enter: &mut dyn FnMut(&str) -> bool,
-        visit: &mut dyn FnMut(&str, Result<&[u8], u64>) -> Flow,
+        visit: &mut Visitor<'_>,
     ) -> Result<bool, LedgerError> {
         entries.sort_by(|a, b| b.name.cmp(&a.name));
         let mut finishing = false;
