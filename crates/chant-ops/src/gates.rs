@@ -203,48 +203,82 @@ fn new_facts(
     now_ms: Option<u64>,
 ) -> Result<(Vec<Fact>, Vec<Skipped>), gitledger::LedgerError> {
     let dir = gate_dir(op, gate);
-    let until = now_ms.map(|n| n.saturating_add(MAX_CLOCK_DRIFT_MS));
     let mut newest: Vec<Fact> = Vec::new();
     let mut skipped = Vec::new();
-    crate::layout::newest_first(reader, &dir, until, &mut |path, bytes| {
-        let bytes = match bytes {
-            Ok(b) => b,
-            Err(size) => {
-                skipped.push(Skipped::whole(path, size));
-                return Flow::Next;
-            }
-        };
-        let mut stands = false;
-        let mut kept = Vec::new();
-        for line in gitledger::numbered(bytes) {
-            let why = match line.text.map_err(str::to_owned).and_then(parse_fact) {
-                Err(reason) => reason,
-                Ok(f) if f.op != op || f.gate != gate => format!(
-                    "a fact of {}/{} does not belong in this gate's directory",
-                    crate::records::shown(&f.op),
-                    crate::records::shown(&f.gate)
-                ),
-                Ok(f) if !crate::layout::placed(&dir, path, f.timestamp_ms) => {
-                    crate::layout::misplaced("timestamp", &f.timestamp)
-                }
-                Ok(f) => {
-                    stands |= f.pending && now_ms.is_some_and(|n| plausible(&f, n));
-                    kept.push(f);
-                    continue;
-                }
-            };
-            skipped.push(Skipped {
-                file: path.to_owned(),
-                line: line.number,
-                reason: why,
-            });
+    let Some(now_ms) = now_ms else {
+        let (files, walked) = crate::layout::all_under(reader, &dir)?;
+        skipped.extend(walked.said(&dir));
+        let mut all = Vec::new();
+        for (path, bytes) in files {
+            let (kept, _) = facts_of_file(&dir, op, gate, &path, bytes, None, &mut skipped);
+            all.extend(kept);
         }
+        return Ok((all, skipped));
+    };
+    let until = now_ms.saturating_add(MAX_CLOCK_DRIFT_MS);
+    let walked = crate::layout::newest_first(reader, &dir, Some(until), &mut |path, bytes| {
+        let (kept, stands) = facts_of_file(
+            &dir,
+            op,
+            gate,
+            path,
+            bytes.map(<[u8]>::to_vec),
+            Some(now_ms),
+            &mut skipped,
+        );
         // Written order within the file, newest file first: reversed once at the end.
         newest.extend(kept.into_iter().rev());
         if stands { Flow::FinishDir } else { Flow::Next }
     })?;
+    skipped.extend(walked.said(&dir));
     newest.reverse();
     Ok((newest, skipped))
+}
+
+/// The facts of one file of the gate's directory `dir` that belong there (the others said in
+/// `skipped`), and whether one is a pending fact that could stand at `now_ms`.
+fn facts_of_file(
+    dir: &str,
+    op: &str,
+    gate: &str,
+    path: &str,
+    bytes: Result<Vec<u8>, u64>,
+    now_ms: Option<u64>,
+    skipped: &mut Vec<Skipped>,
+) -> (Vec<Fact>, bool) {
+    let bytes = match bytes {
+        Ok(b) => b,
+        Err(size) => {
+            skipped.push(Skipped::whole(path, size));
+            return (Vec::new(), false);
+        }
+    };
+    let mut stands = false;
+    let mut kept = Vec::new();
+    for line in gitledger::numbered(&bytes) {
+        let why = match line.text.map_err(str::to_owned).and_then(parse_fact) {
+            Err(reason) => reason,
+            Ok(f) if f.op != op || f.gate != gate => format!(
+                "a fact of {}/{} does not belong in this gate's directory",
+                crate::records::shown(&f.op),
+                crate::records::shown(&f.gate)
+            ),
+            Ok(f) if !crate::layout::placed(dir, path, f.timestamp_ms) => {
+                crate::layout::misplaced("timestamp", &f.timestamp)
+            }
+            Ok(f) => {
+                stands |= f.pending && now_ms.is_some_and(|n| plausible(&f, n));
+                kept.push(f);
+                continue;
+            }
+        };
+        skipped.push(Skipped {
+            file: path.to_owned(),
+            line: line.number,
+            reason: why,
+        });
+    }
+    (kept, stands)
 }
 
 /// A gate line as read from the ledger.
@@ -1499,5 +1533,105 @@ mod layout_tests {
             let name = dir.rsplit('/').next().unwrap();
             assert_eq!(gate_of_dir(name).as_deref(), Some(gate));
         }
+    }
+}
+
+#[cfg(test)]
+mod flood_tests {
+    //! What a forger can plant costs a bounded read and decides nothing.
+    use super::*;
+    use std::io::Write;
+
+    const NOW: u64 = 1_796_000_000_000;
+
+    /// Adds `files` to the ledger in one commit (git fast-import, as a forger with plumbing).
+    fn plant(dir: &std::path::Path, files: &[(String, String)]) {
+        let mut child = std::process::Command::new("git")
+            .args(["fast-import", "--quiet", "--force"])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut w = std::io::BufWriter::new(child.stdin.take().unwrap());
+        writeln!(w, "commit refs/heads/chant/lifecycle\ncommitter f <f@f> 1796000000 +0000\ndata 5\nflood\nfrom refs/heads/chant/lifecycle^0").unwrap();
+        for (path, text) in files {
+            writeln!(w, "M 100644 inline {path}\ndata {}\n{text}", text.len()).unwrap();
+        }
+        drop(w);
+        assert!(child.wait().unwrap().success());
+    }
+
+    fn setup() -> (tempfile::TempDir, Ledger, Json) {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let l = Ledger::open(dir.path()).unwrap();
+        let p = record_pending(
+            &l,
+            "o",
+            "g",
+            NOW - 60_000,
+            3_600_000,
+            None,
+            Origin::Cli,
+            &[],
+        )
+        .unwrap();
+        (dir, l, p)
+    }
+
+    #[test]
+    fn files_not_named_as_records_are_passed_by_unread() {
+        let (d, l, pending) = setup();
+        let hour = crate::layout::place(&gate_dir("o", "g"), NOW).dir;
+        let junk: Vec<(String, String)> = (0..5_000)
+            .map(|i| (format!("{hour}/zz{i:07}.jsonl"), "{}".to_owned()))
+            .collect();
+        plant(d.path(), &junk);
+        let (facts, skipped) = load(&l, "o", "g", NOW).unwrap();
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].raw, pending);
+        assert_eq!(
+            skipped,
+            [Skipped {
+                file: "_gates/o/g/".into(),
+                line: 0,
+                reason: "5000 files whose names chant never gives a record were not read".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_flood_of_record_names_is_read_up_to_a_bound_and_decides_nothing() {
+        let (d, l, _) = setup();
+        // Newer than the genuine pending fact, named as records, but not facts of this gate.
+        let p = crate::layout::place(&gate_dir("o", "g"), NOW);
+        let flood: Vec<(String, String)> = (0..1_500)
+            .map(|i| {
+                (
+                    format!("{}/{}-{i:04}.jsonl", p.dir, p.stem),
+                    "not a fact".to_owned(),
+                )
+            })
+            .collect();
+        plant(d.path(), &flood);
+        let (facts, skipped) = load(&l, "o", "g", NOW).unwrap();
+        assert_eq!(facts, [], "the walk stopped before the genuine fact");
+        assert_eq!(
+            decide(&facts, "g", NOW),
+            GateState::Open,
+            "so the gate passes nothing"
+        );
+        assert_eq!(skipped.len(), crate::layout::MAX_WALK_READS + 1);
+        assert_eq!(
+            skipped.last().unwrap().reason,
+            "the newest 1000 files hold nothing that decides; older ones were not read"
+        );
+        // All of them, when all are asked for.
+        assert_eq!(all_facts(&l, "o").unwrap().0.len(), 1);
     }
 }

@@ -96,20 +96,133 @@ pub fn append(
         .map(|(path, _)| path)
 }
 
+/// How many record files one walk reads at most. A decision or a latest run needs the newest
+/// few (a gate's newest pending fact and what answered it; an Op's newest run): a walk that
+/// reads this many without finding them is walking through what no run or approval wrote.
+pub const MAX_WALK_READS: usize = 1_000;
+
+/// Whether `name`, in the hour directory `dir` (`…/<yyyy>/<mm>/<dd>/<hh>`), is a name chant
+/// gives a record made in that hour: `<yyyymmdd>T<hh><mmss>.<mmm>Z-<n>.jsonl`.
+pub fn record_name(dir: &str, name: &str) -> bool {
+    let parts: Vec<&str> = dir.rsplit('/').take(4).collect();
+    let [h, d, mo, y] = parts[..] else {
+        return false;
+    };
+    let Some(rest) = name.strip_prefix(&format!("{y}{mo}{d}T{h}")) else {
+        return false;
+    };
+    // `<mmss>.<mmm>Z-<n>.jsonl`, as bytes (a name is anything a tree holds).
+    let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    let Some(b) = rest.as_bytes().strip_suffix(b".jsonl") else {
+        return false;
+    };
+    b.len() >= 14
+        && digits(&b[0..4])
+        && b[4] == b'.'
+        && digits(&b[5..8])
+        && &b[8..10] == b"Z-"
+        && b.len() - 10 >= 4
+        && digits(&b[10..])
+}
+
+/// How a walk ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    /// Files passed by unread: names chant never gives a record.
+    pub foreign: usize,
+    /// It stopped after [`MAX_WALK_READS`] files, short of what it was looking for.
+    pub cut_short: bool,
+}
+
+impl Walked {
+    /// What a reader says of files it did not read, as a skipped entry of `prefix`, if any.
+    pub fn said(&self, prefix: &str) -> Vec<crate::records::Skipped> {
+        let mut out = Vec::new();
+        if self.foreign > 0 {
+            out.push(crate::records::Skipped {
+                file: format!("{prefix}/"),
+                line: 0,
+                reason: format!(
+                    "{} files whose names chant never gives a record were not read",
+                    self.foreign
+                ),
+            });
+        }
+        if self.cut_short {
+            out.push(crate::records::Skipped {
+                file: format!("{prefix}/"),
+                line: 0,
+                reason: format!(
+                    "the newest {MAX_WALK_READS} files hold nothing that decides; older ones were not read"
+                ),
+            });
+        }
+        out
+    }
+}
+
 /// Walks the record files under `prefix` newest first (see [`Reader::newest_first`]),
 /// skipping unread every directory that cannot hold a time at or before `until` (records
-/// dated after it decide nothing) and every directory that is not an hour's.
+/// dated after it decide nothing), every directory that is not an hour's, and every file
+/// whose name is not a record's of its hour; at most [`MAX_WALK_READS`] files are read.
 pub fn newest_first(
     reader: &mut Reader,
     prefix: &str,
     until: Option<u64>,
     visit: &mut gitledger::Visitor<'_>,
-) -> Result<(), LedgerError> {
-    let mut enter = |dir: &str| match earliest(prefix, dir) {
-        None => false,
-        Some(t) => until.is_none_or(|u| t <= u),
+) -> Result<Walked, LedgerError> {
+    let mut walked = Walked::default();
+    let mut take = |path: &str, kind: gitledger::Kind| {
+        if kind == gitledger::Kind::Tree {
+            return match earliest(prefix, path) {
+                None => false,
+                Some(t) => until.is_none_or(|u| t <= u),
+            };
+        }
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let ours = earliest(prefix, dir).is_some() && record_name(dir, name);
+        if !ours {
+            walked.foreign += 1;
+        }
+        ours
     };
-    reader.newest_first(prefix, &mut enter, visit)
+    let mut reads = 0;
+    let mut cut_short = false;
+    let mut counted = |path: &str, bytes: Result<&[u8], u64>| {
+        reads += 1;
+        match visit(path, bytes) {
+            gitledger::Flow::Stop => gitledger::Flow::Stop,
+            _ if reads >= MAX_WALK_READS => {
+                cut_short = true;
+                gitledger::Flow::Stop
+            }
+            flow => flow,
+        }
+    };
+    reader.newest_first(prefix, &mut take, &mut counted)?;
+    walked.cut_short = cut_short;
+    Ok(walked)
+}
+
+/// Every record file under `prefix`, by path, read in one batch, and what was passed by
+/// unread (names chant never gives a record; `cut_short` is never set).
+#[allow(clippy::type_complexity)]
+pub fn all_under(
+    reader: &mut Reader,
+    prefix: &str,
+) -> Result<(Vec<(String, Result<Vec<u8>, u64>)>, Walked), LedgerError> {
+    let mut walked = Walked::default();
+    let files = reader
+        .files_under(prefix)?
+        .into_iter()
+        .filter(|(path, _)| {
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+            let ours = earliest(prefix, dir).is_some() && record_name(dir, name);
+            walked.foreign += usize::from(!ours);
+            ours
+        })
+        .collect();
+    Ok((files, walked))
 }
 
 #[cfg(test)]
@@ -140,6 +253,30 @@ mod tests {
         assert!(later.stem > p.stem);
         let next_year = place("p", ms + 40 * 86_400_000);
         assert!(next_year.dir > place("p", ms).dir);
+    }
+
+    #[test]
+    fn only_names_chant_gives_a_record_of_that_hour_are_read() {
+        let dir = "local/runs/o/2026/12/01/14";
+        assert!(record_name(dir, "20261201T143628.123Z-0000.jsonl"));
+        assert!(record_name(dir, "20261201T145959.999Z-12345.jsonl"));
+        for bad in [
+            "zz0000000.jsonl",
+            "20261201T153628.123Z-0000.jsonl",
+            "20261202T143628.123Z-0000.jsonl",
+            "20261201T143628.123Z-000.jsonl",
+            "20261201T143628.123Z-0000.json",
+            "20261201T143628.123Z-00a0.jsonl",
+            "20261201T1436x8.123Z-0000.jsonl",
+            "20261201T143628123Z-0000.jsonl",
+            "20261201T14",
+            "20261201T14é8.123Z-0000.jsonl",
+            "20261201T14\u{1F600}.123Z-0000.jsonl",
+            "",
+        ] {
+            assert!(!record_name(dir, bad), "{bad}");
+        }
+        assert!(!record_name("14", "20261201T143628.123Z-0000.jsonl"));
     }
 
     #[test]

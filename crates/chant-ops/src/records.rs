@@ -219,7 +219,9 @@ pub fn history(ledger: &Ledger, op: &str) -> History {
             }),
         }
         let dir = runs_dir(&env, op);
-        for (path, bytes) in reader.files_under(&dir).unwrap_or_default() {
+        let (files, walked) = layout::all_under(&mut reader, &dir).unwrap_or_default();
+        out.skipped.extend(walked.said(&dir));
+        for (path, bytes) in files {
             let bytes = match bytes {
                 Ok(b) => b,
                 Err(size) => {
@@ -318,8 +320,9 @@ fn newest_in_dir(reader: &mut Reader, dir: &str) -> Part {
         found.extend(runs.into_iter().map(|r| (path.to_owned(), r)));
         if any { Flow::FinishDir } else { Flow::Next }
     });
-    if walked.is_err() {
-        return Part::default();
+    match walked {
+        Ok(w) => skipped.extend(w.said(dir)),
+        Err(_) => return Part::default(),
     }
     // Newest `started`; a tie goes to the file written first (the lowest name).
     found.sort_by(|(pa, a), (pb, b)| {

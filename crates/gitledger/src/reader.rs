@@ -252,17 +252,17 @@ impl Reader {
     /// Walks the files under `dir` newest first — entries of each tree in descending name
     /// order, depth first — calling `visit(path, bytes)` on each file until it says stop (a
     /// file over [`MAX_RECORD_BYTES`] is visited as `Err(its size)`, unread).
-    /// `enter(path)` is asked before each subtree (false: skip it, unread).
+    /// `take(path, kind)` is asked before each subtree and file (false: skip it, unread).
     pub fn newest_first(
         &mut self,
         dir: &str,
-        enter: &mut dyn FnMut(&str) -> bool,
+        take: &mut dyn FnMut(&str, Kind) -> bool,
         visit: &mut Visitor<'_>,
     ) -> Result<(), LedgerError> {
         let Some(top) = self.tree(dir)? else {
             return Ok(());
         };
-        self.walk(dir, top, enter, visit).map(|_| ())
+        self.walk(dir, top, take, visit).map(|_| ())
     }
 
     /// `false` once the visitor asked to stop.
@@ -270,7 +270,7 @@ impl Reader {
         &mut self,
         dir: &str,
         mut entries: Vec<Entry>,
-        enter: &mut dyn FnMut(&str) -> bool,
+        take: &mut dyn FnMut(&str, Kind) -> bool,
         visit: &mut Visitor<'_>,
     ) -> Result<bool, LedgerError> {
         entries.sort_by(|a, b| b.name.cmp(&a.name));
@@ -278,13 +278,13 @@ impl Reader {
         for e in entries {
             let path = format!("{dir}/{}", e.name);
             match e.kind {
-                Kind::Tree if !finishing && enter(&path) => {
+                Kind::Tree if !finishing && take(&path, Kind::Tree) => {
                     let sub = self.tree_at(&e.sha)?;
-                    if !self.walk(&path, sub, enter, visit)? {
+                    if !self.walk(&path, sub, take, visit)? {
                         return Ok(false);
                     }
                 }
-                Kind::Blob => {
+                Kind::Blob if take(&path, Kind::Blob) => {
                     let flow = match self.object_up_to(&e.sha, MAX_RECORD_BYTES) {
                         Ok(Some((kind, bytes))) if kind == "blob" => visit(&path, Ok(&bytes)),
                         Ok(_) => continue,

@@ -425,7 +425,7 @@ fn records_are_numbered_per_stem_and_walked_newest_first() {
     let walk = |finish_at: Option<&str>, enter_11: bool| {
         let mut r = l.reader().unwrap();
         let mut seen = Vec::new();
-        let mut enter = |d: &str| enter_11 || !d.ends_with("/11");
+        let mut enter = |d: &str, k: Kind| k == Kind::Blob || enter_11 || !d.ends_with("/11");
         r.newest_first("r", &mut enter, &mut |path, bytes| {
             seen.push(format!(
                 "{path}={}",
