@@ -101,13 +101,18 @@ impl Repo {
         })
     }
 
-    pub fn discover(&self, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
+    pub fn discover(&self, evaluator: &(dyn Evaluator + Sync), budget: &Budget) -> OpSet {
         model::discover(&self.root, evaluator, budget)
     }
 
     /// The Ops under `dir` only (inside the repository), evaluated with `dir` as their
     /// boundary: what a server confined to `dir` may see.
-    pub fn discover_under(&self, dir: &Path, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
+    pub fn discover_under(
+        &self,
+        dir: &Path,
+        evaluator: &(dyn Evaluator + Sync),
+        budget: &Budget,
+    ) -> OpSet {
         model::discover(dir, evaluator, budget)
     }
 
@@ -116,7 +121,7 @@ impl Repo {
     pub fn discover_under_cached(
         &self,
         dir: &Path,
-        evaluator: &dyn Evaluator,
+        evaluator: &(dyn Evaluator + Sync),
         budget: &Budget,
         cache: &model::DiscoveryCache,
     ) -> std::sync::Arc<OpSet> {

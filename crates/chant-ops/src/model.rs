@@ -249,7 +249,7 @@ fn op_files_walked(root: &Path) -> Result<Vec<chant_core::confine::Walked>, Stri
 }
 
 /// Discovers every Op under `root` (the git top level), evaluating each file in the sandbox.
-pub fn discover(root: &Path, evaluator: &dyn Evaluator, budget: &Budget) -> OpSet {
+pub fn discover(root: &Path, evaluator: &(dyn Evaluator + Sync), budget: &Budget) -> OpSet {
     let set = discover_cached(root, evaluator, budget, None);
     std::sync::Arc::try_unwrap(set).unwrap_or_else(|shared| (*shared).clone())
 }
@@ -468,7 +468,7 @@ fn reads_of(file: &Path, reads: &chant_core::model::Reads) -> Option<(Vec<Digest
 /// reads changed, the very set the last call answered).
 pub fn discover_cached(
     root: &Path,
-    evaluator: &dyn Evaluator,
+    evaluator: &(dyn Evaluator + Sync),
     budget: &Budget,
     cache: Option<&DiscoveryCache>,
 ) -> std::sync::Arc<OpSet> {
@@ -526,55 +526,49 @@ pub fn discover_cached(
     let mut kept = 0;
     let mut set = OpSet::default();
     if !fresh.is_empty() {
-        let evaluation = evaluator.evaluate(root, &fresh, budget);
-        set.errors = evaluation
-            .errors
-            .iter()
-            .map(|e| e.message.clone())
-            .collect();
-        let evaluated = evaluate_outcomes(&evaluation);
-        // Only what a clean evaluation of a file declared is kept: an error of the whole
-        // evaluation (its budget, a crash) says nothing about one file's content.
-        let clean = |f: &Path| !evaluation.errors.iter().any(|e| e.file == f);
-        let whole_failed = evaluation.errors.iter().any(|e| !fresh.contains(&e.file));
         let place: std::collections::HashMap<&std::ffi::OsStr, usize> = files
             .iter()
             .enumerate()
             .map(|(i, f)| (f.as_os_str(), i))
             .collect();
-        for (file, outcome) in evaluated {
-            if let Some(cache) = cache
-                && !whole_failed
-                && clean(&file)
-                && let Some((modules, probes)) = reads_of(&file, &evaluation.reads)
-            {
-                // The walk's stat was taken before the evaluation read the file: it stands
-                // for the bytes hashed only if nothing changed in between, which the next
-                // call's stat tells (a change after it moves ctime).
-                let stat = place.get(file.as_os_str()).map(|i| &walked[*i].meta);
-                let modules = modules
-                    .into_iter()
-                    .map(|(path, digest)| Module {
-                        stamp: stat
-                            .filter(|_| path == file)
-                            .and_then(|m| Stamp::trusted(m, taken)),
-                        path,
-                        digest,
-                    })
-                    .collect();
-                cache.put(
-                    &file,
-                    Cached {
-                        modules,
-                        probes,
-                        outcome: outcome.clone(),
-                    },
-                    true,
-                );
-                kept += 1;
-            }
-            if let Some(i) = place.get(file.as_os_str()) {
-                outcomes[*i] = Some(outcome);
+        for (_, evaluation) in evaluate_each(evaluator, root, &fresh, budget) {
+            set.errors
+                .extend(evaluation.errors.iter().map(|e| e.message.clone()));
+            for (file, outcome) in evaluate_outcomes(&evaluation) {
+                // Only what a clean evaluation declared is kept: an error (the budget, a
+                // crash, the file's own) says nothing for next time.
+                if let Some(cache) = cache
+                    && evaluation.errors.is_empty()
+                    && let Some((modules, probes)) = reads_of(&file, &evaluation.reads)
+                {
+                    // The walk's stat was taken before the evaluation read the file: it
+                    // stands for the bytes hashed only if nothing changed in between, which
+                    // the next call's stat tells (a change after it moves ctime).
+                    let stat = place.get(file.as_os_str()).map(|i| &walked[*i].meta);
+                    let modules = modules
+                        .into_iter()
+                        .map(|(path, digest)| Module {
+                            stamp: stat
+                                .filter(|_| path == file)
+                                .and_then(|m| Stamp::trusted(m, taken)),
+                            path,
+                            digest,
+                        })
+                        .collect();
+                    cache.put(
+                        &file,
+                        Cached {
+                            modules,
+                            probes,
+                            outcome: outcome.clone(),
+                        },
+                        true,
+                    );
+                    kept += 1;
+                }
+                if let Some(i) = place.get(file.as_os_str()) {
+                    outcomes[*i] = Some(outcome);
+                }
             }
         }
     }
@@ -613,6 +607,57 @@ pub fn discover_cached(
         *last = Some((cache.generation(), std::sync::Arc::clone(&set)));
     }
     set
+}
+
+/// Evaluates each of `files` on its own — a fresh sandbox per file, so no Op file can change
+/// what another declares (a monkey-patched built-in, a mutated shared module), and what a file
+/// declares depends only on what it reads — within one deadline for them all.
+fn evaluate_each(
+    evaluator: &(dyn Evaluator + Sync),
+    root: &Path,
+    files: &[PathBuf],
+    budget: &Budget,
+) -> Vec<(PathBuf, chant_core::model::Evaluation)> {
+    let deadline = std::time::Instant::now() + budget.time();
+    let one = |file: &PathBuf| {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let b = Budget {
+            time: Some(left),
+            stop: budget.stop.clone(),
+        };
+        evaluator.evaluate(root, std::slice::from_ref(file), &b)
+    };
+    // Two at a time (what the engine runs at once): each file is its own evaluation.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<chant_core::model::Evaluation>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let Some(file) = files.get(i) else { break };
+            let e = one(file);
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(e);
+            }
+        }
+    };
+    if files.len() > 1 {
+        std::thread::scope(|s| {
+            s.spawn(work);
+            work();
+        });
+    } else {
+        work();
+    }
+    files
+        .iter()
+        .cloned()
+        .zip(results)
+        .map(|(f, r)| {
+            let e = r.into_inner().ok().flatten().unwrap_or_default();
+            (f, e)
+        })
+        .collect()
 }
 
 /// What each successfully evaluated module declared.

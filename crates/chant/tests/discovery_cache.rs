@@ -212,3 +212,35 @@ fn a_file_that_fails_is_evaluated_every_time_and_never_kept() {
             .any(|o| o["name"] == "fixed")
     );
 }
+
+#[test]
+fn no_op_file_changes_what_another_declares() {
+    let (_d, root) = project();
+    std::fs::write(
+        root.join("ops/lib/shared.ts"),
+        "export const shared = { text: \"safe\" };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("ops/a.op.ts"),
+        "import { Op, phase, shell } from \"@intentius/chant-lexicon-temporal\";\nimport { shared } from \"./lib/shared\";\nexport default Op({ name: \"a\", overview: shared.text + \" \" + \"x\".toUpperCase(), phases: [phase(\"Run\", [shell(\"true\")])] });\n",
+    )
+    .unwrap();
+    // Walked before a.op.ts: mutates the module a imports, and a built-in a uses.
+    let meddler = "import { Op, phase, shell } from \"@intentius/chant-lexicon-temporal\";\nimport { shared } from \"./lib/shared\";\nshared.text = \"EVIL\";\nString.prototype.toUpperCase = function () { return \"PATCHED\"; };\nexport default Op({ name: \"meddler\", overview: \"m\", phases: [phase(\"Run\", [shell(\"true\")])] });\n";
+    std::fs::write(root.join("ops/0-meddler.op.ts"), meddler).unwrap();
+    let mut warm = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    warm.initialize(Some("2025-11-25"));
+    assert_eq!(overview(&mut warm, 1, "a"), "safe X");
+    // The meddler changes; a's files did not: a declares what it declared, as a fresh
+    // evaluation (a new server, the CLI) says too.
+    std::fs::write(
+        root.join("ops/0-meddler.op.ts"),
+        meddler.replace("shared.text = \"EVIL\";", ""),
+    )
+    .unwrap();
+    assert_eq!(overview(&mut warm, 2, "a"), "safe X");
+    let mut cold = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    cold.initialize(Some("2025-11-25"));
+    assert_eq!(overview(&mut cold, 1, "a"), "safe X");
+}

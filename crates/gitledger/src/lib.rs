@@ -75,6 +75,14 @@ pub enum LedgerError {
         "{path} on chant/lifecycle is {size} bytes, more than the {max} a ledger file may be, so it was not read"
     )]
     TooLarge { path: String, size: u64, max: u64 },
+    #[error(
+        "chant/lifecycle at {commit} holds a file at \"{path}\" where this write needs a directory, so nothing was written (replacing the file would drop what it holds); an Op or environment named like an earlier release's ledger file (\"<op>.jsonl\") does this: rename it"
+    )]
+    NotADirectory { commit: String, path: String },
+    #[error(
+        "chant/lifecycle at {commit} holds a directory at \"{path}\" where this write needs a file, so nothing was written (replacing it would drop what it holds)"
+    )]
+    NotAFile { commit: String, path: String },
     #[error("{remote} refused chant/lifecycle: {message}")]
     PushRefused { remote: String, message: String },
     #[error("{0}")]
@@ -566,6 +574,12 @@ impl Ledger {
                 (Some(b), Some((kind, body))) if kind == "tree" => {
                     checked_listing(&body, b, &dirs)?
                 }
+                (Some(b), Some(_)) => {
+                    return Err(LedgerError::NotADirectory {
+                        commit: b.clone(),
+                        path: dir.to_owned(),
+                    });
+                }
                 _ => Vec::new(),
             };
             let prefix = format!("{stem}-");
@@ -638,7 +652,15 @@ impl Ledger {
             // and swaps the local branch from the value it had when this attempt looked.
             let Resolved { local, base } = self.resolve()?;
             let (levels, last) = self.read_path(base.as_deref(), &parts)?;
-            let prior = last.filter(|(kind, _)| kind == "blob").map(|(_, b)| b);
+            if let (Some(b), Some((kind, _))) = (&base, &last)
+                && kind != "blob"
+            {
+                return Err(LedgerError::NotAFile {
+                    commit: b.clone(),
+                    path: path.to_owned(),
+                });
+            }
+            let prior = last.map(|(_, b)| b);
             let bytes = content(prior.as_deref());
             let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
             let tree = self.mktrees(&parts, levels, &blob)?;
@@ -679,7 +701,14 @@ impl Ledger {
                 Some((_, kind, body)) if kind == "tree" => {
                     checked_listing(&body, base, &parts[..depth])?
                 }
-                _ => Vec::new(),
+                None => Vec::new(),
+                // A file where the path needs a directory: rebuilding would replace it.
+                Some(_) => {
+                    return Err(LedgerError::NotADirectory {
+                        commit: base.to_owned(),
+                        path: parts[..depth].join("/"),
+                    });
+                }
             });
         }
         let last = objects.next().flatten().map(|(_, kind, body)| (kind, body));

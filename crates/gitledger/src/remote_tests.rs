@@ -469,3 +469,35 @@ fn records_are_numbered_per_stem_and_walked_newest_first() {
     assert_eq!(r.files_under("r/2026/12/01/10").unwrap().len(), 3);
     assert_eq!(r.files_under("nowhere").unwrap(), []);
 }
+
+#[test]
+fn a_write_never_replaces_a_file_with_a_directory_or_the_reverse() {
+    let (_dir, _origin, a) = origin();
+    let l = Ledger::open(&a).unwrap();
+    // An earlier release's history file, and an Op named like it ("x.jsonl").
+    l.append_line("_gates/x.jsonl", "history", "m").unwrap();
+    l.append_record("_gates/y/g/2026/12/01/10", "s", "1", "m")
+        .unwrap();
+    let before = l.head().unwrap().unwrap();
+    let e = l
+        .append_record("_gates/x.jsonl/g/2026/12/01/10", "s", "2", "m")
+        .unwrap_err();
+    assert!(
+        matches!(&e, LedgerError::NotADirectory { path, .. } if path == "_gates/x.jsonl"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("rename it"), "{e}");
+    let e = l
+        .append_line("_gates/y", "over a directory", "m")
+        .unwrap_err();
+    assert!(
+        matches!(&e, LedgerError::NotAFile { path, .. } if path == "_gates/y"),
+        "{e}"
+    );
+    let e = l
+        .append_record("_gates/y/g/2026/12/01/10/s-0000.jsonl", "t", "3", "m")
+        .unwrap_err();
+    assert!(matches!(e, LedgerError::NotADirectory { .. }), "{e}");
+    assert_eq!(l.head().unwrap().unwrap(), before, "nothing written");
+    assert_eq!(text(&l, "_gates/x.jsonl"), "history");
+}
