@@ -198,13 +198,15 @@ fn standing_gate_from(
     now_ms: u64,
 ) -> (Option<Json>, Vec<records::Skipped>) {
     let mut skipped = Vec::new();
+    // Each gate's load reads the legacy file again: its lines are said once.
+    let mut said = std::collections::HashSet::new();
     let mut standing: Option<gates::Fact> = None;
     for g in gates::gate_names_from(reader, &op.name).unwrap_or_default() {
         let Ok((facts, bad)) = gates::load_from(reader, &op.name, &g, now_ms) else {
             continue;
         };
         for s in bad {
-            if !skipped.contains(&s) {
+            if said.insert((s.file.clone(), s.line, s.reason.clone())) {
                 skipped.push(s);
             }
         }

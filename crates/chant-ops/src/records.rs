@@ -187,9 +187,22 @@ fn parse_runs_numbered(bytes: &[u8]) -> Numbered<Json> {
     (out, skipped)
 }
 
+/// How two runs order by when they started: by the time `started` reads as (what also names
+/// a run's place), then by its text.
+fn by_started(a: &Json, b: &Json) -> std::cmp::Ordering {
+    let key = |r: &Json| {
+        let text = r["started"].as_str();
+        (
+            text.and_then(crate::time::parse_iso),
+            text.map(str::to_owned),
+        )
+    };
+    key(a).cmp(&key(b))
+}
+
 /// Newest first by `started`; among runs started the same millisecond, the one written first.
 fn newest_first_by_started(runs: &mut [Json]) {
-    runs.sort_by(|a, b| b["started"].as_str().cmp(&a["started"].as_str()));
+    runs.sort_by(|a, b| by_started(b, a));
 }
 
 /// Every run record of `op` across environments, newest first (by `started`), and every line
@@ -325,12 +338,7 @@ fn newest_in_dir(reader: &mut Reader, dir: &str) -> Part {
         Err(_) => return Part::default(),
     }
     // Newest `started`; a tie goes to the file written first (the lowest name).
-    found.sort_by(|(pa, a), (pb, b)| {
-        b["started"]
-            .as_str()
-            .cmp(&a["started"].as_str())
-            .then(pa.cmp(pb))
-    });
+    found.sort_by(|(pa, a), (pb, b)| by_started(b, a).then(pa.cmp(pb)));
     Part {
         run: found.into_iter().next().map(|(_, r)| r),
         skipped,
@@ -461,7 +469,7 @@ fn read_latests_from(
                 let newer = match (&out[i].run, &part.run) {
                     (_, None) => false,
                     (None, Some(_)) => true,
-                    (Some(a), Some(b)) => b["started"].as_str() > a["started"].as_str(),
+                    (Some(a), Some(b)) => by_started(b, a).is_gt(),
                 };
                 if newer {
                     out[i].run = part.run;
@@ -661,5 +669,20 @@ mod tests {
         let all = history(&l, "o");
         assert_eq!(all.runs.len(), 1);
         assert_eq!(all.skipped, latest.skipped);
+    }
+
+    #[test]
+    fn runs_order_by_the_time_their_start_reads_as_not_its_text() {
+        let (_d, l) = ledger();
+        let mut early = run("local", T0, 0);
+        early["started"] = json!("2026-11-28T10:00:00.000Z");
+        let mut late = run("local", T0, 1);
+        // Reads as a later time, though its text sorts first ("2026-11-28 " < "2026-11-28T").
+        late["started"] = json!("2026-11-28 15:00:00");
+        append_run(&l, &early, "m").unwrap();
+        append_run(&l, &late, "m").unwrap();
+        let all = history(&l, "o");
+        assert_eq!(all.runs[0]["id"], "local-1");
+        assert_eq!(latest(&l, "o").run.unwrap()["id"], "local-1");
     }
 }

@@ -361,6 +361,35 @@ fn bench_gates() {
     }
 }
 
+/// A forger's flood: 100,000 files in the gate's current hour (names chant never gives a
+/// record, and 5,000 named as records holding no fact), and `chant run status` on it.
+fn bench_flood() {
+    let dir = project(&[("deploy".into(), DEPLOY.into())]);
+    let now = chant_ops::time::Clock::now_ms(&chant_ops::time::SystemClock);
+    let gate = chant_ops::gates::gate_dir("deploy", "ship-it");
+    let p = chant_ops::layout::place(&gate, now);
+    fast_import(
+        dir.path(),
+        (0..100_000)
+            .map(|i| (format!("{}/zz{i:07}.jsonl", p.dir), b"{}".to_vec()))
+            .chain((0..5_000).map(|i| {
+                (
+                    format!("{}/{}-{i:04}.jsonl", p.dir, p.stem),
+                    b"not a fact".to_vec(),
+                )
+            })),
+    );
+    let status = median(
+        (0..5)
+            .map(|_| timed(dir.path(), &["run", "status", "deploy"]))
+            .collect(),
+    );
+    println!(
+        "chant run status with a 105,000-file flood in the gate's hour: {:>8.1} ms",
+        ms(status)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sizes: Vec<u64> = args
@@ -381,6 +410,7 @@ fn main() {
     }
     if wanted("gates") {
         bench_gates();
+        bench_flood();
     }
     if wanted("list") {
         bench_list();

@@ -228,9 +228,21 @@ fn single_malloc_arena() {
     }
 }
 
+/// A command whose reader went away (`chant run status | head`) ends quietly, as Unix tools
+/// do, instead of panicking on the next write. `serve` keeps handling a closed pipe itself.
+fn quiet_on_closed_pipe() {
+    // SAFETY: restores the default disposition of one signal, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     single_malloc_arena();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve { .. }) {
+        quiet_on_closed_pipe();
+    }
     let chant = chant();
     let budget = Budget {
         time: cli.timeout,

@@ -64,9 +64,17 @@ pub enum LedgerError {
     )]
     NotACommit { refname: String, kind: String },
     #[error(
+        "{refname} is a symbolic ref to {target}, which chant does not follow (what it reads and writes must be the branch itself); point it at a commit with `git update-ref --no-deref {refname} <commit>`"
+    )]
+    SymbolicRef { refname: String, target: String },
+    #[error(
         "chant/lifecycle at {commit} holds a tree entry named \"{path}\" (empty, `.`, `..` or with a `/`), which chant never writes and git refuses to check out; find the last good commit with `git log chant/lifecycle` and reset the branch to it with `git update-ref refs/heads/chant/lifecycle <commit>`"
     )]
     BadEntry { commit: String, path: String },
+    #[error(
+        "chant/lifecycle at {commit} nests trees more than {MAX_MERGE_DEPTH} deep (at \"{path}\"), which chant never writes, so the two sides were not joined; find the last good commit with `git log chant/lifecycle` and reset the branch to it with `git update-ref refs/heads/chant/lifecycle <commit>`"
+    )]
+    TooDeep { commit: String, path: String },
     #[error(
         "{var} is set in the environment (\"{value}\"), which would point git at another repository's chant/lifecycle ledger; chant refuses rather than guess. Unset {var} and run chant from inside the repository whose ledger you mean"
     )]
@@ -305,6 +313,9 @@ impl Ledger {
             self.common_dir.join("packed-refs"),
             self.common_dir.join("reftable"),
             self.common_dir.join("reftable/tables.list"),
+            // What ancestry git sees (a merge or a fast-forward depends on it).
+            self.common_dir.join("shallow"),
+            self.common_dir.join("info/grafts"),
         ];
         if let Ok(remotes) = std::fs::read_dir(refs.join("remotes")) {
             let mut names: Vec<PathBuf> = remotes.flatten().map(|e| e.path()).collect();
@@ -413,7 +424,7 @@ impl Ledger {
         let out = self.git_text(
             &[
                 "for-each-ref",
-                "--format=%(objectname) %(objecttype) %(refname)",
+                "--format=%(objectname) %(objecttype) %(refname) %(symref)",
                 REF,
                 "refs/remotes/*/chant/lifecycle",
             ],
@@ -421,10 +432,16 @@ impl Ledger {
         )?;
         let mut tips = Tips::default();
         for line in out.lines() {
-            let mut f = line.splitn(3, ' ');
+            let mut f = line.splitn(4, ' ');
             let (Some(sha), Some(kind), Some(refname)) = (f.next(), f.next(), f.next()) else {
                 continue;
             };
+            if let Some(target) = f.next().filter(|t| !t.is_empty()) {
+                return Err(LedgerError::SymbolicRef {
+                    refname: refname.to_owned(),
+                    target: target.to_owned(),
+                });
+            }
             if kind != "commit" {
                 return Err(LedgerError::NotACommit {
                     refname: refname.to_owned(),
@@ -1028,6 +1045,11 @@ impl MkTree {
     }
 }
 
+/// How deep a merge descends: chant's paths are a handful of levels (`<env>/runs/<op>/<yyyy>/
+/// <mm>/<dd>/<hh>/<file>`, under `_members/<m>/` in a workspace); a tree nested deeper was
+/// not written by chant, and is refused rather than walked to the end of the stack.
+const MAX_MERGE_DEPTH: usize = 64;
+
 /// A three-way join of two ledger trees, descending only where they differ.
 struct MergeTrees<'a> {
     ledger: &'a Ledger,
@@ -1067,6 +1089,12 @@ impl MergeTrees<'_> {
         if ours == theirs {
             return Ok(ours.to_owned());
         }
+        if dir.len() > MAX_MERGE_DEPTH {
+            return Err(LedgerError::TooDeep {
+                commit: self.commit.to_owned(),
+                path: dir.join("/"),
+            });
+        }
         let a = self.listing(ours, dir)?;
         let b = self.listing(theirs, dir)?;
         let o = match base {
@@ -1095,6 +1123,10 @@ impl MergeTrees<'_> {
                         }
                         ("blob", "blob") if was == Some(("blob", sy)) => x.clone(),
                         ("blob", "blob") if was == Some(("blob", sx)) => y.clone(),
+                        // A directory of records against anything else: the directory (what
+                        // chant writes there), never a file or link that would drop it.
+                        ("tree", _) => x.clone(),
+                        (_, "tree") => y.clone(),
                         ("blob", "blob") if name.ends_with(".jsonl") => {
                             let x = self.reader.blob_at(sx)?.unwrap_or_default();
                             let y = self.reader.blob_at(sy)?.unwrap_or_default();

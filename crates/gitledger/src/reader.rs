@@ -35,7 +35,7 @@ pub const MAX_RECORD_BYTES: u64 = 16 << 20;
 
 /// The largest file [`Reader::blob`] reads (an earlier release's history file of a busy Op
 /// can be hundreds of MiB): a larger one is [`LedgerError::TooLarge`], drained unread.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+pub const MAX_FILE_BYTES: u64 = 512 << 20;
 
 /// A walk's visitor: `(path, bytes or the size of a file too large to read)` → what next.
 pub type Visitor<'a> = dyn FnMut(&str, Result<&[u8], u64>) -> Flow + 'a;

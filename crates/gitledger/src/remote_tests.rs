@@ -501,3 +501,109 @@ fn a_write_never_replaces_a_file_with_a_directory_or_the_reverse() {
     assert_eq!(l.head().unwrap().unwrap(), before, "nothing written");
     assert_eq!(text(&l, "_gates/x.jsonl"), "history");
 }
+
+#[test]
+fn a_symbolic_ledger_ref_is_refused_not_followed() {
+    let (_dir, _origin, a) = origin();
+    let l = Ledger::open(&a).unwrap();
+    l.append_line("x.jsonl", "1", "m").unwrap();
+    let tip = git(&a, &["rev-parse", REF]);
+    git(&a, &["update-ref", "refs/x/ledger", &tip]);
+    git(&a, &["symbolic-ref", REF, "refs/x/ledger"]);
+    let e = l.head().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "refs/heads/chant/lifecycle is a symbolic ref to refs/x/ledger, which chant does not follow (what it reads and writes must be the branch itself); point it at a commit with `git update-ref --no-deref refs/heads/chant/lifecycle <commit>`"
+    );
+    assert!(l.append_line("x.jsonl", "2", "m").is_err());
+    assert_eq!(
+        git(&a, &["rev-parse", "refs/x/ledger"]),
+        tip,
+        "nothing written"
+    );
+}
+
+#[test]
+fn a_merge_keeps_a_directory_of_records_the_other_side_made_a_file() {
+    let (dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_record("_gates/o/g/2026/12/01/10", "s", "pending", "m")
+        .unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+    // b records an approval; meanwhile the remote's `_gates/o` became a file.
+    lb.append_record("_gates/o/g/2026/12/01/11", "s", "approval", "m")
+        .unwrap();
+    let blob = git(&a, &["hash-object", "-w", "--stdin"]);
+    let gates = {
+        let mut child = Command::new("git")
+            .args(["mktree"])
+            .current_dir(&a)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("100644 blob {blob}\to\n").as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let root = {
+        let mut child = Command::new("git")
+            .args(["mktree"])
+            .current_dir(&a)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("040000 tree {gates}\t_gates\n").as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let head = git(&a, &["rev-parse", REF]);
+    let commit = git(&a, &["commit-tree", &root, "-p", &head, "-m", "a file"]);
+    git(&a, &["update-ref", REF, &commit]);
+    git(&a, &["push", "-q", "origin", &format!("{REF}:{REF}")]);
+    lb.publish().unwrap();
+    let files = git(&origin, &["ls-tree", "-r", "--name-only", BRANCH]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        [
+            "_gates/o/g/2026/12/01/10/s-0000.jsonl",
+            "_gates/o/g/2026/12/01/11/s-0000.jsonl"
+        ],
+        "both records kept"
+    );
+}
+
+#[test]
+fn trees_nested_deeper_than_chant_writes_are_refused_by_a_merge() {
+    let (dir, _origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("x.jsonl", "1", "m").unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+    let deep: Vec<&str> = std::iter::repeat_n("d", 80).collect();
+    la.append_line(&format!("{}/x.jsonl", deep.join("/")), "a", "m")
+        .unwrap();
+    la.publish().unwrap();
+    lb.append_line(&format!("{}/x.jsonl", deep.join("/")), "b", "m")
+        .unwrap();
+    let e = lb.publish().unwrap_err();
+    assert!(matches!(e, LedgerError::TooDeep { .. }), "{e}");
+}
