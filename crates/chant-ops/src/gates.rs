@@ -174,12 +174,8 @@ fn gate_names_new(
         .collect())
 }
 
-/// Every gate of `op` the ledger has facts of (directories, then the legacy file's), once each.
-pub fn gate_names(ledger: &Ledger, op: &str) -> Result<Vec<String>, gitledger::LedgerError> {
-    gate_names_from(&mut ledger.reader()?, op)
-}
-
-/// [`gate_names`] through a reader the caller already has.
+/// Every gate of `op` the ledger has facts of (directories, then the pending facts of the
+/// legacy file), once each, through a reader the caller has.
 pub fn gate_names_from(
     reader: &mut gitledger::Reader,
     op: &str,
@@ -1633,5 +1629,38 @@ mod flood_tests {
         );
         // All of them, when all are asked for.
         assert_eq!(all_facts(&l, "o").unwrap().0.len(), 1);
+    }
+
+    #[test]
+    fn a_decision_stops_at_the_newest_pending_fact_that_can_stand() {
+        let (_d, l, pending) = setup();
+        // Older than the pending fact: a file a decision would say it skipped, if it read it.
+        let old = crate::layout::place(&gate_dir("o", "g"), NOW - 7_200_000);
+        l.append_record(&old.dir, &old.stem, "not a fact", "m")
+            .unwrap();
+        let (facts, skipped) = load(&l, "o", "g", NOW).unwrap();
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].raw, pending);
+        assert_eq!(skipped, [], "the older file was not read");
+        assert_eq!(all_facts(&l, "o").unwrap().1.len(), 1, "but it is there");
+    }
+
+    #[test]
+    fn gates_only_the_legacy_file_names_are_found() {
+        let (_d, l, _) = setup();
+        let p = json!({"version": 1, "kind": "pending", "op": "o", "gate": "old-gate",
+            "timestamp": crate::time::iso(NOW - 1000), "expiresAt": crate::time::iso(NOW + 60_000)});
+        let r = json!({"version": 1, "kind": "resolution", "op": "o", "gate": "answered-only",
+            "timestamp": crate::time::iso(NOW - 1000), "resolvedBy": "sam"});
+        for v in [&p, &r] {
+            l.append_line(&gates_path("o"), &canon::to_canonical_compact(v), "legacy")
+                .unwrap();
+        }
+        let names = gate_names_from(&mut l.reader().unwrap(), "o").unwrap();
+        assert_eq!(
+            names,
+            ["g", "old-gate"],
+            "a gate with a pending fact, once each"
+        );
     }
 }
