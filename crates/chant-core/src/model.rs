@@ -225,6 +225,20 @@ pub trait Evaluator {
         budget: &Budget,
     ) -> Evaluation;
 
+    /// Evaluates each of `files` on its own (nothing one does is seen by another), within one
+    /// `budget`: one evaluation per file, in order.
+    fn evaluate_each(
+        &self,
+        boundary: &std::path::Path,
+        files: &[PathBuf],
+        budget: &Budget,
+    ) -> Vec<Evaluation> {
+        files
+            .iter()
+            .map(|f| self.evaluate(boundary, std::slice::from_ref(f), budget))
+            .collect()
+    }
+
     /// Evaluates one file and returns its default export (used for `chant.config.ts`).
     fn evaluate_config(
         &self,

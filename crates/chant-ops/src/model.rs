@@ -618,44 +618,34 @@ fn evaluate_each(
     files: &[PathBuf],
     budget: &Budget,
 ) -> Vec<(PathBuf, chant_core::model::Evaluation)> {
-    let deadline = std::time::Instant::now() + budget.time();
-    let one = |file: &PathBuf| {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let b = Budget {
-            time: Some(left),
-            stop: budget.stop.clone(),
-        };
-        evaluator.evaluate(root, std::slice::from_ref(file), &b)
-    };
-    // Two at a time (what the engine runs at once): each file is its own evaluation.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<chant_core::model::Evaluation>>> =
-        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let work = || {
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let Some(file) = files.get(i) else { break };
-            let e = one(file);
-            if let Ok(mut slot) = results[i].lock() {
-                *slot = Some(e);
-            }
-        }
-    };
-    if files.len() > 1 {
+    // In two halves at once (what the engine runs at once), each file in a realm of its own.
+    let evaluations = if files.len() > 1 {
+        let (a, b) = files.split_at(files.len().div_ceil(2));
         std::thread::scope(|s| {
-            s.spawn(work);
-            work();
-        });
+            let first = s.spawn(|| evaluator.evaluate_each(root, a, budget));
+            let mut second = evaluator.evaluate_each(root, b, budget);
+            let mut all = first.join().unwrap_or_default();
+            all.append(&mut second);
+            all
+        })
     } else {
-        work();
-    }
+        evaluator.evaluate_each(root, files, budget)
+    };
+    // An evaluation that never came back (a crashed thread) is said, never silently absent.
+    let mut evaluations = evaluations.into_iter();
     files
         .iter()
-        .cloned()
-        .zip(results)
-        .map(|(f, r)| {
-            let e = r.into_inner().ok().flatten().unwrap_or_default();
-            (f, e)
+        .map(|f| {
+            let e = evaluations
+                .next()
+                .unwrap_or_else(|| chant_core::model::Evaluation {
+                    errors: vec![chant_core::model::EvalError {
+                        file: f.clone(),
+                        message: format!("{}: the evaluation ended without an answer", f.display()),
+                    }],
+                    ..Default::default()
+                });
+            (f.clone(), e)
         })
         .collect()
 }
