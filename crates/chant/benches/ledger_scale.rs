@@ -398,13 +398,15 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 10_000, 100_000, 1_000_000]);
-    let wanted = |g: &str| {
-        let groups: Vec<&String> = args
-            .iter()
-            .filter(|a| ["runs", "list", "gates"].contains(&a.as_str()))
-            .collect();
-        groups.is_empty() || groups.iter().any(|a| *a == g)
-    };
+    // Words are filters, as `cargo bench -- <filter>` passes them to every bench binary: no
+    // word runs every group, a word names the groups to run (another bench's word, none).
+    let words: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--sizes"))
+        .map(|(_, a)| a)
+        .collect();
+    let wanted = |g: &str| words.is_empty() || words.iter().any(|a| *a == g);
     if wanted("runs") {
         bench_runs(&sizes);
     }
