@@ -414,7 +414,14 @@ impl Walker<'_> {
                     self.dir(&path, plain, depth + 1, filter)?;
                 }
             } else {
-                let Ok(meta) = std::fs::metadata(&path) else {
+                // A plain entry's stat through its directory (no path lookup); a link's
+                // through the path, its target's.
+                let meta = if real.is_some() {
+                    std::fs::metadata(&path)
+                } else {
+                    e.metadata()
+                };
+                let Ok(meta) = meta else {
                     continue;
                 };
                 if !meta.is_file() {
