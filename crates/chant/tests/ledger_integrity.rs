@@ -940,6 +940,28 @@ fn a_signer_that_writes_no_signature_is_refused() {
     assert_eq!(ledger_head(&a), before, "nothing recorded");
 }
 
+/// `git <args>` in `dir` with `input` on stdin: its output, trimmed.
+fn git_in(dir: &Path, args: &[&str], input: &str) -> String {
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
 /// Rewrites the ledger of `dir` in the layout earlier releases wrote: every run a line of
 /// `<env>/runs__<op>.jsonl`, every gate fact a line of `_gates/<op>.jsonl`, nothing else.
 fn to_legacy_layout(dir: &Path, extra_run_line: &str, extra_gate_line: &str) {
@@ -960,46 +982,8 @@ fn to_legacy_layout(dir: &Path, extra_run_line: &str, extra_gate_line: &str) {
         .chain([extra_gate_line.to_owned()])
         .collect();
     let l = gitledger::Ledger::open(dir).unwrap();
-    let hash = |bytes: &str| {
-        let mut child = Command::new("git")
-            .args(["hash-object", "-w", "--stdin"])
-            .current_dir(dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(bytes.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let mktree = |listing: String| {
-        let mut child = Command::new("git")
-            .args(["mktree"])
-            .current_dir(dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(listing.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
+    let hash = |bytes: &str| git_in(dir, &["hash-object", "-w", "--stdin"], bytes);
+    let mktree = |listing: String| git_in(dir, &["mktree"], &listing);
     let local = mktree(format!(
         "100644 blob {}\truns__rollout.jsonl\n",
         hash(&runs.join("\n"))

@@ -610,19 +610,15 @@ impl Ledger {
             levels.push(leaf);
             let mut parts = dirs.clone();
             parts.push(&name);
-            let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(line.as_bytes()))?;
-            let tree = self.mktrees(&parts, levels, &blob)?;
-            let mut args = vec!["commit-tree", tree.as_str()];
-            if let Some(c) = &base {
-                args.extend(["-p", c.as_str()]);
-            }
-            args.extend(["-m", message]);
-            let commit = self.git_text(&args, None)?;
-            let expected = local.as_deref().unwrap_or(ZERO);
-            match self.git(&["update-ref", REF, &commit, expected], None) {
-                Ok(_) => return Ok((format!("{dir}/{name}"), commit)),
-                Err(LedgerError::Git { .. }) => continue,
-                Err(e) => return Err(e),
+            let attempt = Attempt {
+                parts: &parts,
+                levels,
+                base: base.as_deref(),
+                local: local.as_deref(),
+                message,
+            };
+            if let Some(commit) = self.commit_and_swap(attempt, line.as_bytes())? {
+                return Ok((format!("{dir}/{name}"), commit));
             }
         }
         Err(LedgerError::Contended)
@@ -679,24 +675,44 @@ impl Ledger {
             }
             let prior = last.map(|(_, b)| b);
             let bytes = content(prior.as_deref());
-            let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(&bytes))?;
-            let tree = self.mktrees(&parts, levels, &blob)?;
-            let mut args = vec!["commit-tree", tree.as_str()];
-            if let Some(c) = &base {
-                args.extend(["-p", c.as_str()]);
-            }
-            args.extend(["-m", message]);
-            let commit = self.git_text(&args, None)?;
-            // Compare-and-swap: only if the branch still points where this attempt read it.
-            // Whatever moved after that read (even between the reads of one batch) fails here.
-            let expected = local.as_deref().unwrap_or(ZERO);
-            match self.git(&["update-ref", REF, &commit, expected], None) {
-                Ok(_) => return Ok(commit),
-                Err(LedgerError::Git { .. }) => continue,
-                Err(e) => return Err(e),
+            let attempt = Attempt {
+                parts: &parts,
+                levels,
+                base: base.as_deref(),
+                local: local.as_deref(),
+                message,
+            };
+            if let Some(commit) = self.commit_and_swap(attempt, &bytes)? {
+                return Ok(commit);
             }
         }
         Err(LedgerError::Contended)
+    }
+
+    /// Writes `bytes` at `attempt.parts`, the trees above it and a commit on `attempt.base`,
+    /// then swaps the branch from `attempt.local` to it: `None` when the branch no longer
+    /// points there (someone moved it after this attempt read it: read again and retry).
+    fn commit_and_swap(
+        &self,
+        attempt: Attempt<'_>,
+        bytes: &[u8],
+    ) -> Result<Option<String>, LedgerError> {
+        let blob = self.git_text(&["hash-object", "-w", "--stdin"], Some(bytes))?;
+        let tree = self.mktrees(attempt.parts, attempt.levels, &blob)?;
+        let mut args = vec!["commit-tree", tree.as_str()];
+        if let Some(c) = attempt.base {
+            args.extend(["-p", c]);
+        }
+        args.extend(["-m", attempt.message]);
+        let commit = self.git_text(&args, None)?;
+        // Compare-and-swap: only if the branch still points where this attempt read it.
+        // Whatever moved after that read (even between the reads of one batch) fails here.
+        let expected = attempt.local.unwrap_or(ZERO);
+        match self.git(&["update-ref", REF, &commit, expected], None) {
+            Ok(_) => Ok(Some(commit)),
+            Err(LedgerError::Git { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// One `cat-file --batch` for an update of `parts` on top of `base`: the `ls-tree` lines
@@ -988,6 +1004,16 @@ impl Ledger {
         }
         Err(LedgerError::Contended)
     }
+}
+
+/// One try of a write: where, the trees down the path as read, the commit it builds on and
+/// the branch value it expects.
+struct Attempt<'a> {
+    parts: &'a [&'a str],
+    levels: Vec<Vec<String>>,
+    base: Option<&'a str>,
+    local: Option<&'a str>,
+    message: &'a str,
 }
 
 /// One `git mktree --batch`, a tree per request.

@@ -22,6 +22,27 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// `git <args>` in `dir` with `input` on stdin: its output, trimmed.
+fn git_in(dir: &Path, args: &[&str], input: &str) -> String {
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
 /// A bare `origin` with a main branch, and a first clone of it.
 fn origin() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -284,25 +305,7 @@ fn a_tree_entry_named_dot_dot_is_refused_by_reads_and_writes() {
     let (_dir, _origin, a) = origin();
     let blob = git(&a, &["hash-object", "-w", "--stdin"]);
     let input = format!("100644 blob {blob}\t..\n100644 blob {blob}\tok.jsonl\n");
-    let tree = {
-        let mut child = Command::new("git")
-            .args(["mktree"])
-            .current_dir(&a)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
+    let tree = git_in(&a, &["mktree"], &input);
     let commit = git(&a, &["commit-tree", &tree, "-m", "hostile"]);
     git(&a, &["update-ref", REF, &commit]);
     let la = Ledger::open(&a).unwrap();
@@ -536,44 +539,8 @@ fn a_merge_keeps_a_directory_of_records_the_other_side_made_a_file() {
     lb.append_record("_gates/o/g/2026/12/01/11", "s", "approval", "m")
         .unwrap();
     let blob = git(&a, &["hash-object", "-w", "--stdin"]);
-    let gates = {
-        let mut child = Command::new("git")
-            .args(["mktree"])
-            .current_dir(&a)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("100644 blob {blob}\to\n").as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let root = {
-        let mut child = Command::new("git")
-            .args(["mktree"])
-            .current_dir(&a)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("040000 tree {gates}\t_gates\n").as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
+    let gates = git_in(&a, &["mktree"], &format!("100644 blob {blob}\to\n"));
+    let root = git_in(&a, &["mktree"], &format!("040000 tree {gates}\t_gates\n"));
     let head = git(&a, &["rev-parse", REF]);
     let commit = git(&a, &["commit-tree", &root, "-p", &head, "-m", "a file"]);
     git(&a, &["update-ref", REF, &commit]);
