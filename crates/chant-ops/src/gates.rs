@@ -9,7 +9,7 @@
 use gitledger::{Flow, Kind, Ledger};
 use serde_json::{Map, Value as Json, json};
 
-use crate::records::Skipped;
+use crate::skipped::Skipped;
 use crate::time::Clock;
 
 /// The channel a gate fact came through.
@@ -256,8 +256,8 @@ fn facts_of_file(
             Err(reason) => reason,
             Ok(f) if f.op != op || f.gate != gate => format!(
                 "a fact of {}/{} does not belong in this gate's directory",
-                crate::records::shown(&f.op),
-                crate::records::shown(&f.gate)
+                crate::skipped::shown(&f.op),
+                crate::skipped::shown(&f.gate)
             ),
             Ok(f) if !crate::layout::placed(dir, path, f.timestamp_ms) => {
                 crate::layout::misplaced("timestamp", &f.timestamp)
@@ -324,7 +324,7 @@ fn parse_fact(line: &str) -> Result<Fact, String> {
     let (op, gate, timestamp) = (need("op")?, need("gate")?, need("timestamp")?);
     let time = |k: &str, v: &str| {
         crate::time::parse_iso(v)
-            .ok_or_else(|| format!("{k} is not an ISO 8601 time: {}", crate::records::shown(v)))
+            .ok_or_else(|| format!("{k} is not an ISO 8601 time: {}", crate::skipped::shown(v)))
     };
     let timestamp_ms = time("timestamp", &timestamp)?;
     if o.get("planDigest").is_some_and(|d| !d.is_string()) {

@@ -44,15 +44,7 @@ pub fn placed(prefix: &str, path: &str, ms: u64) -> bool {
 pub fn misplaced(key: &str, value: &str) -> String {
     format!(
         "{key} {} does not belong in this file's directory (chant files a record under the hour it names)",
-        crate::records::shown(value)
-    )
-}
-
-/// The reason a reader gives for a record file too large to be one (it is not read).
-pub fn too_large(size: u64) -> String {
-    format!(
-        "the file is {size} bytes, more than the {} MiB a record may be; not read",
-        gitledger::MAX_RECORD_BYTES >> 20
+        crate::skipped::shown(value)
     )
 }
 
@@ -136,10 +128,10 @@ pub struct Walked {
 
 impl Walked {
     /// What a reader says of files it did not read, as a skipped entry of `prefix`, if any.
-    pub fn said(&self, prefix: &str) -> Vec<crate::records::Skipped> {
+    pub fn said(&self, prefix: &str) -> Vec<crate::skipped::Skipped> {
         let mut out = Vec::new();
         if self.foreign > 0 {
-            out.push(crate::records::Skipped {
+            out.push(crate::skipped::Skipped {
                 file: format!("{prefix}/"),
                 line: 0,
                 reason: format!(
@@ -149,7 +141,7 @@ impl Walked {
             });
         }
         if self.cut_short {
-            out.push(crate::records::Skipped {
+            out.push(crate::skipped::Skipped {
                 file: format!("{prefix}/"),
                 line: 0,
                 reason: format!(

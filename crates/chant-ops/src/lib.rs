@@ -14,6 +14,7 @@ pub mod model;
 pub mod records;
 pub mod report;
 pub mod runtime;
+pub mod skipped;
 pub mod time;
 
 use std::path::{Path, PathBuf};

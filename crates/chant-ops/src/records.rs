@@ -80,63 +80,7 @@ pub struct History {
     pub skipped: Vec<Skipped>,
 }
 
-/// How many skipped lines a reply lists (`skippedTotal` counts them all): a ledger of bad
-/// lines must not flood the reader's screen or a model's context.
-pub const SKIPPED_SHOWN: usize = 100;
-
-/// A value from a bad line, as a reason quotes it: JSON-escaped, at most 40 characters.
-pub fn shown(v: &str) -> String {
-    let mut cut: String = v.chars().take(40).collect();
-    if cut.len() < v.len() {
-        cut.push('…');
-    }
-    format!("{cut:?}")
-}
-
-/// A ledger line a reader skipped: the file on `chant/lifecycle`, its 1-based line, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skipped {
-    pub file: String,
-    pub line: usize,
-    pub reason: String,
-}
-
-impl Skipped {
-    pub fn list(file: &str, lines: Vec<(usize, String)>) -> Vec<Skipped> {
-        lines
-            .into_iter()
-            .map(|(line, reason)| Skipped {
-                file: file.to_owned(),
-                line,
-                reason,
-            })
-            .collect()
-    }
-
-    /// A record file too large to be one, skipped whole (as its line 1).
-    pub fn whole(file: &str, size: u64) -> Skipped {
-        Skipped {
-            file: file.to_owned(),
-            line: 1,
-            reason: layout::too_large(size),
-        }
-    }
-
-    /// `{file, line, reason}`.
-    pub fn to_json(&self) -> Json {
-        json!({"file": self.file, "line": self.line, "reason": self.reason})
-    }
-
-    /// The `skipped` array of a reply: the first [`SKIPPED_SHOWN`].
-    pub fn array(all: &[Skipped]) -> Json {
-        Json::Array(
-            all.iter()
-                .take(SKIPPED_SHOWN)
-                .map(Skipped::to_json)
-                .collect(),
-        )
-    }
-}
+pub use crate::skipped::{SKIPPED_SHOWN, Skipped, shown};
 
 /// The environments the ledger holds (top-level directories not starting with `_`).
 fn environments(reader: &mut Reader) -> Result<Vec<(String, String)>, LedgerError> {
