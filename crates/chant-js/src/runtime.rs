@@ -434,33 +434,51 @@ impl Engine {
         files: &[PathBuf],
         budget: &Budget,
     ) -> Vec<Evaluation> {
-        let list = files.to_vec();
-        let root = boundary.to_path_buf();
-        let result = self.with_sandbox(boundary, budget, move |realms| {
-            Ok(list
-                .iter()
-                .map(|file| {
+        let deadline = Instant::now() + budget.time();
+        let mut out: Vec<Evaluation> = Vec::with_capacity(files.len());
+        // A file that leaves jobs queued (a promise chain still running when its module
+        // ended) ends its runtime: the queue is the runtime's, and its jobs must never run,
+        // nor hold memory, in the next file's realm. The files after it go on in a new one.
+        while out.len() < files.len() {
+            let rest = files[out.len()..].to_vec();
+            let root = boundary.to_path_buf();
+            let left = Budget {
+                time: Some(deadline.saturating_duration_since(Instant::now())),
+                stop: budget.stop.clone(),
+            };
+            let result = self.with_sandbox(boundary, &left, move |realms| {
+                let mut done = Vec::new();
+                for file in &rest {
                     let one = std::slice::from_ref(file);
-                    realms
+                    let evaluation = realms
                         .realm(|ctx, sandbox| Ok(evaluate_in(ctx, sandbox, &root, one)))
                         .unwrap_or_else(|message| {
                             let mut evaluation = Evaluation::default();
                             fail(&mut evaluation, &root, message);
                             evaluation
-                        })
-                })
-                .collect::<Vec<_>>())
-        });
-        result.unwrap_or_else(|message| {
-            files
-                .iter()
-                .map(|_| {
-                    let mut evaluation = Evaluation::default();
-                    fail(&mut evaluation, boundary, message.clone());
-                    evaluation
-                })
-                .collect()
-        })
+                        });
+                    done.push(evaluation);
+                    if realms.runtime.is_job_pending() {
+                        break;
+                    }
+                }
+                Ok(done)
+            });
+            match result {
+                Ok(done) if !done.is_empty() => out.extend(done),
+                Ok(_) | Err(_) => {
+                    let message = result
+                        .err()
+                        .unwrap_or_else(|| "the evaluation ended without an answer".to_owned());
+                    for _ in out.len()..files.len() {
+                        let mut evaluation = Evaluation::default();
+                        fail(&mut evaluation, boundary, message.clone());
+                        out.push(evaluation);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Evaluates one file and returns its default export as JSON.

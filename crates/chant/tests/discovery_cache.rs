@@ -244,3 +244,25 @@ fn no_op_file_changes_what_another_declares() {
     cold.initialize(Some("2025-11-25"));
     assert_eq!(overview(&mut cold, 1, "a"), "safe X");
 }
+
+#[test]
+fn jobs_one_op_file_leaves_queued_never_reach_the_next() {
+    let (_d, root) = project();
+    // Walked first: holds 250 MiB through a promise chain that re-queues itself forever.
+    std::fs::write(
+        root.join("ops/0-chain.op.ts"),
+        "import { Op, phase, shell } from \"@intentius/chant-lexicon-temporal\";\nconst big: any[] = [];\nfor (let i = 0; i < 250; i++) big.push(new Uint8Array(1 << 20));\nconst keep = () => { big.length; Promise.resolve().then(keep); };\nkeep();\nexport default Op({ name: \"chain\", overview: \"x\", phases: [phase(\"Run\", [shell(\"true\")])] });\n",
+    )
+    .unwrap();
+    // An ordinary Op that needs 100 MiB of its own.
+    std::fs::write(
+        root.join("ops/1-big.op.ts"),
+        "import { Op, phase, shell } from \"@intentius/chant-lexicon-temporal\";\nconst mine: any[] = [];\nfor (let i = 0; i < 100; i++) mine.push(new Uint8Array(1 << 20));\nexport default Op({ name: \"big\", overview: \"fits\", phases: [phase(\"Run\", [shell(\"true\")])] });\n",
+    )
+    .unwrap();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    let ops = list(&mut s, 1);
+    assert_eq!(ops["big"].0, "fits", "{ops:?}");
+    assert_eq!(ops["chain"].0, "x");
+}

@@ -1153,6 +1153,9 @@ impl MergeTrees<'_> {
                         // chant writes there), never a file or link that would drop it.
                         ("tree", _) => x.clone(),
                         (_, "tree") => y.clone(),
+                        // Our file against their link (which chant never writes): the file.
+                        // (Their file against our link is theirs, as below.)
+                        ("blob", _) if ky != "blob" => x.clone(),
                         ("blob", "blob") if name.ends_with(".jsonl") => {
                             let x = self.reader.blob_at(sx)?.unwrap_or_default();
                             let y = self.reader.blob_at(sy)?.unwrap_or_default();

@@ -574,3 +574,30 @@ fn trees_nested_deeper_than_chant_writes_are_refused_by_a_merge() {
     let e = lb.publish().unwrap_err();
     assert!(matches!(e, LedgerError::TooDeep { .. }), "{e}");
 }
+
+#[test]
+fn a_merge_keeps_a_file_the_other_side_made_a_link() {
+    let (dir, origin, a) = origin();
+    let la = Ledger::open(&a).unwrap();
+    la.append_line("x.jsonl", "base", "m").unwrap();
+    la.publish().unwrap();
+    let b = clone(dir.path(), "b", &[]);
+    let lb = Ledger::open(&b).unwrap();
+    lb.append_line("x.jsonl", "mine", "m").unwrap();
+    // The remote's x.jsonl becomes a submodule link (chant never writes one).
+    let head = git(&a, &["rev-parse", REF]);
+    let tree = git_in(
+        &a,
+        &["mktree", "--missing"],
+        &format!("160000 commit {head}\tx.jsonl\n"),
+    );
+    let commit = git(&a, &["commit-tree", &tree, "-p", &head, "-m", "a link"]);
+    git(&a, &["update-ref", REF, &commit]);
+    git(&a, &["push", "-q", "origin", &format!("{REF}:{REF}")]);
+    lb.publish().unwrap();
+    assert_eq!(
+        on_origin(&origin, "x.jsonl"),
+        "base\nmine",
+        "the file, not the link"
+    );
+}
