@@ -159,6 +159,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Records `message` as the evaluation's error (once) and drops everything half-read: a
 /// failed evaluation has no declarables to index.
+/// An evaluation that produced nothing but `message`.
+fn failed(boundary: &Path, message: String) -> Evaluation {
+    let mut evaluation = Evaluation::default();
+    fail(&mut evaluation, boundary, message);
+    evaluation
+}
+
 fn fail(evaluation: &mut Evaluation, boundary: &Path, message: String) {
     if !evaluation.errors.iter().any(|e| e.message == message) {
         evaluation.errors.push(EvalError {
@@ -417,11 +424,7 @@ impl Engine {
         let result = self.with_sandbox(boundary, budget, move |realms| {
             realms.realm(|ctx, sandbox| Ok(evaluate_in(ctx, sandbox, &root, &files)))
         });
-        result.unwrap_or_else(|message| {
-            let mut evaluation = Evaluation::default();
-            fail(&mut evaluation, boundary, message);
-            evaluation
-        })
+        result.unwrap_or_else(|message| failed(boundary, message))
     }
 
     /// Evaluates each of `files` on its own, in a fresh realm (its own built-ins and module
@@ -452,11 +455,7 @@ impl Engine {
                     let one = std::slice::from_ref(file);
                     let evaluation = realms
                         .realm(|ctx, sandbox| Ok(evaluate_in(ctx, sandbox, &root, one)))
-                        .unwrap_or_else(|message| {
-                            let mut evaluation = Evaluation::default();
-                            fail(&mut evaluation, &root, message);
-                            evaluation
-                        });
+                        .unwrap_or_else(|message| failed(&root, message));
                     done.push(evaluation);
                     if realms.runtime.is_job_pending() {
                         break;
@@ -471,9 +470,7 @@ impl Engine {
                         .err()
                         .unwrap_or_else(|| "the evaluation ended without an answer".to_owned());
                     for _ in out.len()..files.len() {
-                        let mut evaluation = Evaluation::default();
-                        fail(&mut evaluation, boundary, message.clone());
-                        out.push(evaluation);
+                        out.push(failed(boundary, message.clone()));
                     }
                 }
             }

@@ -328,7 +328,7 @@ pub(crate) fn read(
     ctx: &RequestContext,
 ) -> Option<Result<String, String>> {
     if uri == "chant://ops" {
-        let summaries = match Repo::open(&state.root) {
+        let summaries = match repo(state).map_err(|e| e.0) {
             Ok(repo) => repo
                 .discover_under_cached(
                     &state.ceiling,
@@ -354,7 +354,7 @@ pub(crate) fn read(
             _ => return None,
         };
         let result = (|| -> Result<Value, String> {
-            let repo = Repo::open(&state.root)?;
+            let repo = repo(state).map_err(|e| e.0)?;
             let set = repo.discover_under_cached(
                 &state.ceiling,
                 state.chant.evaluator.as_ref(),
@@ -389,7 +389,7 @@ pub(crate) fn read(
         }));
     }
     if let Some(rest) = uri.strip_prefix("chant://state/") {
-        let repo = Repo::open(&state.root);
+        let repo = repo(state);
         return Some(match rest.split_once('/') {
             Some((env, lex)) => match &repo {
                 Ok(r) => chant_ops::lifecycle::state_text(&r.ledger, env, lex),

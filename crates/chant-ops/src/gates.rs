@@ -1116,19 +1116,7 @@ mod approval_tests {
 
     const NOW: u64 = 1_796_000_000_000;
 
-    fn ledger() -> (tempfile::TempDir, Ledger) {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(
-            std::process::Command::new("git")
-                .args(["init", "-q"])
-                .current_dir(dir.path())
-                .status()
-                .unwrap()
-                .success()
-        );
-        let l = Ledger::open(dir.path()).unwrap();
-        (dir, l)
-    }
+    use crate::test_ledger as ledger;
 
     fn pending(l: &Ledger, origin: Option<Origin>, extra: &[(&str, Json)]) {
         let mut p = json!({"version": 1, "kind": "pending", "op": "o", "gate": "g", "timestamp": crate::time::iso(NOW - 1000), "expiresAt": crate::time::iso(NOW + 3_600_000), "planDigest": format!("sha256:{}", "a".repeat(64))});
@@ -1395,17 +1383,7 @@ mod layout_tests {
 
     const NOW: u64 = 1_796_000_000_000;
 
-    fn ledger() -> (tempfile::TempDir, Ledger) {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let l = Ledger::open(dir.path()).unwrap();
-        (dir, l)
-    }
+    use crate::test_ledger as ledger;
 
     /// `(pending, gate h instead of g, minutes from now, minutes it stands, plan b, legacy)`.
     type Spec = (bool, bool, i64, u64, bool, bool);
@@ -1558,14 +1536,7 @@ mod flood_tests {
     }
 
     fn setup() -> (tempfile::TempDir, Ledger, Json) {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let l = Ledger::open(dir.path()).unwrap();
+        let (dir, l) = crate::test_ledger();
         let p = record_pending(
             &l,
             "o",

@@ -117,6 +117,13 @@ pub fn record_name(dir: &str, name: &str) -> bool {
         && digits(&b[10..])
 }
 
+/// Whether `path` is where chant puts a record under `prefix`: in an hour's directory, under
+/// a name of that hour ([`record_name`]).
+fn record_file(prefix: &str, path: &str) -> bool {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    earliest(prefix, dir).is_some() && record_name(dir, name)
+}
+
 /// How a walk ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Walked {
@@ -171,11 +178,8 @@ pub fn newest_first(
                 Some(t) => until.is_none_or(|u| t <= u),
             };
         }
-        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-        let ours = earliest(prefix, dir).is_some() && record_name(dir, name);
-        if !ours {
-            walked.foreign += 1;
-        }
+        let ours = record_file(prefix, path);
+        walked.foreign += usize::from(!ours);
         ours
     };
     let mut reads = 0;
@@ -208,8 +212,7 @@ pub fn all_under(
         .files_under(prefix)?
         .into_iter()
         .filter(|(path, _)| {
-            let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-            let ours = earliest(prefix, dir).is_some() && record_name(dir, name);
+            let ours = record_file(prefix, path);
             walked.foreign += usize::from(!ours);
             ours
         })

@@ -129,15 +129,6 @@ impl Repo {
         model::discover_cached(dir, evaluator, budget, Some(cache))
     }
 
-    /// `{name, since}` of a standing gate of `op`, if any (the one whose pending fact is
-    /// newest, when several stand), and the gate lines skipped.
-    pub fn standing_gate(&self, op: &OpDef, now_ms: u64) -> (Option<Json>, Vec<records::Skipped>) {
-        match self.ledger.reader() {
-            Ok(mut reader) => standing_gate_from(&mut reader, op, now_ms),
-            Err(_) => (None, Vec::new()),
-        }
-    }
-
     /// The `op-status` object; `skipped: [{file, line, reason}]` is added when a line of the
     /// Op's run or gate files could not be read (each such line costs itself only).
     pub fn status(&self, op: &OpDef, runtime: &str, now_ms: u64) -> Json {
@@ -192,7 +183,8 @@ impl Repo {
     }
 }
 
-/// [`Repo::standing_gate`] through a reader.
+/// `{name, since}` of a standing gate of `op`, if any (the one whose pending fact is newest,
+/// when several stand), and the gate lines skipped.
 fn standing_gate_from(
     reader: &mut gitledger::Reader,
     op: &OpDef,
@@ -250,6 +242,20 @@ pub fn never_over_mcp_run_text(op: &str) -> String {
     format!(
         "Op \"{op}\" declares neverOverMcp, so it is not run over MCP. Run it at a shell with `chant run {op}`; op-status and op-report still answer here."
     )
+}
+
+/// A fresh repository and its (empty) ledger, for tests.
+#[cfg(test)]
+pub(crate) fn test_ledger() -> (tempfile::TempDir, Ledger) {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let l = Ledger::open(dir.path()).unwrap();
+    (dir, l)
 }
 
 #[cfg(test)]

@@ -228,12 +228,15 @@ impl OpSet {
 /// `*.op.ts` files under `root` (dot directories, `node_modules` and `dist` skipped; symlinks
 /// out of `root` not followed; the walk bounded).
 pub fn op_files(root: &Path) -> Result<Vec<PathBuf>, String> {
-    Ok(op_files_walked(root)?.into_iter().map(|w| w.path).collect())
+    let walls = Walls::new(root).map_err(|e| e.to_string())?;
+    Ok(op_files_walked(&walls)?
+        .into_iter()
+        .map(|w| w.path)
+        .collect())
 }
 
-/// [`op_files`], with what the walk learnt of each file.
-fn op_files_walked(root: &Path) -> Result<Vec<chant_core::confine::Walked>, String> {
-    let walls = Walls::new(root).map_err(|e| e.to_string())?;
+/// [`op_files`] under `walls`, with what the walk learnt of each file.
+fn op_files_walked(walls: &Walls) -> Result<Vec<chant_core::confine::Walked>, String> {
     walls
         .walk_files(walls.root(), WalkLimits::default(), &mut |e| {
             let take = if e.is_dir {
@@ -473,7 +476,10 @@ pub fn discover_cached(
     cache: Option<&DiscoveryCache>,
 ) -> std::sync::Arc<OpSet> {
     let taken = Stamp::now();
-    let walked = match op_files_walked(root) {
+    let walked = match Walls::new(root)
+        .map_err(|e| e.to_string())
+        .and_then(|walls| Ok((op_files_walked(&walls)?, walls)))
+    {
         Ok(f) => f,
         Err(e) => {
             return std::sync::Arc::new(OpSet {
@@ -482,6 +488,7 @@ pub fn discover_cached(
             });
         }
     };
+    let (walked, walls) = walked;
     let files: Vec<PathBuf> = walked.iter().map(|w| w.path.clone()).collect();
     // What each walked file declared, by its place in the walk: the cache's entry, or (once
     // evaluated) its new answer.
@@ -489,8 +496,8 @@ pub fn discover_cached(
     let mut fresh = Vec::new();
     let mut forgot = true;
     let start = cache.map(DiscoveryCache::generation);
-    match (cache, Walls::new(root)) {
-        (Some(cache), Ok(walls)) => {
+    match cache {
+        Some(cache) => {
             forgot = cache.retain(&files);
             let mut checks = Checks::default();
             for (i, w) in walked.iter().enumerate() {
@@ -509,7 +516,7 @@ pub fn discover_cached(
                 }
             }
         }
-        _ => fresh = files.clone(),
+        None => fresh = files.clone(),
     }
     if let Some(cache) = cache
         && fresh.is_empty()

@@ -169,11 +169,7 @@ pub fn history(ledger: &Ledger, op: &str) -> History {
                 out.skipped.extend(Skipped::list(&legacy, skipped));
             }
             Ok(None) => {}
-            Err(e) => out.skipped.push(Skipped {
-                file: legacy,
-                line: 1,
-                reason: e.to_string(),
-            }),
+            Err(e) => out.skipped.push(Skipped::unread(&legacy, &e)),
         }
         let dir = runs_dir(&env, op);
         let (files, walked) = layout::all_under(&mut reader, &dir).unwrap_or_default();
@@ -372,17 +368,7 @@ fn read_latests_from(
                             Ok(bytes) => newest_in_legacy(&path, &bytes.unwrap_or_default()),
                             Err(e) => Part {
                                 run: None,
-                                skipped: vec![Skipped {
-                                    reason: match e {
-                                        LedgerError::TooLarge { size, max, .. } => format!(
-                                            "the file is {size} bytes, more than the {} MiB a ledger file may be; not read",
-                                            max >> 20
-                                        ),
-                                        e => e.to_string(),
-                                    },
-                                    file: path,
-                                    line: 1,
-                                }],
+                                skipped: vec![Skipped::unread(&path, &e)],
                             },
                         };
                         if let Some(c) = cache {
@@ -529,17 +515,7 @@ mod tests {
         assert_eq!(state_of("ok"), "completed");
     }
 
-    fn ledger() -> (tempfile::TempDir, Ledger) {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let l = Ledger::open(dir.path()).unwrap();
-        (dir, l)
-    }
+    use crate::test_ledger as ledger;
 
     fn run(env: &str, started_ms: u64, n: usize) -> Json {
         json!({"version": 1, "id": format!("local-{n}"), "op": "o", "env": env,

@@ -771,14 +771,7 @@ mod tests {
     /// One run of an Op whose only step is a gate with `timeout`, on a fresh ledger: the
     /// gate step's record.
     fn gate_step(timeout: &str) -> Json {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(dir.path())
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let ledger = Ledger::open(dir.path()).unwrap();
+        let (dir, ledger) = crate::test_ledger();
         let op = crate::model::op_from_props(
             json!({"name": "o", "overview": "", "phases": [{"name": "A", "steps": [
                 {"kind": "gate", "gate": "g", "timeout": timeout}]}]}),

@@ -48,6 +48,22 @@ impl Skipped {
         }
     }
 
+    /// A file that could not be read at all (too large for a ledger file, or git's error),
+    /// skipped whole (as its line 1).
+    pub fn unread(file: &str, e: &gitledger::LedgerError) -> Skipped {
+        Skipped {
+            file: file.to_owned(),
+            line: 1,
+            reason: match e {
+                gitledger::LedgerError::TooLarge { size, max, .. } => format!(
+                    "the file is {size} bytes, more than the {} MiB a ledger file may be; not read",
+                    max >> 20
+                ),
+                e => e.to_string(),
+            },
+        }
+    }
+
     /// `{file, line, reason}`.
     pub fn to_json(&self) -> Json {
         json!({"file": self.file, "line": self.line, "reason": self.reason})
