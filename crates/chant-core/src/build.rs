@@ -2,7 +2,7 @@
 //! assemble the output and run the post-synth checks.
 
 use crate::discover::{Discovery, topological_order};
-use crate::lexicon::{Finding, Lexicon};
+use crate::lexicon::{Finding, Output, Registry};
 
 /// Output format of `build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl BuildFailure {
 /// Builds a discovered project with the given lexicons (`only`: just that lexicon's part).
 pub fn build(
     d: &Discovery,
-    lexicons: &[&dyn Lexicon],
+    lexicons: &Registry,
     format: Format,
     only: Option<&str>,
 ) -> Result<Built, BuildFailure> {
@@ -88,21 +88,24 @@ pub fn build(
         if only.is_some_and(|o| o != name) {
             continue;
         }
-        let Some(lexicon) = lexicons.iter().find(|l| l.name() == name) else {
+        let Some(lexicon) = lexicons.get(name) else {
             warnings.push(format!("No serializer found for lexicon \"{name}\""));
             continue;
         };
-        match lexicon.serialize(d, members) {
+        let Some(serialized) = lexicon.serialize(d, members) else {
+            warnings.push(format!("No serializer found for lexicon \"{name}\""));
+            continue;
+        };
+        match serialized {
             Ok(out) => {
                 warnings.extend(out.warnings);
                 files.extend(out.files);
-                if out.is_json {
-                    match serde_json::from_str(&out.primary) {
-                        Ok(v) => json_parts.push((name.clone(), v)),
-                        Err(_) => text_parts.push((name.clone(), out.primary)),
+                match out.output {
+                    Output::Json(v) => json_parts.push((name.clone(), v)),
+                    Output::Yaml(docs) => {
+                        text_parts.push((name.clone(), chant_yaml::safe::documents(&docs)))
                     }
-                } else {
-                    text_parts.push((name.clone(), out.primary));
+                    Output::Text(text) => text_parts.push((name.clone(), text)),
                 }
                 findings.extend(
                     lexicon
@@ -154,7 +157,7 @@ fn assemble(
 ) -> String {
     let render = |v: &serde_json::Value| match format {
         Format::Json => canon::to_pretty(&canonical(v)),
-        Format::Yaml => json_to_yaml(&canonical(v)),
+        Format::Yaml => chant_yaml::safe::to_yaml(&canonical(v)),
     };
     if json_parts.len() + text_parts.len() == 1 {
         if let Some((_, v)) = json_parts.first() {
@@ -178,70 +181,6 @@ fn assemble(
 }
 
 pub use canon::canonical;
-
-/// The YAML conversion of JSON output (`--format yaml`): keys as given (already sorted), block
-/// style, strings with `\n`, `:` or `#` double-quoted.
-pub fn json_to_yaml(v: &serde_json::Value) -> String {
-    let mut out = String::new();
-    yaml_value(v, 0, &mut out);
-    if out.starts_with('\n') {
-        out.remove(0);
-    }
-    out.push('\n');
-    out
-}
-
-fn yaml_scalar(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => "null".into(),
-        serde_json::Value::String(s) if s.contains('\n') || s.contains(':') || s.contains('#') => {
-            format!("\"{}\"", s.replace('"', "\\\"").replace('\n', "\\n"))
-        }
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(a) if a.is_empty() => "[]".into(),
-        serde_json::Value::Object(o) if o.is_empty() => "{}".into(),
-        other => canon::to_compact(other),
-    }
-}
-
-fn yaml_value(v: &serde_json::Value, indent: usize, out: &mut String) {
-    let pad = "  ".repeat(indent);
-    match v {
-        serde_json::Value::Object(m) if !m.is_empty() => {
-            for (k, val) in m {
-                out.push('\n');
-                out.push_str(&pad);
-                out.push_str(k);
-                out.push(':');
-                if matches!(val, serde_json::Value::Object(o) if !o.is_empty())
-                    || matches!(val, serde_json::Value::Array(a) if !a.is_empty())
-                {
-                    yaml_value(val, indent + 1, out);
-                } else {
-                    out.push(' ');
-                    out.push_str(&yaml_scalar(val));
-                }
-            }
-        }
-        serde_json::Value::Array(items) if !items.is_empty() => {
-            for item in items {
-                out.push('\n');
-                out.push_str(&pad);
-                out.push_str("- ");
-                if matches!(item, serde_json::Value::Object(o) if !o.is_empty())
-                    || matches!(item, serde_json::Value::Array(a) if !a.is_empty())
-                {
-                    let mut nested = String::new();
-                    yaml_value(item, indent + 1, &mut nested);
-                    out.push_str(nested.trim_start());
-                } else {
-                    out.push_str(&yaml_scalar(item));
-                }
-            }
-        }
-        other => out.push_str(&yaml_scalar(other)),
-    }
-}
 
 #[cfg(test)]
 mod tests {

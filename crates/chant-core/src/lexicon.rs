@@ -1,5 +1,7 @@
-//! The lexicon abstraction: what a lexicon contributes (runtime module, catalog, composites,
-//! serializer, post-synth checks, scaffold templates) and the catalog data format.
+//! The lexicon abstraction: a lexicon as a set of optional capabilities (runtime modules,
+//! catalog, serializer, post-synth checks, lint rules, importer, composites, templates, plugin
+//! tools and resources, a live-state observer), the [`Registry`] every lookup goes through, and
+//! the data they exchange.
 
 use serde_json::Value as Json;
 
@@ -140,15 +142,37 @@ pub struct TemplateSet {
     pub files: Vec<TemplateFile>,
 }
 
-/// What a serializer produced.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What a serializer produced: structured, so the core never re-parses text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// A JSON value (CloudFormation-like): written as canonical JSON, or as safe-style YAML
+    /// with `--format yaml`.
+    Json(Json),
+    /// YAML documents (Kubernetes-like), written in the safe style whatever the format.
+    Yaml(Vec<Json>),
+    /// Text the lexicon rendered itself (GitLab's reference-parity YAML, a compose file),
+    /// written as it is whatever the format.
+    Text(String),
+}
+
+/// A serializer's result: the output, additional files and notes.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Serialized {
-    pub primary: String,
-    /// True when `primary` is JSON (re-rendered with sorted keys when assembled).
-    pub is_json: bool,
+    pub output: Output,
     /// Additional files `(path, content)`.
     pub files: Vec<(String, String)>,
     pub warnings: Vec<String>,
+}
+
+impl Serialized {
+    /// Just this output: no files, no warnings.
+    pub fn of(output: Output) -> Serialized {
+        Serialized {
+            output,
+            files: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// A post-synth finding, printed as `warning: [<entity>] <message> (<lexicon>)`.
@@ -167,23 +191,244 @@ pub struct Example {
     pub content: String,
 }
 
-/// A lexicon: everything chant needs to evaluate, build, search and scaffold for one target.
-pub trait Lexicon: LexiconPlugin + Send + Sync {
-    /// e.g. `gitlab`.
+/// A lexicon: what chant needs to evaluate, build, lint, import, search and scaffold for one
+/// target. Only [`Lexicon::name`] is required; every capability defaults to having none, so a
+/// lexicon implements just what it offers. Lexicons are found through a [`Registry`], never by
+/// name in code outside them.
+pub trait Lexicon: Send + Sync {
+    /// e.g. `gitlab`; projects import its runtime module as `@intentius/chant-lexicon-<name>`.
     fn name(&self) -> &'static str;
-    /// TypeScript source of `@intentius/chant-lexicon-<name>`.
-    fn runtime_module(&self) -> String;
-    fn catalog(&self) -> &Catalog;
-    fn composites(&self) -> &[CompositeEntry];
-    /// Serializes `entities` (indices into `discovery.entities`, entity order) of this lexicon.
-    fn serialize(&self, discovery: &Discovery, entities: &[usize]) -> Result<Serialized, String>;
+
+    /// This lexicon's version (its crate's).
+    fn version(&self) -> &'static str;
+
+    /// Which of its runtime modules `@intentius/chant-lexicon-<name>/<subpath>` loads (`""`
+    /// for the bare `@intentius/chant-lexicon-<name>`): that module's subpath, so several
+    /// specifiers can share one module; `None`: no such module.
+    fn runtime_subpath(&self, _subpath: &str) -> Option<String> {
+        None
+    }
+
+    /// TypeScript source of its runtime module at a subpath [`Lexicon::runtime_subpath`]
+    /// gave. Asked when a project first imports it, so a lexicon of thousands of classes
+    /// builds only the modules a project uses.
+    fn runtime_module(&self, _subpath: &str) -> Option<String> {
+        None
+    }
+
+    /// The classes its runtime module exports (search, the catalog resource).
+    fn catalog(&self) -> &Catalog {
+        static EMPTY: Catalog = Catalog {
+            entries: Vec::new(),
+        };
+        &EMPTY
+    }
+
+    /// Serializes `entities` (indices into `discovery.entities`, entity order) of this
+    /// lexicon; `None`: this lexicon has no serializer (a build says so and goes on).
+    fn serialize(
+        &self,
+        _discovery: &Discovery,
+        _entities: &[usize],
+    ) -> Option<Result<Serialized, String>> {
+        None
+    }
+
     /// Checks run by `chant build` on the serialized output; never fail a build unless `error`.
-    fn post_synth_checks(&self, discovery: &Discovery, entities: &[usize]) -> Vec<Finding>;
-    fn templates(&self) -> &[TemplateSet];
+    fn post_synth_checks(&self, _discovery: &Discovery, _entities: &[usize]) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// The lint rules it adds (run after the core rules).
+    fn lint_rules(&self) -> Vec<chant_lint::Rule> {
+        Vec::new()
+    }
+
+    /// Its importer of existing templates, if it has one.
+    fn importer(&self) -> Option<&dyn Importer> {
+        None
+    }
+
+    fn composites(&self) -> &[CompositeEntry] {
+        &[]
+    }
+
+    /// Init and scaffold template sets.
+    fn templates(&self) -> &[TemplateSet] {
+        &[]
+    }
+
     /// Markdown appended to `chant://context`.
-    fn context(&self) -> &str;
-    fn examples(&self) -> &[Example];
+    fn context(&self) -> &str {
+        ""
+    }
+
+    fn examples(&self) -> &[Example] {
+        &[]
+    }
+
+    /// Its tools and resources for the MCP server, if it adds any.
+    fn plugin(&self) -> Option<&dyn Plugin> {
+        None
+    }
+
+    /// Its live-state observer (`describeResources`), if it can read deployed state.
+    fn observer(&self) -> Option<&dyn Observer> {
+        None
+    }
 }
+
+/// Turns an existing template (read as JSON) into chant TypeScript.
+pub trait Importer: Send + Sync {
+    /// Whether `template` is one this importer reads.
+    fn detect(&self, template: &Json) -> bool;
+
+    /// What [`Importer::detect`] looks for, said when no importer recognises a template.
+    fn looks_for(&self) -> &'static str;
+
+    /// Parses a detected template and generates the files.
+    fn import(&self, template: &Json) -> Result<Imported, String>;
+}
+
+/// The tools and resources a lexicon adds to the MCP server; each defaults to nothing.
+pub trait Plugin: Send + Sync {
+    /// Tools it adds to the MCP server (namespaced `<lexicon>:<name>` there).
+    fn plugin_tools(&self) -> Vec<PluginTool> {
+        Vec::new()
+    }
+
+    /// Runs plugin tool `name` against a discovered project (`entities` are this lexicon's).
+    fn call_plugin_tool(
+        &self,
+        name: &str,
+        _args: &Json,
+        _d: &Discovery,
+        _entities: &[usize],
+    ) -> Result<PluginOutput, String> {
+        Err(format!("Unknown tool: {name}"))
+    }
+
+    /// Resources it adds (namespaced `chant://<lexicon>/…` by the server).
+    fn plugin_resources(&self) -> Vec<PluginResource> {
+        Vec::new()
+    }
+
+    /// Reads a plugin resource by the URI it declared: `(mime type, text)`.
+    fn read_plugin_resource(&self, _uri: &str) -> Option<(String, String)> {
+        None
+    }
+}
+
+/// One generated file, relative to the output directory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generated {
+    pub path: String,
+    pub content: String,
+}
+
+/// What an importer produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub lexicon: &'static str,
+    pub files: Vec<Generated>,
+    pub warnings: Vec<String>,
+}
+
+/// Reads the deployed state of an environment's resources (`describeResources`).
+pub trait Observer: Send + Sync {
+    /// The lexicon's view of the resources `entities` declare, as deployed in `environment`.
+    fn describe_resources(
+        &self,
+        environment: &str,
+        discovery: &Discovery,
+        entities: &[usize],
+    ) -> Result<Json, String>;
+}
+
+/// The lexicons a process has, in registration order: the one place chant finds a lexicon.
+#[derive(Default)]
+pub struct Registry {
+    lexicons: Vec<Box<dyn Lexicon>>,
+}
+
+impl Registry {
+    pub fn new(lexicons: Vec<Box<dyn Lexicon>>) -> Registry {
+        Registry { lexicons }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Lexicon> {
+        self.lexicons
+            .iter()
+            .find(|l| l.name() == name)
+            .map(|l| l.as_ref())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &dyn Lexicon> {
+        self.lexicons.iter().map(|l| l.as_ref())
+    }
+
+    /// The specifier of the runtime module a bare specifier
+    /// `@intentius/chant-lexicon-<name>[/<subpath>]` loads, if one of these lexicons has it.
+    pub fn resolve_runtime(&self, specifier: &str) -> Option<String> {
+        let (lexicon, subpath) = split_runtime(specifier)?;
+        let module = self.get(lexicon)?.runtime_subpath(subpath)?;
+        Some(if module.is_empty() {
+            format!("{RUNTIME_PREFIX}{lexicon}")
+        } else {
+            format!("{RUNTIME_PREFIX}{lexicon}/{module}")
+        })
+    }
+
+    /// The source of a runtime module by the specifier [`Registry::resolve_runtime`] gave.
+    pub fn runtime_module(&self, specifier: &str) -> Option<String> {
+        let (lexicon, subpath) = split_runtime(specifier)?;
+        self.get(lexicon)?.runtime_module(subpath)
+    }
+
+    /// The rules a lint of a project using `lexicons` runs: the core rules, then each
+    /// lexicon's (unknown names add none).
+    pub fn lint_rules(&self, lexicons: &[String]) -> Vec<chant_lint::Rule> {
+        let mut rules = chant_lint::rules::core();
+        for l in lexicons.iter().filter_map(|n| self.get(n)) {
+            rules.extend(l.lint_rules());
+        }
+        rules
+    }
+}
+
+/// A lexicon's runtime module built from its catalog: its hand-written TypeScript, then one
+/// `export const <Class> = declarableClass(...)` per catalog entry and per extra
+/// `(class, resourceType, kind)`.
+pub fn catalog_module(
+    lexicon: &str,
+    hand_written: &str,
+    catalog: &Catalog,
+    extra: &[(&str, &str, &str)],
+) -> String {
+    let mut src = String::from(hand_written);
+    src.push_str("\nimport { declarableClass as __declarableClass } from \"@intentius/chant\";\n");
+    let line = |class: &str, resource_type: &str, kind: &str, attrs: &[String]| {
+        format!(
+            "export const {class} = __declarableClass({lexicon:?}, {resource_type:?}, {class:?}, {kind:?}, {attrs:?});\n"
+        )
+    };
+    for e in &catalog.entries {
+        src.push_str(&line(&e.class_name, &e.resource_type, &e.kind, &e.attrs));
+    }
+    for (class, resource_type, kind) in extra {
+        src.push_str(&line(class, resource_type, kind, &[]));
+    }
+    src
+}
+
+/// `@intentius/chant-lexicon-<name>[/<subpath>]` → `(name, subpath)`.
+fn split_runtime(specifier: &str) -> Option<(&str, &str)> {
+    let rest = specifier.strip_prefix(RUNTIME_PREFIX)?;
+    Some(rest.split_once('/').unwrap_or((rest, "")))
+}
+
+/// The specifier prefix of a lexicon's runtime module.
+pub const RUNTIME_PREFIX: &str = "@intentius/chant-lexicon-";
 
 /// A tool a lexicon adds to the MCP server (namespaced `<lexicon>:<name>` there).
 #[derive(Clone, Debug, PartialEq)]
@@ -207,31 +452,4 @@ pub struct PluginResource {
     pub name: String,
     pub description: String,
     pub mime_type: String,
-}
-
-/// Plugin surface of a lexicon; everything defaults to nothing.
-pub trait LexiconPlugin {
-    fn plugin_tools(&self) -> Vec<PluginTool> {
-        Vec::new()
-    }
-
-    /// Runs plugin tool `name` against a discovered project (`entities` are this lexicon's).
-    fn call_plugin_tool(
-        &self,
-        name: &str,
-        _args: &Json,
-        _d: &Discovery,
-        _entities: &[usize],
-    ) -> Result<PluginOutput, String> {
-        Err(format!("Unknown tool: {name}"))
-    }
-
-    fn plugin_resources(&self) -> Vec<PluginResource> {
-        Vec::new()
-    }
-
-    /// Reads a plugin resource by the URI it declared: `(mime type, text)`.
-    fn read_plugin_resource(&self, _uri: &str) -> Option<(String, String)> {
-        None
-    }
 }

@@ -2,27 +2,23 @@
 //! end (CLI, MCP) shares: locate, discover, build, explain.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::build::{self, BuildFailure, Built, Format};
 use crate::discover::{self, Discovery};
-use crate::lexicon::Lexicon;
+use crate::lexicon::{Lexicon, Registry};
 use crate::model::{Budget, Evaluator};
 use crate::project::{self, Project, ProjectError};
 
-/// A check of a located project's config that a crate above this one owns (e.g. the lint
-/// section's rule settings); an error fails the location.
-pub type ConfigCheck = fn(&Project) -> Result<(), String>;
-
 pub struct Chant {
-    pub lexicons: Vec<Box<dyn Lexicon>>,
+    /// Shared with the evaluator, which asks it for runtime modules.
+    pub lexicons: Arc<Registry>,
     pub evaluator: Box<dyn Evaluator + Send + Sync>,
-    /// Run on every located project's config, after its own validation.
-    pub config_checks: Vec<ConfigCheck>,
 }
 
 impl Chant {
     /// Locates the project `path` belongs to and validates its config: its fields, that every
-    /// lexicon it names is embedded here, and the [`ConfigCheck`]s.
+    /// lexicon it names is embedded here, and its lint section as the lint would read it.
     pub fn locate(&self, path: &Path, budget: &Budget) -> Result<Project, ProjectError> {
         self.locate_within(path, None, budget)
     }
@@ -40,9 +36,7 @@ impl Chant {
                 return Err(ProjectError::UnknownLexicon(name.clone()));
             }
         }
-        for check in &self.config_checks {
-            check(&project).map_err(ProjectError::Config)?;
-        }
+        crate::lint::check_config(&self.lexicons, &project).map_err(ProjectError::Config)?;
         Ok(project)
     }
 
@@ -58,19 +52,14 @@ impl Chant {
             .into_iter()
             .map(|name| {
                 self.lexicons
-                    .iter()
-                    .find(|l| l.name() == name)
-                    .map(|l| l.as_ref())
+                    .get(&name)
                     .ok_or(ProjectError::UnknownLexicon(name))
             })
             .collect()
     }
 
     pub fn lexicon(&self, name: &str) -> Option<&dyn Lexicon> {
-        self.lexicons
-            .iter()
-            .find(|l| l.name() == name)
-            .map(|l| l.as_ref())
+        self.lexicons.get(name)
     }
 
     pub fn discover(&self, project: &Project, budget: &Budget) -> Discovery {
@@ -91,8 +80,7 @@ impl Chant {
         budget: &Budget,
     ) -> (Discovery, Result<Built, BuildFailure>) {
         let discovery = self.discover(project, budget);
-        let lexicons: Vec<&dyn Lexicon> = self.lexicons.iter().map(|l| l.as_ref()).collect();
-        let result = build::build(&discovery, &lexicons, format, only);
+        let result = build::build(&discovery, &self.lexicons, format, only);
         (discovery, result)
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use chant_core::confine::{PathError, Walls};
+use chant_core::lexicon::Registry;
 use chant_core::model::{Budget, EvalError, Evaluation, ModuleExports};
 use chant_core::permits::Permits;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
@@ -62,10 +63,16 @@ const PRELUDE: &str = include_str!("../runtime/prelude.js");
 /// compile it; then the source is compiled as any embedded module is.
 static PRELUDE_BYTECODE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prelude.qbc"));
 
-/// Embedded runtime modules: specifier → TypeScript source.
-#[derive(Clone, Debug, Default)]
+/// Embedded runtime modules: the prelude and the core module, and the lexicons' runtime
+/// modules, asked of the [`Registry`] when a project first imports one. Their stripped forms
+/// are kept here, so an engine strips each once.
+#[derive(Default)]
 pub struct EmbeddedModules {
     sources: HashMap<String, Arc<str>>,
+    lexicons: Option<Arc<Registry>>,
+    /// Lexicon modules built so far (`None`: the registry has no such module).
+    built: Mutex<HashMap<String, Option<Arc<str>>>>,
+    stripped: Mutex<HashMap<String, Arc<Stripped>>>,
 }
 
 impl EmbeddedModules {
@@ -77,45 +84,61 @@ impl EmbeddedModules {
         m
     }
 
+    /// The core module plus the runtime modules of `lexicons`.
+    pub fn with_lexicons(lexicons: Arc<Registry>) -> EmbeddedModules {
+        EmbeddedModules {
+            lexicons: Some(lexicons),
+            ..EmbeddedModules::new()
+        }
+    }
+
     pub fn add(&mut self, specifier: &str, typescript: &str) {
         self.sources
             .insert(specifier.to_owned(), Arc::from(typescript));
     }
 
-    /// The embedded module a bare specifier names (`@intentius/chant/params` → the core module).
-    fn lookup(&self, specifier: &str) -> Option<&str> {
+    /// The embedded module a bare specifier names (`@intentius/chant/params` → the core
+    /// module; a lexicon's subpath → the module its lexicon says it loads).
+    fn lookup(&self, specifier: &str) -> Option<String> {
         if self.sources.contains_key(specifier) {
-            return self
-                .sources
-                .get_key_value(specifier)
-                .map(|(k, _)| k.as_str());
+            return Some(specifier.to_owned());
         }
-        let root = if let Some(rest) = specifier.strip_prefix("@intentius/chant-lexicon-") {
-            let name = rest.split('/').next().unwrap_or(rest);
-            format!("@intentius/chant-lexicon-{name}")
-        } else if specifier.starts_with("@intentius/chant/") {
-            CORE_SPECIFIER.to_owned()
-        } else {
-            return None;
-        };
-        self.sources
-            .get_key_value(root.as_str())
-            .map(|(k, _)| k.as_str())
+        if specifier.starts_with("@intentius/chant/") {
+            return Some(CORE_SPECIFIER.to_owned());
+        }
+        let name = self.lexicons.as_ref()?.resolve_runtime(specifier)?;
+        self.source(&name).map(|_| name)
     }
-}
 
-/// Stripped sources of embedded modules, shared across evaluations of a process.
-fn stripped_embedded(specifier: &str, source: &str) -> Result<Arc<Stripped>, String> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Stripped>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(s) = lock(cache).get(specifier) {
-        return Ok(Arc::clone(s));
+    /// The source of an embedded module, by the name [`EmbeddedModules::lookup`] gave.
+    fn source(&self, name: &str) -> Option<Arc<str>> {
+        if let Some(s) = self.sources.get(name) {
+            return Some(Arc::clone(s));
+        }
+        let registry = self.lexicons.as_ref()?;
+        if let Some(built) = lock(&self.built).get(name) {
+            return built.clone();
+        }
+        // Built outside the lock: a large lexicon's module takes a while, and two threads
+        // building the same one at once only repeat work.
+        let built: Option<Arc<str>> = registry.runtime_module(name).map(Arc::from);
+        lock(&self.built)
+            .entry(name.to_owned())
+            .or_insert(built)
+            .clone()
     }
-    let stripped = strip::strip_typescript(Path::new(&format!("{specifier}.ts")), source)
-        .map(Arc::new)
-        .map_err(|e| format!("embedded module {specifier}: {}", e[0].message))?;
-    lock(cache).insert(specifier.to_owned(), Arc::clone(&stripped));
-    Ok(stripped)
+
+    /// The stripped form of an embedded module, stripped once per engine.
+    fn stripped(&self, specifier: &str, source: &str) -> Result<Arc<Stripped>, String> {
+        if let Some(s) = lock(&self.stripped).get(specifier) {
+            return Ok(Arc::clone(s));
+        }
+        let stripped = strip::strip_typescript(Path::new(&format!("{specifier}.ts")), source)
+            .map(Arc::new)
+            .map_err(|e| format!("embedded module {specifier}: {}", e[0].message))?;
+        lock(&self.stripped).insert(specifier.to_owned(), Arc::clone(&stripped));
+        Ok(stripped)
+    }
 }
 
 /// An embedded module, compiled once per process and loaded from its bytecode after that: the
@@ -212,7 +235,7 @@ impl Resolver for SandboxResolver {
         _a: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<String> {
         if let Some(found) = self.embedded.lookup(name) {
-            return Ok(found.to_owned());
+            return Ok(found);
         }
         let fail = |message: String| {
             lock(&self.state).failure.get_or_insert(message.clone());
@@ -302,8 +325,9 @@ impl Loader for SandboxLoader {
             // Plain JavaScript: nothing to strip.
             return embedded_module(ctx, name, PRELUDE);
         }
-        let stripped = if let Some(source) = self.embedded.sources.get(name) {
-            stripped_embedded(name, source)
+        let embedded = self.embedded.source(name);
+        let stripped = if let Some(source) = &embedded {
+            self.embedded.stripped(name, source)
         } else {
             let read = chant_core::confine::read_text(Path::new(name), self.module_bytes)
                 .map_err(|e| format!("cannot read module {e}"));
@@ -326,9 +350,8 @@ impl Loader for SandboxLoader {
                     }),
             }
         };
-        let embedded = self.embedded.sources.contains_key(name);
         match stripped {
-            Ok(s) if embedded => {
+            Ok(s) if embedded.is_some() => {
                 lock(&self.state)
                     .maps
                     .insert(name.to_owned(), Arc::clone(&s));
@@ -794,20 +817,6 @@ impl Sandbox {
 
 fn internal(e: rquickjs::Error) -> String {
     format!("internal error in the chant runtime module: {e}")
-}
-
-impl EmbeddedModules {
-    /// The core module plus each lexicon's runtime module.
-    pub fn with_lexicons(lexicons: &[Box<dyn chant_core::lexicon::Lexicon>]) -> EmbeddedModules {
-        let mut m = EmbeddedModules::new();
-        for l in lexicons {
-            m.add(
-                &format!("@intentius/chant-lexicon-{}", l.name()),
-                &l.runtime_module(),
-            );
-        }
-        m
-    }
 }
 
 impl chant_core::model::Evaluator for Engine {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chant_core::confine::Walls;
+use confine::Walls;
 use serde_json::{Value as Json, json};
 
 use crate::Severity;
@@ -156,7 +156,7 @@ fn extended(
                 file.display()
             ));
         }
-        let text = chant_core::confine::read_text(&file, 1 << 20)?;
+        let text = confine::read_text(&file, 1 << 20)?;
         let raw: Json = serde_json::from_str(&text)
             .map_err(|e| format!("Failed to parse config file {}: {e}", file.display()))?;
         let lint = raw.get("lint").filter(|l| l.is_object()).unwrap_or(&raw);

@@ -258,7 +258,7 @@ pub fn lint_text(
     rules: &[Rule],
     config: &LintConfig,
 ) -> Vec<Diagnostic> {
-    if let Some((at, message)) = chant_core::parse_guard::nesting_error(text) {
+    if let Some((at, message)) = parse_guard::nesting_error(text) {
         let position = source::LineIndex::new(text).position(at);
         return vec![parse_error(
             display,
@@ -267,7 +267,7 @@ pub fn lint_text(
         )];
     }
     // Parsing and every rule's walk recurse per level of nesting.
-    chant_core::parse_guard::on_parse_stack(|| lint_parsed(display, relative, text, rules, config))
+    parse_guard::on_parse_stack(|| lint_parsed(display, relative, text, rules, config))
 }
 
 /// The one diagnostic of a file that does not parse.

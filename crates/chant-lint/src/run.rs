@@ -60,7 +60,7 @@ impl Linter<'_> {
             Err(e) => return (None, vec![problem(file, format!("Cannot read file: {e}"))]),
             Ok(_) => {}
         }
-        match chant_core::confine::read_text(file, MAX_FILE_BYTES) {
+        match confine::read_text(file, MAX_FILE_BYTES) {
             Ok(text) => {
                 let diagnostics = crate::lint_text(
                     &file.display().to_string(),

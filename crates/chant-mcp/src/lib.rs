@@ -16,7 +16,7 @@ use std::sync::Arc;
 use chant_core::build::Format;
 use chant_core::confine::Walls;
 use chant_core::explain;
-use chant_core::lexicon::{Lexicon, PluginOutput};
+use chant_core::lexicon::{Lexicon, Plugin, PluginOutput};
 use chant_core::model::Budget;
 use chant_core::permits::{Permit, Permits};
 use chant_core::project::{Project, ProjectError};
@@ -69,6 +69,14 @@ impl State {
         self.loaded
             .iter()
             .filter_map(|n| self.chant.lexicon(n))
+            .collect()
+    }
+
+    /// The loaded lexicons that add tools or resources, with their plugin.
+    fn plugins(&self) -> Vec<(&dyn Lexicon, &dyn Plugin)> {
+        self.lexicons()
+            .into_iter()
+            .filter_map(|l| Some((l, l.plugin()?)))
             .collect()
     }
 
@@ -243,7 +251,8 @@ fn tool_lint(
     // Its type was checked against the schema before the call (`check_types`).
     let fix = args.get("fix").and_then(Value::as_bool).unwrap_or(false);
     let (path, project) = project_at(state, &args, &budget(ctx))?;
-    let setup = chant_lexicons::lint::setup(&project, &path, &[]).map_err(ToolError)?;
+    let setup =
+        chant_core::lint::setup(&state.chant.lexicons, &project, &path, &[]).map_err(ToolError)?;
     let linter = setup.linter();
     let result = if fix {
         linter
@@ -268,8 +277,14 @@ fn tool_import(
     let source = state.resolve("source", required(&args, "source")?)?;
     let output = state.resolve("output", string_arg(&args, "output").unwrap_or("./infra/"))?;
     let force = args.get("force").and_then(Value::as_bool).unwrap_or(false);
-    let report = chant_lexicons::import::import_file(&source, &output, &state.loaded, force)
-        .map_err(ToolError)?;
+    let report = chant_core::import::import_file(
+        &state.chant.lexicons,
+        &source,
+        &output,
+        &state.loaded,
+        force,
+    )
+    .map_err(ToolError)?;
     Ok(ToolOutput::Json(json!({
         "success": true,
         "lexicon": report.lexicon,
@@ -357,9 +372,10 @@ fn plugin_call(
     args: Arguments,
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
-    let lex = state
+    let plugin = state
         .chant
         .lexicon(lexicon)
+        .and_then(|l| l.plugin())
         .ok_or_else(|| ToolError(format!("lexicon {lexicon} is not loaded")))?;
     let args = Value::Object(args_object(&args));
     let path = state.resolve(
@@ -375,7 +391,7 @@ fn plugin_call(
     let entities: Vec<usize> = (0..d.entities.len())
         .filter(|&i| d.decl(i).lexicon == lexicon)
         .collect();
-    match lex
+    match plugin
         .call_plugin_tool(tool, &args, &d, &entities)
         .map_err(ToolError)?
     {
@@ -758,8 +774,8 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     }
     let mut registered: Vec<String> = Vec::new();
     let mut plugin_resources: Vec<(String, String, String)> = Vec::new(); // (namespaced uri, lexicon, declared uri)
-    for lex in state.lexicons() {
-        for tool in lex.plugin_tools() {
+    for (lex, plugin) in state.plugins() {
+        for tool in plugin.plugin_tools() {
             let name = namespace_tool(lex.name(), &tool.name);
             if registered.contains(&name) {
                 continue;
@@ -843,8 +859,8 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
             b = b.resource_template(mcp::ResourceTemplate::new(uri, name, description, mime));
         }
     }
-    for lex in state.lexicons() {
-        for r in lex.plugin_resources() {
+    for (lex, plugin) in state.plugins() {
+        for r in plugin.plugin_resources() {
             let uri = namespace_resource(lex.name(), &r.uri);
             if core_resources.iter().any(|c| c.0 == uri)
                 || plugin_resources.iter().any(|p| p.0 == uri)
@@ -878,7 +894,7 @@ fn read_resource(
         state
             .chant
             .lexicon(lexicon)
-            .and_then(|l| l.read_plugin_resource(declared))
+            .and_then(|l| l.plugin()?.read_plugin_resource(declared))
     };
     match uri {
         "chant://context" => {
@@ -894,8 +910,8 @@ fn read_resource(
                 .iter()
                 .filter(|p| p.0.contains("/examples/"))
                 .filter_map(|p| {
-                    let lex = state.chant.lexicon(&p.1)?;
-                    let r = lex.plugin_resources().into_iter().find(|r| r.uri == p.2)?;
+                    let plugin = state.chant.lexicon(&p.1)?.plugin()?;
+                    let r = plugin.plugin_resources().into_iter().find(|r| r.uri == p.2)?;
                     Some(json!({"name": p.0.rsplit('/').next().unwrap_or_default(), "description": r.description}))
                 })
                 .collect();
@@ -969,16 +985,12 @@ fn read_resource(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chant_core::discover::Discovery;
-    use chant_core::lexicon::{
-        Catalog, CompositeEntry, Example, Finding, LexiconPlugin, PluginResource, Serialized,
-        TemplateSet,
-    };
+    use chant_core::lexicon::{PluginResource, Registry};
     use chant_core::model::{Evaluation, Evaluator};
 
     struct Fake;
 
-    impl LexiconPlugin for Fake {
+    impl Plugin for Fake {
         fn plugin_resources(&self) -> Vec<PluginResource> {
             let r = |uri: &str| PluginResource {
                 uri: uri.into(),
@@ -998,30 +1010,14 @@ mod tests {
         fn name(&self) -> &'static str {
             "fake"
         }
-        fn runtime_module(&self) -> String {
-            String::new()
-        }
-        fn catalog(&self) -> &Catalog {
-            static C: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
-            C.get_or_init(Catalog::default)
-        }
-        fn composites(&self) -> &[CompositeEntry] {
-            &[]
-        }
-        fn serialize(&self, _d: &Discovery, _e: &[usize]) -> Result<Serialized, String> {
-            Ok(Serialized::default())
-        }
-        fn post_synth_checks(&self, _d: &Discovery, _e: &[usize]) -> Vec<Finding> {
-            Vec::new()
-        }
-        fn templates(&self) -> &[TemplateSet] {
-            &[]
+        fn version(&self) -> &'static str {
+            "0"
         }
         fn context(&self) -> &str {
             "## fake"
         }
-        fn examples(&self) -> &[Example] {
-            &[]
+        fn plugin(&self) -> Option<&dyn Plugin> {
+            Some(self)
         }
     }
 
@@ -1041,9 +1037,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("chant.config.ts"), "export default {};\n").unwrap();
         let chant = Chant {
-            lexicons: vec![Box::new(Fake)],
+            lexicons: Arc::new(Registry::new(vec![Box::new(Fake)])),
             evaluator: Box::new(NoEval),
-            config_checks: Vec::new(),
         };
         let server = server(
             chant,

@@ -20,10 +20,11 @@ pub fn run(chant: &Chant, budget: &Budget, file: &Path, output: &Path, force: bo
         .ok()
         .and_then(|p| p.lexicon_names().ok())
         .unwrap_or_default();
-    let report = match chant_lexicons::import::import_file(&file, &output, &lexicons, force) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
+    let report =
+        match chant_core::import::import_file(&chant.lexicons, &file, &output, &lexicons, force) {
+            Ok(r) => r,
+            Err(e) => return fail(e),
+        };
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }

@@ -30,7 +30,7 @@ pub fn run(
         Ok(p) => p,
         Err(e) => return fail(e.to_string()),
     };
-    let setup = match chant_lexicons::lint::setup(&project, &path, only) {
+    let setup = match chant_core::lint::setup(&chant.lexicons, &project, &path, only) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };

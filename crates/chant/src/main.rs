@@ -1,6 +1,6 @@
 //! `chant`: declarative infrastructure as code in TypeScript. Argument parsing and wiring only;
-//! the engine lives in `chant-core`, `chant-js` and `chant-lexicons`, the MCP server in
-//! `chant-mcp`.
+//! the engine lives in `chant-core` and `chant-js`, the lexicons come from the registry in
+//! `chant-lexicons`, the MCP server in `chant-mcp`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -199,15 +199,14 @@ enum ExplainFormat {
 }
 
 fn chant() -> Chant {
-    let lexicons = chant_lexicons::all();
+    let lexicons = std::sync::Arc::new(chant_lexicons::registry());
     let engine = chant_js::Engine::new(
-        chant_js::EmbeddedModules::with_lexicons(&lexicons),
+        chant_js::EmbeddedModules::with_lexicons(std::sync::Arc::clone(&lexicons)),
         chant_js::Limits::default(),
     );
     Chant {
         lexicons,
         evaluator: Box::new(engine),
-        config_checks: vec![chant_lexicons::lint::check_config],
     }
 }
 

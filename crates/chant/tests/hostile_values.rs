@@ -16,9 +16,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 fn chant() -> Chant {
-    let lexicons = chant_lexicons::all();
+    let lexicons = std::sync::Arc::new(chant_lexicons::registry());
     let engine = chant_js::Engine::new(
-        chant_js::EmbeddedModules::with_lexicons(&lexicons),
+        chant_js::EmbeddedModules::with_lexicons(std::sync::Arc::clone(&lexicons)),
         chant_js::Limits {
             memory_bytes: 64 << 20,
             extract_bytes: 16 << 20,
@@ -28,7 +28,6 @@ fn chant() -> Chant {
     Chant {
         lexicons,
         evaluator: Box::new(engine),
-        config_checks: vec![chant_lexicons::lint::check_config],
     }
 }
 
@@ -122,7 +121,7 @@ fn exercise(chant: &Chant, root: &Path, src: &str) {
         let _ = chant_core::explain::markdown(&d);
         let _ = chant_core::explain::json_with_knowledge(&d, project.dir());
     }
-    if let Ok(setup) = chant_lexicons::lint::setup(&project, root, &[]) {
+    if let Ok(setup) = chant_core::lint::setup(&chant.lexicons, &project, root, &[]) {
         let _ = setup.linter().lint(&setup.files);
     }
 }

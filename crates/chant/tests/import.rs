@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use chant_lexicons::import::yaml_in;
+use chant_yaml::read as yaml_in;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chant");

@@ -1,31 +1,17 @@
 //! Importing existing templates into chant TypeScript: read the file (JSON, or YAML with
-//! anchors, aliases and merge keys), find the lexicon that recognises it, let that lexicon's
-//! importer write the files, and put them in the output directory (atomically; existing files
-//! are kept unless forced).
-
-pub mod yaml_in;
+//! anchors, aliases and merge keys), find the lexicon whose [`Importer`] recognises it, let it
+//! generate the files, and put them in the output directory (atomically; existing files are
+//! kept unless forced).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+pub use crate::lexicon::{Generated, Imported};
+use crate::lexicon::{Importer, Registry};
+
 /// Templates larger than this are refused.
 pub const MAX_TEMPLATE_BYTES: u64 = 64 << 20;
-
-/// One generated file, relative to the output directory.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Generated {
-    pub path: String,
-    pub content: String,
-}
-
-/// What an importer produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Imported {
-    pub lexicon: &'static str,
-    pub files: Vec<Generated>,
-    pub warnings: Vec<String>,
-}
 
 /// Reads a template: JSON when it parses as JSON, else YAML.
 pub fn read_template(path: &Path) -> Result<Json, String> {
@@ -41,7 +27,7 @@ pub fn read_template(path: &Path) -> Result<Json, String> {
             meta.len()
         ));
     }
-    let text = chant_core::confine::read_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
+    let text = crate::confine::read_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
         if e.ends_with("not UTF-8 text") {
             format!("Template {} is not UTF-8 text", path.display())
         } else {
@@ -51,7 +37,7 @@ pub fn read_template(path: &Path) -> Result<Json, String> {
     if let Ok(v) = serde_json::from_str::<Json>(&text) {
         return Ok(v);
     }
-    yaml_in::parse(&text).map_err(|e| {
+    chant_yaml::read::parse(&text).map_err(|e| {
         format!(
             "Template {} is neither valid JSON nor valid YAML: {e}",
             path.display()
@@ -59,21 +45,28 @@ pub fn read_template(path: &Path) -> Result<Json, String> {
     })
 }
 
-/// Imports `value` (read from `source`) with the first of `lexicons` whose detector accepts it.
-pub fn import(value: &Json, source: &Path, lexicons: &[String]) -> Result<Imported, String> {
-    for lexicon in lexicons {
-        if lexicon == "gitlab" && crate::gitlab::import::detect(value) {
-            let pipeline = crate::gitlab::import::parse(value)
-                .map_err(|e| format!("{}: {e}", source.display()))?;
-            return crate::gitlab::import::generate(pipeline)
-                .map_err(|e| format!("{}: {e}", source.display()));
-        }
+/// Imports `value` (read from `source`) with the first of `lexicons` whose importer detects it.
+pub fn import(
+    registry: &Registry,
+    value: &Json,
+    source: &Path,
+    lexicons: &[String],
+) -> Result<Imported, String> {
+    let importers: Vec<(&str, &dyn Importer)> = lexicons
+        .iter()
+        .filter_map(|name| registry.get(name))
+        .filter_map(|l| Some((l.name(), l.importer()?)))
+        .collect();
+    if let Some((_, importer)) = importers.iter().find(|(_, i)| i.detect(value)) {
+        return importer
+            .import(value)
+            .map_err(|e| format!("{}: {e}", source.display()));
     }
     let tried: Vec<String> = lexicons
         .iter()
-        .map(|l| match l.as_str() {
-            "gitlab" => "gitlab looks for a `stages` list or a job with script, trigger, run, extends, stage or needs".to_owned(),
-            other => format!("{other} has no importer"),
+        .map(|name| match importers.iter().find(|(n, _)| n == name) {
+            Some((_, i)) => format!("{name} looks for {}", i.looks_for()),
+            None => format!("{name} has no importer"),
         })
         .collect();
     Err(format!(
@@ -84,8 +77,12 @@ pub fn import(value: &Json, source: &Path, lexicons: &[String]) -> Result<Import
 }
 
 /// The lexicons that can import, for a project configuring none.
-pub fn importers() -> Vec<String> {
-    vec!["gitlab".to_owned()]
+pub fn importers(registry: &Registry) -> Vec<String> {
+    registry
+        .iter()
+        .filter(|l| l.importer().is_some())
+        .map(|l| l.name().to_owned())
+        .collect()
 }
 
 /// What an import of one file did.
@@ -101,15 +98,16 @@ pub struct Report {
 /// Reads `source`, imports it with the first of `lexicons` (every importer when empty) that
 /// recognises it, and writes the files under `output` ([`write`] with `force`).
 pub fn import_file(
+    registry: &Registry,
     source: &Path,
     output: &Path,
     lexicons: &[String],
     force: bool,
 ) -> Result<Report, String> {
     let value = read_template(source)?;
-    let all = importers();
+    let all = importers(registry);
     let lexicons = if lexicons.is_empty() { &all } else { lexicons };
-    let imported = import(&value, source, lexicons)?;
+    let imported = import(registry, &value, source, lexicons)?;
     let (written, write_warnings) = write(output, &imported.files, force)?;
     let mut warnings = imported.warnings;
     warnings.extend(write_warnings);
@@ -142,7 +140,7 @@ pub fn write(
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("Cannot create {}: {e}", dir.display()))?;
     // A generated name (from a template's stage or job names) stays inside the output folder.
-    let walls = chant_core::confine::Walls::new(dir).map_err(|e| e.to_string())?;
+    let walls = crate::confine::Walls::new(dir).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
     for f in files {
         let target: PathBuf = walls
@@ -188,8 +186,14 @@ mod tests {
         )));
         let cfn = serde_json::json!({"AWSTemplateFormatVersion": "2010-09-09"});
         assert_eq!(
-            import(&cfn, Path::new("cfn.json"), &importers()).unwrap_err(),
-            "Could not detect template lexicon. No installed lexicon recognizes this template: cfn.json (gitlab looks for a `stages` list or a job with script, trigger, run, extends, stage or needs)"
+            import(
+                &Registry::default(),
+                &cfn,
+                Path::new("cfn.json"),
+                &["x".into()]
+            )
+            .unwrap_err(),
+            "Could not detect template lexicon. No installed lexicon recognizes this template: cfn.json (x has no importer)"
         );
     }
 

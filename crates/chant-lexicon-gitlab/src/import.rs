@@ -10,7 +10,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::{is_identifier, kebab};
-use crate::import::{Generated, Imported};
+use chant_core::import::{Generated, Imported};
 
 /// Top-level keys that are not jobs.
 const GLOBAL_KEYS: [&str; 5] = ["stages", "variables", "default", "workflow", "include"];
@@ -86,6 +86,23 @@ pub fn detect(value: &Json) -> bool {
                 && v.as_object()
                     .is_some_and(|job| JOB_KEYS.iter().any(|key| job.contains_key(*key)))
         })
+}
+
+/// The GitLab importer: [`detect`], [`parse`], [`generate`].
+pub struct GitlabImporter;
+
+impl chant_core::lexicon::Importer for GitlabImporter {
+    fn detect(&self, template: &Json) -> bool {
+        detect(template)
+    }
+
+    fn looks_for(&self) -> &'static str {
+        "a `stages` list or a job with script, trigger, run, extends, stage or needs"
+    }
+
+    fn import(&self, template: &Json) -> Result<Imported, String> {
+        generate(parse(template)?)
+    }
 }
 
 /// The intermediate form: what the pipeline declares, before any TypeScript.
@@ -574,6 +591,19 @@ pub fn generate(mut p: Pipeline) -> Result<Imported, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_template_no_importer_recognises_names_what_each_looks_for() {
+        let registry = chant_core::lexicon::Registry::new(vec![Box::new(crate::Gitlab)]);
+        let cfn = serde_json::json!({"AWSTemplateFormatVersion": "2010-09-09"});
+        let names = chant_core::import::importers(&registry);
+        assert_eq!(names, ["gitlab"]);
+        let source = std::path::Path::new("cfn.json");
+        assert_eq!(
+            chant_core::import::import(&registry, &cfn, source, &names).unwrap_err(),
+            "Could not detect template lexicon. No installed lexicon recognizes this template: cfn.json (gitlab looks for a `stages` list or a job with script, trigger, run, extends, stage or needs)"
+        );
+    }
 
     #[test]
     fn names_round_trip_through_kebab_case() {

@@ -2,10 +2,9 @@
 //! example resources. Plain data in, plain data out; the server namespaces them.
 
 use chant_core::discover::Discovery;
-use chant_core::lexicon::Lexicon;
+use chant_yaml::gitlab::Yaml;
 
-use super::yaml::Yaml;
-use super::{Gitlab, catalog, checks, examples, sections};
+use super::{Gitlab, catalog, checks, examples, pipeline_yaml, sections};
 
 fn path_schema(extra: Option<(&str, &str)>) -> serde_json::Value {
     let mut props = serde_json::Map::new();
@@ -25,7 +24,7 @@ fn path_schema(extra: Option<(&str, &str)>) -> serde_json::Value {
     schema
 }
 
-impl chant_core::lexicon::LexiconPlugin for Gitlab {
+impl chant_core::lexicon::Plugin for Gitlab {
     fn plugin_tools(&self) -> Vec<chant_core::lexicon::PluginTool> {
         use chant_core::lexicon::PluginTool;
         vec![
@@ -56,7 +55,7 @@ impl chant_core::lexicon::LexiconPlugin for Gitlab {
     ) -> Result<chant_core::lexicon::PluginOutput, String> {
         use chant_core::lexicon::PluginOutput;
         match name {
-            "pipeline-yaml" => Ok(PluginOutput::Text(self.serialize(d, entities)?.primary)),
+            "pipeline-yaml" => Ok(PluginOutput::Text(pipeline_yaml(d, entities)?)),
             "pipeline" => {
                 let (stages, sections) = sections(d, entities)?;
                 let jobs: Vec<serde_json::Value> = sections

@@ -16,7 +16,14 @@ pub const MAX_DEPTH: usize = 200;
 enum Frame {
     Seq(Vec<Json>, usize, Option<Tag>),
     /// Entries, a key waiting for its value, merge sources, anchor.
-    Map(Map<String, Json>, Option<String>, Vec<Json>, usize),
+    Map(Map<String, Json>, Option<Key>, Vec<Json>, usize),
+}
+
+/// A mapping key read, waiting for its value.
+enum Key {
+    /// A plain, untagged `<<`: the merge key. A quoted `"<<"` is a key like any other.
+    Merge,
+    Name(String),
 }
 
 #[derive(Default)]
@@ -27,6 +34,8 @@ struct Builder {
     docs: Vec<Json>,
     nodes: usize,
     error: Option<String>,
+    /// The scalar being pushed is a plain, untagged `<<`.
+    merge_key: bool,
 }
 
 fn tag_name(tag: &Option<Tag>) -> Option<String> {
@@ -54,6 +63,14 @@ pub fn resolve_plain(s: &str) -> Json {
     };
     if let Some(i) = int {
         return Json::from(i);
+    }
+    // An integer of the core schema too large for i64: the nearest number, as JavaScript
+    // reads it (not a string).
+    if digits(unsigned, 10)
+        && let Ok(f) = s.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(f)
+    {
+        return Json::Number(n);
     }
     let float_like = {
         let body = unsigned;
@@ -124,11 +141,12 @@ impl Builder {
             None => self.docs.push(value),
             Some(Frame::Seq(items, _, _)) => items.push(value),
             Some(Frame::Map(entries, pending, merges, _)) => match pending.take() {
+                None if std::mem::take(&mut self.merge_key) => *pending = Some(Key::Merge),
                 None => match value {
-                    Json::String(k) => *pending = Some(k),
-                    Json::Number(n) => *pending = Some(n.to_string()),
-                    Json::Bool(b) => *pending = Some(b.to_string()),
-                    Json::Null => *pending = Some("null".to_owned()),
+                    Json::String(k) => *pending = Some(Key::Name(k)),
+                    Json::Number(n) => *pending = Some(Key::Name(n.to_string())),
+                    Json::Bool(b) => *pending = Some(Key::Name(b.to_string())),
+                    Json::Null => *pending = Some(Key::Name("null".to_owned())),
                     _ => {
                         let msg = format!(
                             "a mapping or sequence used as a key at line {} column {} — keys must be scalars",
@@ -138,8 +156,8 @@ impl Builder {
                         self.fail(msg);
                     }
                 },
-                Some(k) if k == "<<" => merges.push(value),
-                Some(k) => {
+                Some(Key::Merge) => merges.push(value),
+                Some(Key::Name(k)) => {
                     entries.insert(k, value);
                 }
             },
@@ -183,8 +201,12 @@ impl MarkedEventReceiver for Builder {
             }
             Event::MappingEnd => {
                 if let Some(Frame::Map(mut entries, pending, merges, anchor)) = self.stack.pop() {
-                    if let Some(k) = pending {
-                        entries.insert(k, Json::Null);
+                    match pending {
+                        Some(Key::Name(k)) => {
+                            entries.insert(k, Json::Null);
+                        }
+                        // `<<:` with nothing after it merges nothing.
+                        Some(Key::Merge) | None => {}
                     }
                     // `<<`: the mapping's own keys win, then earlier sources over later ones.
                     let sources: Vec<Json> = merges
@@ -227,6 +249,7 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
+                self.merge_key = style == TScalarStyle::Plain && tag.is_none() && text == "<<";
                 let value = match (tag_name(&tag).as_deref(), style) {
                     (Some("tag:yaml.org,2002:str" | "!!str"), _) => Json::String(text),
                     (Some(t), _)
@@ -287,6 +310,18 @@ pub fn parse(text: &str) -> Result<Json, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_a_plain_merge_key_merges_and_big_integers_are_numbers() {
+        let v = parse(
+            "b: &b {x: 1}\na:\n  <<: *b\n  \"<<\": kept\n  '<<': also\nbig: 18446744073709552000\n",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"b": {"x": 1}, "a": {"x": 1, "<<": "also"}, "big": 18446744073709552000.0})
+        );
+    }
 
     #[test]
     fn scalars_by_the_core_schema() {

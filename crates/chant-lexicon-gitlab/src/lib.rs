@@ -5,17 +5,17 @@ mod checks;
 pub mod import;
 pub mod lint;
 mod plugin;
-pub mod yaml;
 
 use std::sync::OnceLock;
 
 use chant_core::discover::Discovery;
 use chant_core::lexicon::{
-    Catalog, CompositeEntry, Example, Finding, Lexicon, Serialized, TemplateFile, TemplateSet,
+    Catalog, CompositeEntry, Example, Finding, Importer, Lexicon, Output, Plugin, Serialized,
+    TemplateFile, TemplateSet, catalog_module,
 };
 use chant_core::model::{DeclKind, Value};
 
-use yaml::Yaml;
+use chant_yaml::gitlab::{self as yaml, Yaml};
 
 pub const JOB: &str = "GitLab::CI::Job";
 pub const DEFAULT: &str = "GitLab::CI::Default";
@@ -24,13 +24,13 @@ pub const WORKFLOW: &str = "GitLab::CI::Workflow";
 /// declare them, and its importer dropped them).
 pub const VARIABLES: &str = "GitLab::CI::Variables";
 
-const CATALOG: &str = include_str!("../../data/gitlab/gitlab.surface.json");
-const COMPOSITES: &str = include_str!("../../data/gitlab/composites.json");
-const RUNTIME: &str = include_str!("../../runtime/gitlab.ts");
+const CATALOG: &str = include_str!("../data/gitlab.surface.json");
+const COMPOSITES: &str = include_str!("../data/composites.json");
+const RUNTIME: &str = include_str!("../runtime/gitlab.ts");
 
 macro_rules! template_set {
     ($name:literal, [$($file:literal),*]) => {
-        ($name, &[$(($file, include_str!(concat!("../../data/gitlab/templates/", $name, "/", $file)))),*])
+        ($name, &[$(($file, include_str!(concat!("../data/templates/", $name, "/", $file)))),*])
     };
 }
 
@@ -294,19 +294,53 @@ pub(crate) fn sections(
     Ok((stages, out))
 }
 
+/// `.gitlab-ci.yml`: `stages` in first-use order, then the sections, a blank line between.
+fn pipeline_yaml(d: &Discovery, entities: &[usize]) -> Result<String, String> {
+    let (stages, sections) = sections(d, entities)?;
+    let mut parts = Vec::new();
+    if !stages.is_empty() {
+        parts.push(yaml::section(
+            "stages",
+            &Yaml::Seq(stages.into_iter().map(Yaml::String).collect()),
+        ));
+    }
+    for s in &sections {
+        if matches!(&s.props, Yaml::Map(m) if m.is_empty()) {
+            continue;
+        }
+        parts.push(yaml::section(&s.name, &s.props));
+    }
+    let mut primary = parts.join("\n\n");
+    primary.push('\n');
+    Ok(primary)
+}
+
 impl Lexicon for Gitlab {
     fn name(&self) -> &'static str {
         "gitlab"
     }
 
-    fn runtime_module(&self) -> String {
+    fn version(&self) -> &'static str {
+        env!("CARGO_PKG_VERSION")
+    }
+
+    /// The root module for every subpath (the reference's package exports them all from
+    /// its root).
+    fn runtime_subpath(&self, _subpath: &str) -> Option<String> {
+        Some(String::new())
+    }
+
+    fn runtime_module(&self, subpath: &str) -> Option<String> {
+        if !subpath.is_empty() {
+            return None;
+        }
         // `Variables` (top-level pipeline variables) is chant's own, beside the catalog's.
-        crate::runtime_module(
+        Some(catalog_module(
             "gitlab",
             RUNTIME,
             catalog(),
             &[("Variables", VARIABLES, "resource")],
-        )
+        ))
     }
 
     fn catalog(&self) -> &Catalog {
@@ -317,29 +351,20 @@ impl Lexicon for Gitlab {
         composites()
     }
 
-    fn serialize(&self, d: &Discovery, entities: &[usize]) -> Result<Serialized, String> {
-        let (stages, sections) = sections(d, entities)?;
-        let mut parts = Vec::new();
-        if !stages.is_empty() {
-            parts.push(yaml::section(
-                "stages",
-                &Yaml::Seq(stages.into_iter().map(Yaml::String).collect()),
-            ));
-        }
-        for s in &sections {
-            if matches!(&s.props, Yaml::Map(m) if m.is_empty()) {
-                continue;
-            }
-            parts.push(yaml::section(&s.name, &s.props));
-        }
-        let mut primary = parts.join("\n\n");
-        primary.push('\n');
-        Ok(Serialized {
-            primary,
-            is_json: false,
-            files: Vec::new(),
-            warnings: Vec::new(),
-        })
+    fn serialize(&self, d: &Discovery, entities: &[usize]) -> Option<Result<Serialized, String>> {
+        Some(pipeline_yaml(d, entities).map(|text| Serialized::of(Output::Text(text))))
+    }
+
+    fn lint_rules(&self) -> Vec<chant_lint::Rule> {
+        lint::rules()
+    }
+
+    fn importer(&self) -> Option<&dyn Importer> {
+        Some(&import::GitlabImporter)
+    }
+
+    fn plugin(&self) -> Option<&dyn Plugin> {
+        Some(self)
     }
 
     fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {

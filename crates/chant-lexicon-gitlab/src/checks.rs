@@ -5,8 +5,8 @@ use chant_core::discover::Discovery;
 use chant_core::lexicon::Finding;
 use chant_core::model::{DeclKind, Value};
 
-use super::yaml::{Yaml, scalar_text};
 use super::{JOB, sections};
+use chant_yaml::gitlab::{Yaml, scalar_text};
 
 /// Variables whose values a pusher or merge-request author controls.
 const ATTACKER_CONTROLLED: [&str; 12] = [

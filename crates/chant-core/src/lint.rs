@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use chant_core::project::Project;
+use crate::lexicon::Registry;
+use crate::project::Project;
 use chant_lint::{LintConfig, Rule};
 use serde_json::{Value as Json, json};
 
@@ -25,9 +26,9 @@ fn lint_section(config: &Json) -> Json {
     }
 }
 
-/// The lint section of a located project's config, checked as the lint would read it (a
-/// [`chant_core::session::ConfigCheck`]: a rule set to `"nonsense"` fails every command).
-pub fn check_config(project: &Project) -> Result<(), String> {
+/// The lint section of a located project's config, checked as the lint would read it (a rule
+/// set to `"nonsense"` fails every command).
+pub fn check_config(registry: &Registry, project: &Project) -> Result<(), String> {
     let section = lint_section(&project.config);
     if section.is_null() {
         return Ok(());
@@ -35,13 +36,13 @@ pub fn check_config(project: &Project) -> Result<(), String> {
     let file = project
         .config_dir
         .as_deref()
-        .and_then(chant_core::project::config_file)
+        .and_then(crate::project::config_file)
         .map(|f| f.display().to_string())
         .unwrap_or_else(|| "chant.config".into());
     LintConfig::from_json_in(&section, Some(project.dir()), Some(&project.walls()))
         .map_err(|e| format!("{file}: {e}"))?;
     // Every rule the config names is a rule this project runs (presets may name others).
-    let rules = crate::lint_rule_set(&project.lexicon_names().unwrap_or_default());
+    let rules = registry.lint_rules(&project.lexicon_names().unwrap_or_default());
     let mut named: Vec<(String, &str)> = Vec::new();
     if let Some(r) = section.get("rules").and_then(Json::as_object) {
         named.extend(r.keys().map(|id| ("lint.rules".to_owned(), id.as_str())));
@@ -70,10 +71,15 @@ pub fn check_config(project: &Project) -> Result<(), String> {
 }
 
 /// Prepares a lint of `path` (absolute) in `project`; `only` restricts the rules to those ids.
-pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, String> {
+pub fn setup(
+    registry: &Registry,
+    project: &Project,
+    path: &Path,
+    only: &[String],
+) -> Result<Setup, String> {
     let walls = project.walls();
     let lexicons = project.lexicon_names().unwrap_or_default();
-    let mut rules = crate::lint_rule_set(&lexicons);
+    let mut rules = registry.lint_rules(&lexicons);
     if !only.is_empty() {
         if let Some(unknown) = only
             .iter()
@@ -137,7 +143,7 @@ pub fn setup(project: &Project, path: &Path, only: &[String]) -> Result<Setup, S
             .map_err(|e| e.to_string())?;
         vec![path.to_path_buf()]
     } else if path.is_dir() {
-        chant_core::discover::source_files(path, &walls).map_err(|e| e.to_string())?
+        crate::discover::source_files(path, &walls).map_err(|e| e.to_string())?
     } else {
         return Err(format!("{}: no such file or directory", path.display()));
     };

@@ -1,5 +1,5 @@
-//! The GitLab YAML emitter, byte-compatible with the reference's: block style, two-space indents,
-//! its own scalar quoting rules and `|` blocks for multi-line strings.
+//! The GitLab style: byte-compatible with the GitLab lexicon reference's emitter (block style,
+//! two-space indents, its own scalar quoting rules and `|` blocks for multi-line strings).
 
 /// A YAML value as the serializer builds it.
 #[derive(Clone, Debug, PartialEq)]
