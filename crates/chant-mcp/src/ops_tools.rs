@@ -2,8 +2,8 @@
 //! `op-approve` records `resolvedBy: "unattested"` and takes no approver.
 
 use chant_core::build::Format;
-use chant_ops::gates::{self, Approval, Origin, Refusal};
-use chant_ops::runtime::{self, RunOptions};
+use chant_ops::actions;
+use chant_ops::gates::Origin;
 use chant_ops::time::{Clock, SystemClock};
 use chant_ops::{OpDef, OpSet, Repo};
 use mcp::{Arguments, RequestContext, ToolError, ToolOutput};
@@ -103,24 +103,7 @@ pub(crate) fn op_run(
 ) -> Result<ToolOutput, ToolError> {
     let args = args_object(&args);
     let name = name_arg(&args, "name")?;
-    runtime(state, &args)?;
-    if let Some(env) = string_arg(&args, "env") {
-        chant_ops::check_env(env).map_err(ToolError)?;
-    }
     let repo = repo(state)?;
-    let set = repo.discover_under_cached(
-        &state.ceiling,
-        state.chant.evaluator.as_ref(),
-        &crate::budget(ctx),
-        &state.ops,
-    );
-    let op = op(&set, name)?;
-    if op.never_over_mcp {
-        return Err(ToolError(chant_ops::never_over_mcp_run_text(&op.name)));
-    }
-    if let Some(note) = repo.sync() {
-        eprintln!("{note}");
-    }
     let on_step = |r: &Value, settled: usize, total: usize| {
         let message = format!(
             "{}: {} {}",
@@ -130,24 +113,43 @@ pub(crate) fn op_run(
         );
         ctx.report_progress(settled as f64, Some(total as f64), Some(&message));
     };
-    let opts = RunOptions {
-        env: string_arg(&args, "env").map(str::to_owned),
+    let request = actions::RunOp {
+        op: name,
         origin: Origin::Mcp,
+        runtime: string_arg(&args, "runtime"),
+        lexicons: &state.loaded,
+        env: string_arg(&args, "env"),
         cwd: state.root.clone(),
-        ledger: Some(&repo.ledger),
-        clock: &SystemClock,
         cancel: ctx.cancel.as_atomic(),
         on_step: &on_step,
     };
-    let outcome = runtime::run(op, &opts);
-    if let Some(e) = &outcome.ledger_error {
-        eprintln!("warning: the run was not recorded on chant/lifecycle: {e}");
-    } else if outcome.status == "gated"
-        && let Some(warning) = repo.publish()
-    {
-        eprintln!("{warning}");
+    let ran = actions::run_op(&repo, discovered(state, &repo, ctx), &request, &SystemClock)
+        .map_err(|e| ToolError(e.to_string()))?;
+    log(&ran.notes);
+    Ok(ToolOutput::Json(ran.outcome.to_status()))
+}
+
+/// Discovers the served project's Ops (cached while no Op file's reads changed).
+fn discovered<'a>(
+    state: &'a State,
+    repo: &'a Repo,
+    ctx: &'a RequestContext,
+) -> impl FnOnce() -> std::sync::Arc<OpSet> + 'a {
+    move || {
+        repo.discover_under_cached(
+            &state.ceiling,
+            state.chant.evaluator.as_ref(),
+            &crate::budget(ctx),
+            &state.ops,
+        )
     }
-    Ok(ToolOutput::Json(outcome.to_status()))
+}
+
+/// The server's log (its stderr): what an action noted for its user.
+fn log(notes: &[String]) {
+    for n in notes {
+        eprintln!("{n}");
+    }
 }
 
 /// Reads the named Op's run status and hands it, with the Op and runtime, to `answer`.
@@ -201,51 +203,27 @@ pub(crate) fn op_approve(
             "op-approve needs both an Op name and a gate name".into(),
         ));
     };
-    for (what, v) in [("Op", name), ("gate", gate)] {
-        if !(chant_ops::model::valid_name(v) || (what == "gate" && v == ".")) {
-            return Err(ToolError(format!(
-                "{what} name \"{v}\" must match ^[a-z0-9][a-z0-9._-]*$"
-            )));
-        }
-    }
     let repo = repo(state)?;
-    let set = repo.discover_under_cached(
-        &state.ceiling,
-        state.chant.evaluator.as_ref(),
-        &crate::budget(ctx),
-        &state.ops,
-    );
-    let op_def = set.get(name);
-    let declared = op_def.is_some_and(|o| o.never_over_mcp);
-    let env_arg = string_arg(&args, "env").map(str::to_owned);
-    let plan_here = op_def.map(|op| {
-        move |e: Option<&str>| chant_ops::runtime::plan_here(op, gate, e, env_arg.as_deref())
-    });
-    if declared {
-        return Err(ToolError(gates::never_over_mcp_approve_text(name, gate)));
-    }
-    runtime(state, &args)?;
-    if let Some(note) = repo.sync() {
-        eprintln!("{note}");
-    }
-    let approval = Approval {
+    // A model's approval claims no approver and never passes its own origin's gate.
+    let request = actions::ApproveGate {
         op: name,
         gate,
         origin: Origin::Mcp,
+        runtime: string_arg(&args, "runtime"),
+        lexicons: &state.loaded,
+        env: string_arg(&args, "env"),
         resolved_by: "unattested".into(),
         note: string_arg(&args, "note").map(str::to_owned),
         url: string_arg(&args, "url").map(str::to_owned),
         plan: None,
         allow_same_origin: false,
-        declared_never_over_mcp: declared,
-        seal: None,
-        plan_here: plan_here.as_ref().map(|f| f as &gates::PlanHere),
+        sign: false,
     };
-    let resolved = gates::approve(&repo.ledger, &approval, &SystemClock)
-        .map_err(|r: Refusal| ToolError(r.to_string()))?;
-    if let Some(warning) = repo.publish() {
-        eprintln!("{warning}");
-    }
+    let approved =
+        actions::approve_gate(&repo, discovered(state, &repo, ctx), &request, &SystemClock)
+            .map_err(|e| ToolError(e.to_string()))?;
+    log(&approved.notes);
+    let resolved = approved.resolved;
     // What the ledger recorded, not what this handler meant to record.
     let mut reply = json!({
         "op": name,

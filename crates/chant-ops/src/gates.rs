@@ -626,14 +626,21 @@ pub struct Resolved {
     pub seen: Json,
 }
 
-/// Records a gate's resolution after every check, in the order every channel shares.
-pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<Resolved, Refusal> {
-    let model = a.origin.model_authored();
-    if model && a.declared_never_over_mcp {
+/// The first check of an approval, before anything is read: a model may not resolve a gate
+/// of an Op that declares `neverOverMcp`.
+pub fn declared_never_over_mcp(a: &Approval<'_>) -> Result<(), Refusal> {
+    if a.origin.model_authored() && a.declared_never_over_mcp {
         return Err(Refusal::NeverOverMcp(never_over_mcp_approve_text(
             a.op, a.gate,
         )));
     }
+    Ok(())
+}
+
+/// Records a gate's resolution after every check, in the order every channel shares.
+pub fn approve(ledger: &Ledger, a: &Approval<'_>, clock: &dyn Clock) -> Result<Resolved, Refusal> {
+    let model = a.origin.model_authored();
+    declared_never_over_mcp(a)?;
     let flag = if a.origin == Origin::Mcp {
         "url"
     } else {

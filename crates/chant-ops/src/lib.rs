@@ -4,8 +4,10 @@
 //!
 //! The origin of a write (`cli`, `mcp`, `acp`) is a value the caller passes in, never ambient
 //! state. It knows nothing of MCP transport details or command-line parsing: front ends call
-//! [`list`], [`status`], [`runtime::run`], [`gates::approve`] and [`report::markdown`].
+//! [`actions::run_op`] and [`actions::approve_gate`] (each written once for every channel),
+//! [`list`], [`status`] and [`report::markdown`].
 
+pub mod actions;
 pub mod attest;
 pub mod gates;
 pub mod layout;

@@ -8,10 +8,10 @@ use std::sync::atomic::AtomicBool;
 
 use chant_core::model::Budget;
 use chant_core::session::Chant;
-use chant_ops::gates::{self, Approval, Origin};
-use chant_ops::runtime::{self, RunOptions};
+use chant_ops::Repo;
+use chant_ops::actions::{self, ActionError};
+use chant_ops::gates::{Origin, Refusal};
 use chant_ops::time::{Clock, SystemClock};
-use chant_ops::{Repo, model};
 use serde_json::{Value, json};
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -88,29 +88,37 @@ fn configured_lexicons(chant: &Chant, budget: &Budget) -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn open_repo() -> Result<Repo, ExitCode> {
+    let cwd = std::env::current_dir().map_err(fail)?;
+    Repo::open(&cwd).map_err(fail)
+}
+
+/// Discovers the repository's Ops, saying what could not be read.
+fn discovered<'a>(
+    chant: &'a Chant,
+    repo: &'a Repo,
+    budget: &'a Budget,
+) -> impl FnOnce() -> Box<chant_ops::OpSet> + 'a {
+    move || {
+        let ops = repo.discover(chant.evaluator.as_ref(), budget);
+        for e in &ops.errors {
+            eprintln!("warning: {e}");
+        }
+        Box::new(ops)
+    }
+}
+
+fn notes(notes: &[String]) {
+    for n in notes {
+        eprintln!("{n}");
+    }
+}
+
 pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
-    if let Err(e) =
-        chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant, budget))
-    {
-        return fail(e);
-    }
-    if let Some(Err(e)) = args.env.as_deref().map(chant_ops::check_env) {
-        return fail(e);
-    }
-    let (repo, ops) = match repo_and_ops(chant, budget) {
-        Ok(x) => x,
+    let repo = match open_repo() {
+        Ok(r) => r,
         Err(code) => return code,
     };
-    let Some(op) = ops.get(&args.op) else {
-        return fail(format!(
-            "Op \"{}\" not found\n  Available: {}",
-            args.op,
-            ops.names().join(", ")
-        ));
-    };
-    if let Some(note) = repo.sync() {
-        eprintln!("{note}");
-    }
     let cancel = Arc::new(AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&cancel));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&cancel));
@@ -134,30 +142,42 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
             let _ = writeln!(err, "{}", render_step(r));
         }
     };
-    let cwd = std::env::current_dir().unwrap_or_else(|_| repo.root.clone());
-    let opts = RunOptions {
-        env: args.env.clone(),
+    let lexicons = configured_lexicons(chant, budget);
+    let request = actions::RunOp {
+        op: &args.op,
         origin: Origin::Cli,
-        cwd,
-        ledger: Some(&repo.ledger),
-        clock: &SystemClock,
+        runtime: args.on.as_deref(),
+        lexicons: &lexicons,
+        env: args.env.as_deref(),
+        cwd: std::env::current_dir().unwrap_or_else(|_| repo.root.clone()),
         cancel: &cancel,
         on_step: &on_step,
     };
-    let outcome = runtime::run(op, &opts);
-    if let Some(e) = &outcome.ledger_error {
-        eprintln!("warning: the run was not recorded on chant/lifecycle: {e}");
-    } else if outcome.status == "gated" {
-        // The pending fact is what a person on another clone approves.
-        push(&repo);
-    }
+    let ran = match actions::run_op(
+        &repo,
+        discovered(chant, &repo, budget),
+        &request,
+        &SystemClock,
+    ) {
+        Ok(r) => r,
+        Err(ActionError::NotFound { op, available }) => {
+            return fail(format!(
+                "Op \"{op}\" not found\n  Available: {}",
+                available.join(", ")
+            ));
+        }
+        Err(e) => return fail(e),
+    };
+    notes(&ran.notes);
+    let outcome = ran.outcome;
     if args.json {
         println!("{}", canon::to_compact(&outcome.to_cli_json()));
     }
+    let op = &args.op;
     let secs = outcome.total_ms as f64 / 1000.0;
     if human {
         match outcome.status {
-            "ok" => eprintln!("Op \"{}\" completed in {secs:.1}s", op.name),
+            "ok" => eprintln!("Op \"{op}\" completed in {secs:.1}s"),
             "gated" => {
                 let gate = outcome
                     .gate
@@ -166,12 +186,11 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
                     .unwrap_or_default()
                     .to_owned();
                 eprintln!(
-                    "Op \"{}\" is waiting at gate \"{gate}\". A person approves it with: chant approve {} {gate}",
-                    op.name, op.name
+                    "Op \"{op}\" is waiting at gate \"{gate}\". A person approves it with: chant approve {op} {gate}"
                 );
             }
-            "cancelled" => eprintln!("Op \"{}\" cancelled after {secs:.1}s", op.name),
-            _ => eprintln!("Op \"{}\" failed after {secs:.1}s", op.name),
+            "cancelled" => eprintln!("Op \"{op}\" cancelled after {secs:.1}s"),
+            _ => eprintln!("Op \"{op}\" failed after {secs:.1}s"),
         }
     }
     match outcome.status {
@@ -286,54 +305,30 @@ fn ci_url() -> Option<String> {
 }
 
 pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
-    for (what, name) in [("Op", &args.op), ("gate", &args.gate)] {
-        if !(model::valid_name(name) || (what == "gate" && name == ".")) {
-            return fail(format!(
-                "{what} name \"{name}\" must match ^[a-z0-9][a-z0-9._-]*$"
-            ));
-        }
-    }
-    if let Err(e) =
-        chant_ops::check_runtime(args.on.as_deref(), &configured_lexicons(chant, budget))
-    {
-        return fail(e);
-    }
-    let (repo, ops) = match repo_and_ops(chant, budget) {
-        Ok(x) => x,
+    let repo = match open_repo() {
+        Ok(r) => r,
         Err(code) => return code,
     };
-    let declared = ops.get(&args.op);
-    if declared.is_none() && args.op != "fan-out" {
-        eprintln!(
-            "warning: Op \"{}\" was not found among discovered *.op.ts declarations — recording the resolution anyway",
-            args.op
-        );
-    }
-    if let Some(note) = repo.sync() {
-        eprintln!("{note}");
-    }
-    let clock = SystemClock;
+    let lexicons = configured_lexicons(chant, budget);
     if args.expire {
-        let now = clock.now_ms();
-        return match gates::record_pending(
-            &repo.ledger,
+        return match actions::expire_gate(
+            &repo,
+            discovered(chant, &repo, budget),
             &args.op,
             &args.gate,
-            now,
-            0,
-            None,
-            Origin::Cli,
-            &[],
+            args.on.as_deref(),
+            &lexicons,
+            &SystemClock,
         ) {
-            Ok(_) => {
-                push(&repo);
+            Ok(n) => {
+                notes(&n);
                 eprintln!(
                     "Gate \"{}\" on \"{}\" expired: the standing pending fact no longer stands.",
                     args.gate, args.op
                 );
                 ExitCode::SUCCESS
             }
-            Err(e) => fail(format!("Cannot record the expiry: {e}")),
+            Err(e) => fail(e),
         };
     }
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -345,34 +340,30 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         .or_else(|| env("GITLAB_USER_LOGIN"))
         .or_else(|| env("USER"))
         .unwrap_or_else(|| "unknown".into());
-    let root = repo.root.clone();
-    let seal = move |payload: &str| chant_ops::attest::seal(&root, payload);
-    let (gate, given_env) = (args.gate.as_str(), args.env.as_deref());
-    let plan_here = declared
-        .map(|op| move |e: Option<&str>| chant_ops::runtime::plan_here(op, gate, e, given_env));
-    let approval = Approval {
+    let request = actions::ApproveGate {
         op: &args.op,
         gate: &args.gate,
         origin: Origin::Cli,
+        runtime: args.on.as_deref(),
+        lexicons: &lexicons,
+        env: args.env.as_deref(),
         resolved_by: resolved_by.clone(),
         note: args.note.clone(),
         url: args.url.clone().or_else(ci_url),
         plan: args.plan.clone(),
         allow_same_origin: args.allow_same_origin,
-        declared_never_over_mcp: declared.is_some_and(|o| o.never_over_mcp),
-        seal: args.sign.then_some(&seal),
-        plan_here: plan_here.as_ref().map(|f| f as &gates::PlanHere),
+        sign: args.sign,
     };
-    let mut result = gates::approve(&repo.ledger, &approval, &clock);
-    // The gate may have been reached on another clone: look at the remote once more.
-    if matches!(result, Err(gates::Refusal::NoPendingFact(_)))
-        && matches!(repo.ledger.refresh(), Ok(Some(_)))
-    {
-        result = gates::approve(&repo.ledger, &approval, &clock);
-    }
+    let result = actions::approve_gate(
+        &repo,
+        discovered(chant, &repo, budget),
+        &request,
+        &SystemClock,
+    );
     match result {
-        Ok(resolved) => {
-            push(&repo);
+        Ok(approved) => {
+            notes(&approved.notes);
+            let resolved = approved.resolved;
             let seen = &resolved.seen;
             let how = match (&seen["signedBy"], seen["signed"].as_bool()) {
                 (Value::String(who), _) => format!("signed and verified as {who}"),
@@ -391,18 +382,10 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(gates::Refusal::NoPendingFact(text)) => fail(format!(
+        Err(ActionError::Refused(Refusal::NoPendingFact(text))) => fail(format!(
             "{text}\n  Run `chant run {}` first so the gate records its plan, or name the plan with --plan <digest>.",
             args.op
         )),
-        Err(refusal) => fail(refusal),
-    }
-}
-
-/// Pushes the ledger when a remote is configured (never forced: a remote that moved is
-/// fetched and merged first); a failure only warns.
-pub fn push(repo: &Repo) {
-    if let Some(warning) = repo.publish() {
-        eprintln!("{warning}");
+        Err(e) => fail(e),
     }
 }
