@@ -43,3 +43,17 @@ fn the_command_page_lists_every_subcommand() {
     commands.sort();
     assert_eq!(documented, commands);
 }
+
+/// docs/architecture.md's table names every crate of the workspace.
+#[test]
+fn the_architecture_page_names_every_crate() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let page = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            page.contains(&format!("`{name}`")),
+            "crates/{name} is not on docs/architecture.md"
+        );
+    }
+}

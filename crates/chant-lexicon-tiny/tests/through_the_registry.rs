@@ -1,0 +1,118 @@
+//! A lexicon added to a registry and nowhere else: it builds (JSON, and safe YAML), lints with
+//! its own rule, imports, serves its plugin tool, and resolves only the runtime modules it has.
+
+use std::sync::Arc;
+
+use chant_core::build::Format;
+use chant_core::lexicon::Registry;
+use chant_core::model::Budget;
+use chant_core::session::Chant;
+use chant_lexicon_tiny::Tiny;
+
+fn chant() -> Chant {
+    let lexicons = Arc::new(Registry::new(vec![Box::new(Tiny)]));
+    let engine = chant_js::Engine::new(
+        chant_js::EmbeddedModules::with_lexicons(Arc::clone(&lexicons)),
+        chant_js::Limits::default(),
+    );
+    Chant {
+        lexicons,
+        evaluator: Box::new(engine),
+    }
+}
+
+const THINGS: &str = "import { Thing } from \"@intentius/chant-lexicon-tiny\";\nexport const small = new Thing({ size: 1, label: \"true\" });\nexport const big = new Thing({ size: \"huge\", peer: small });\n";
+
+fn project(src: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chant.config.json"),
+        r#"{"lexicons":["tiny"]}"#,
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/things.ts"), src).unwrap();
+    dir
+}
+
+#[test]
+fn a_lexicon_in_a_registry_builds_lints_imports_and_serves() {
+    let chant = chant();
+    let dir = project(THINGS);
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let budget = Budget::default();
+    let p = chant.locate(&root.join("src"), &budget).unwrap();
+    let (_, json) = chant.build(&p, Format::Json, None, &budget);
+    assert_eq!(
+        json.unwrap().output,
+        "{\n  \"things\": {\n    \"big\": {\n      \"peer\": \"small\",\n      \"size\": \"huge\"\n    },\n    \"small\": {\n      \"label\": \"true\",\n      \"size\": 1\n    }\n  }\n}"
+    );
+    // JSON output as YAML goes through the safe style: the string "true" stays a string.
+    let (_, yaml) = chant.build(&p, Format::Yaml, None, &budget);
+    assert_eq!(
+        yaml.unwrap().output,
+        "things:\n  big:\n    peer: small\n    size: huge\n  small:\n    label: \"true\"\n    size: 1\n"
+    );
+
+    let setup = chant_core::lint::setup(&chant.lexicons, &p, &root.join("src"), &[]).unwrap();
+    assert!(setup.rules.iter().any(|r| r.id == "TINY001"));
+    let found: Vec<(String, usize)> = setup
+        .linter()
+        .lint(&setup.files)
+        .all
+        .into_iter()
+        .filter(|d| d.rule_id == "TINY001")
+        .map(|d| (d.message, d.line))
+        .collect();
+    assert_eq!(found, [("this Thing is huge".to_owned(), 3)]);
+
+    let template = root.join("things.json");
+    std::fs::write(&template, r#"{"tinyThings": {"cup": {"size": 2}}}"#).unwrap();
+    let out = root.join("imported");
+    let report =
+        chant_core::import::import_file(&chant.lexicons, &template, &out, &[], false).unwrap();
+    assert_eq!(
+        (report.lexicon, report.written),
+        ("tiny", vec!["things.ts".to_owned()])
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("things.ts")).unwrap(),
+        "import { Thing } from \"@intentius/chant-lexicon-tiny\";\nexport const cup = new Thing({\"size\":2});\n"
+    );
+
+    let server = chant_mcp::server(
+        chant,
+        chant_mcp::Options {
+            root: root.clone(),
+            version: "0".into(),
+        },
+    )
+    .unwrap();
+    assert!(server.tools().iter().any(|t| t.name == "tiny:count"));
+}
+
+#[test]
+fn only_the_runtime_modules_a_lexicon_has_resolve() {
+    let chant = chant();
+    for (specifier, ok) in [
+        ("@intentius/chant-lexicon-tiny", true),
+        ("@intentius/chant-lexicon-tiny/sub", false),
+        ("@intentius/chant-lexicon-tiny/../tiny", false),
+        ("@intentius/chant-lexicon-gitlab", false),
+        ("@intentius/chant-lexicon-", false),
+    ] {
+        let dir = project(&THINGS.replace("@intentius/chant-lexicon-tiny", specifier));
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let budget = Budget::default();
+        let p = chant.locate(&root, &budget).unwrap();
+        let d = chant.discover(&p, &budget);
+        assert_eq!(d.errors.is_empty(), ok, "{specifier}: {:?}", d.errors);
+        if !ok {
+            let message = &d.errors[0].message;
+            assert!(
+                message.contains(&format!("Cannot find module '{specifier}'")),
+                "{specifier}: {message}"
+            );
+        }
+    }
+}
