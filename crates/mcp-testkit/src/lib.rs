@@ -147,15 +147,21 @@ impl ServerProcess {
     /// Waits for the reply whose `id` equals `id`; anything else that arrives first is stashed
     /// for [`recv`](Self::recv).
     pub fn recv_reply(&mut self, id: &Value) -> Value {
+        self.recv_reply_within(id, TIMEOUT)
+    }
+
+    /// [`recv_reply`](Self::recv_reply) with a hang guard of `timeout`, for a test whose
+    /// replies queue behind each other's work (its claim is about that work, not its speed).
+    pub fn recv_reply_within(&mut self, id: &Value, timeout: Duration) -> Value {
         if let Some(pos) = self.stash.iter().position(|m| m.get("id") == Some(id)) {
             return self.stash.remove(pos).expect("position is valid");
         }
-        let deadline = Instant::now() + TIMEOUT;
+        let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = self.recv_line_timeout(left).unwrap_or_else(|| {
                 panic!(
-                    "no reply to id {id} within {TIMEOUT:?}; stderr: {}",
+                    "no reply to id {id} within {timeout:?}; stderr: {}",
                     self.stderr()
                 )
             });
