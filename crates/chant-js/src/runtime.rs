@@ -115,7 +115,12 @@ impl EmbeddedModules {
         if let Some(s) = self.sources.get(name) {
             return Some(Arc::clone(s));
         }
+        // Only a lexicon's specifier is asked of the registry (and remembered): a project's
+        // own files are never entries here.
         let registry = self.lexicons.as_ref()?;
+        if !name.starts_with(chant_core::lexicon::RUNTIME_PREFIX) {
+            return None;
+        }
         if let Some(built) = lock(&self.built).get(name) {
             return built.clone();
         }

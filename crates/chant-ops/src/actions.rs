@@ -48,6 +48,17 @@ fn undeclared_note(declared: bool, op: &str) -> Vec<String> {
     )]
 }
 
+/// Why a model may not approve a gate of an Op it does not see declared.
+fn undeclared_over_mcp_text(op: &str, gate: &str, set: &OpSet) -> String {
+    let unread = match set.errors.first() {
+        Some(e) => format!(" (and discovery did not read everything: {e})"),
+        None => String::new(),
+    };
+    format!(
+        "Op \"{op}\" is not declared by any *.op.ts this server reads{unread}, so whether it allows approvals over MCP cannot be told, and its gates are not resolved here. Approve at a shell with `chant approve {op} {gate}`."
+    )
+}
+
 /// What a person or a model asks to approve, and through which channel.
 pub struct ApproveGate<'a> {
     pub op: &'a str,
@@ -119,6 +130,16 @@ pub fn approve_gate<S: Deref<Target = OpSet>>(
     check_names(req.op, Some(req.gate)).map_err(ActionError::Invalid)?;
     let set = discover();
     let declared = set.get(req.op);
+    // Whether an Op allows approvals over MCP is in its declaration: a model approves only
+    // gates of Ops this channel sees declared. An Op it does not see — outside the served
+    // project, or unread because discovery failed or the request was cancelled mid-way — is
+    // refused, not taken for one without `neverOverMcp`. chant's own gated Ops have no
+    // declaration; their pending record carries the flag, and the ledger decides.
+    if req.origin.model_authored() && declared.is_none() && !undeclared_by_design(req.op) {
+        return Err(ActionError::NeverOverMcp(undeclared_over_mcp_text(
+            req.op, req.gate, &set,
+        )));
+    }
     let mut notes = undeclared_note(declared.is_some(), req.op);
     let root = repo.root.clone();
     let seal = move |payload: &str| crate::attest::seal(&root, payload);

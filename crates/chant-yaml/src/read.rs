@@ -167,6 +167,8 @@ impl Builder {
 
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, ev: Event, mark: Marker) {
+        // Only the scalar this event is may be the merge key (an alias or a `<<` value is not).
+        self.merge_key = false;
         if self.error.is_some() {
             return;
         }
@@ -313,6 +315,8 @@ mod tests {
 
     #[test]
     fn only_a_plain_merge_key_merges_and_big_integers_are_numbers() {
+        let v = parse("n: &n name\nm:\n  a: <<\n  *n : {y: 2}\n").unwrap();
+        assert_eq!(v, json!({"n": "name", "m": {"a": "<<", "name": {"y": 2}}}));
         let v = parse(
             "b: &b {x: 1}\na:\n  <<: *b\n  \"<<\": kept\n  '<<': also\nbig: 18446744073709552000\n",
         )

@@ -6,8 +6,9 @@
 //! words YAML 1.2 or 1.1 read as a boolean or null (`true`, `no`, `on`, `y`, `null`, …, in any
 //! case). Every other string — numbers in text, empty strings, `- a`, `key: value`, `#` anywhere,
 //! anything non-ASCII — is double-quoted, with the characters YAML does not allow raw escaped.
-//! Numbers are written as JavaScript writes them (the JSON output's own text), which the core
-//! schema reads as the same number. Mapping keys follow the same rule.
+//! Numbers are written as JavaScript writes them (the JSON output's own text; `.0` is put before
+//! an exponent without a point, for YAML 1.1 readers). Keys follow the string rule; one longer than
+//! 1,000 characters as written is an explicit `? key`.
 
 use serde_json::Value as Json;
 
@@ -54,7 +55,17 @@ fn block(v: &Json, indent: usize, out: &mut String) {
         Json::Object(m) => {
             for (k, val) in m {
                 pad(out, indent);
-                string(k, out);
+                let mut key = String::new();
+                string(k, &mut key);
+                if key.chars().count() > MAX_IMPLICIT_KEY {
+                    // Too long for an implicit key: `? key` on its line, `:` on the next.
+                    out.push_str("? ");
+                    out.push_str(&key);
+                    out.push('\n');
+                    pad(out, indent);
+                } else {
+                    out.push_str(&key);
+                }
                 out.push(':');
                 entry_value(val, indent + 1, out);
             }
@@ -100,10 +111,29 @@ fn scalar(v: &Json, out: &mut String) {
     match v {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Number(n) => canon::write_number(out, n, canon::Integers::Js),
+        Json::Number(n) => number(n, out),
         Json::String(s) => string(s, out),
         Json::Array(_) => out.push_str("[]"),
         Json::Object(_) => out.push_str("{}"),
+    }
+}
+
+/// The longest key written implicitly (`key: value`), as written (quotes and escapes
+/// counted); YAML allows 1024 characters.
+const MAX_IMPLICIT_KEY: usize = 1000;
+
+/// A number as JavaScript writes it, with `.0` before an exponent that has no point
+/// (`1e+21` → `1.0e+21`): YAML 1.1 readers take a float only with a point.
+fn number(n: &serde_json::Number, out: &mut String) {
+    let mut text = String::new();
+    canon::write_number(&mut text, n, canon::Integers::Js);
+    match text.find('e') {
+        Some(e) if !text[..e].contains('.') => {
+            out.push_str(&text[..e]);
+            out.push_str(".0");
+            out.push_str(&text[e..]);
+        }
+        _ => out.push_str(&text),
     }
 }
 
@@ -204,6 +234,7 @@ mod tests {
         prop_oneof![
             any::<String>(),
             "[ -~]{0,12}",
+            "[a-zé\u{1}]{300,1100}",
             prop::sample::select(vec![
                 "true",
                 "False",

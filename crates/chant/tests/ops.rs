@@ -1356,3 +1356,68 @@ fn never_over_mcp_is_checked_from_the_declaration_first_whatever_the_pending_fac
         "nothing written"
     );
 }
+
+/// A model approves only gates of Ops it sees declared: an Op outside the served project, or
+/// one discovery could not read (a cancelled request stops discovery the same way), is
+/// refused, not taken for one without neverOverMcp.
+#[test]
+fn a_model_cannot_approve_an_op_it_does_not_see_declared() {
+    let (_d, root) = repo();
+    assert_eq!(chant(&root, &["run", "rollout"]).status.code(), Some(3));
+    std::fs::write(
+        root.join("ops/rollout.op.ts"),
+        ROLLOUT.replace("overview:", "neverOverMcp: true,\n  overview:"),
+    )
+    .unwrap();
+    let before = ledger_file(&root, "_gates/rollout.jsonl").unwrap();
+    let says = |r: &Value| -> String {
+        let t = tool_text(r).to_owned();
+        assert!(
+            t.starts_with("Error: Op \"rollout\" is not declared by any *.op.ts this server reads")
+                && t.ends_with("Approve at a shell with `chant approve rollout ship-it`."),
+            "{t}"
+        );
+        t
+    };
+    // Served from a project inside the repository that declares no Ops.
+    std::fs::create_dir_all(root.join("app")).unwrap();
+    std::fs::write(
+        root.join("app/chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    let mut s = serve(&root.join("app"));
+    says(&call(
+        &mut s,
+        1,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it"}),
+    ));
+    drop(s);
+    // The declaration cannot be read.
+    std::fs::write(
+        root.join("ops/rollout.op.ts"),
+        "export default Op({ name: \"rollout\",\n",
+    )
+    .unwrap();
+    let mut s = serve(&root);
+    let text = says(&call(
+        &mut s,
+        2,
+        "op-approve",
+        json!({"name": "rollout", "gate": "ship-it"}),
+    ));
+    assert!(text.contains("discovery did not read everything"), "{text}");
+    assert_eq!(
+        ledger_file(&root, "_gates/rollout.jsonl").unwrap(),
+        before,
+        "nothing written"
+    );
+    // At a shell the same approval goes ahead, with the warning.
+    let out = chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
