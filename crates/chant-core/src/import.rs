@@ -154,7 +154,7 @@ pub fn write(
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("Cannot create {}: {e}", parent.display()))?;
         }
-        chant_lint::run::write_atomically(&target, f.content.as_bytes())
+        fswrite::write_atomic(&target, f.content.as_bytes())
             .map_err(|e| format!("Cannot write {}: {e}", target.display()))?;
         written.push(f.path.clone());
     }

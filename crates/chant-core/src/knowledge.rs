@@ -65,11 +65,7 @@ pub fn load(project_dir: &Path) -> Option<Bundle> {
         .iter()
         .filter_map(|f| {
             let rel = f.strip_prefix(&root).ok()?;
-            let path = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
+            let path = crate::confine::slash_path(rel);
             if path == "index.md" {
                 return None;
             }

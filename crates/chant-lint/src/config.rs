@@ -28,7 +28,7 @@ type Rules = Vec<(String, Entry)>;
 pub struct LintConfig {
     rules: Rules,
     /// `(globs, rules)` per override.
-    overrides: Vec<(Vec<String>, Rules)>,
+    overrides: Vec<(Files, Rules)>,
 }
 
 fn entry(path: &str, v: &Json) -> Result<Entry, String> {
@@ -227,6 +227,7 @@ impl LintConfig {
                             .collect(),
                         _ => return Err(format!("{path}.files must be a glob or a list of globs")),
                     };
+                    let files = Files::new(&path, files)?;
                     overrides.push((files, rules(&format!("{path}.rules"), item.get("rules"))?));
                 }
             }
@@ -251,7 +252,7 @@ impl LintConfig {
         };
         apply(&mut current, &self.rules);
         for (globs, list) in &self.overrides {
-            if globs.iter().any(|g| glob_match(g, relative)) {
+            if globs.set.is_match(relative.trim_start_matches("./")) {
                 apply(&mut current, list);
             }
         }
@@ -262,30 +263,42 @@ impl LintConfig {
     }
 }
 
-/// `**` any number of path segments, `*` any run of characters but `/`, `?` one such character.
-pub fn glob_match(glob: &str, path: &str) -> bool {
-    let g: Vec<char> = glob.trim_start_matches("./").chars().collect();
-    let p: Vec<char> = path.trim_start_matches("./").chars().collect();
-    matches(&g, &p)
+/// An override's `files`: the globs as written, compiled once (globset: `**` any number of
+/// path segments, `*` and `?` never across a `/`, `{a,b}` and `[abc]` as in a shell; matching
+/// is linear in the path, whatever the pattern).
+#[derive(Clone, Debug)]
+struct Files {
+    globs: Vec<String>,
+    set: globset::GlobSet,
 }
 
-fn matches(g: &[char], p: &[char]) -> bool {
-    match g.first() {
-        None => p.is_empty(),
-        Some('*') if g.get(1) == Some(&'*') => {
-            if g.get(2) == Some(&'/') {
-                // `**/x`: x at the start or after any `/`.
-                (0..=p.len()).any(|i| (i == 0 || p[i - 1] == '/') && matches(&g[3..], &p[i..]))
-            } else {
-                (0..=p.len()).any(|i| matches(&g[2..], &p[i..]))
-            }
-        }
-        Some('*') => (0..=p.len())
-            .take_while(|i| *i == 0 || p[*i - 1] != '/')
-            .any(|i| matches(&g[1..], &p[i..])),
-        Some('?') => p.first().is_some_and(|c| *c != '/') && matches(&g[1..], &p[1..]),
-        Some(c) => p.first() == Some(c) && matches(&g[1..], &p[1..]),
+impl PartialEq for Files {
+    fn eq(&self, other: &Files) -> bool {
+        self.globs == other.globs
     }
+}
+
+impl Files {
+    fn new(path: &str, globs: Vec<String>) -> Result<Files, String> {
+        let mut set = globset::GlobSetBuilder::new();
+        for (j, g) in globs.iter().enumerate() {
+            set.add(glob(g).map_err(|e| format!("{path}.files[{j}]: {e}"))?);
+        }
+        let set = set.build().map_err(|e| format!("{path}.files: {e}"))?;
+        Ok(Files { globs, set })
+    }
+}
+
+fn glob(pattern: &str) -> Result<globset::Glob, String> {
+    globset::GlobBuilder::new(pattern.trim_start_matches("./"))
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("\"{pattern}\" is not a glob ({})", e.kind()))
+}
+
+/// Whether `path` (`/`-separated, relative) matches `glob`.
+pub fn glob_match(glob_text: &str, path: &str) -> bool {
+    glob(glob_text).is_ok_and(|g| g.compile_matcher().is_match(path.trim_start_matches("./")))
 }
 
 #[cfg(test)]
@@ -305,6 +318,12 @@ mod tests {
         assert!(glob_match("src/**/*.ts", "src/a.ts"));
         assert!(glob_match("src/?.ts", "src/a.ts") && !glob_match("src/?.ts", "src/ab.ts"));
         assert!(glob_match("./src/a.ts", "src/a.ts"));
+        // What a shell's globs also mean, once taken literally.
+        assert!(glob_match("src/{a,b}.ts", "src/b.ts") && !glob_match("src/{a,b}.ts", "src/c.ts"));
+        assert!(glob_match("src/[ab].ts", "src/a.ts") && !glob_match("src/[ab].ts", "src/[ab].ts"));
+        // A pattern that would take exponential time to backtrack answers at once.
+        let hostile = format!("{}b", "*a".repeat(40));
+        assert!(!glob_match(&hostile, &"a".repeat(200)));
     }
 
     #[test]
@@ -426,6 +445,10 @@ mod tests {
         assert!(err(json!({"extends": "strict"})).starts_with("lint.extends must be an array"));
         assert!(
             err(json!({"extends": ["./base.json"]})).contains("no directory to resolve it from")
+        );
+        assert_eq!(
+            err(json!({"overrides": [{"files": ["src/*.ts", "src/[a"], "rules": {}}]})),
+            "lint.overrides[0].files[1]: \"src/[a\" is not a glob (unclosed character class; missing ']')"
         );
         assert_eq!(
             LintConfig::from_json(&Json::Null).unwrap(),

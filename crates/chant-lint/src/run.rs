@@ -34,12 +34,7 @@ fn problem(file: &Path, message: String) -> Diagnostic {
 
 impl Linter<'_> {
     fn relative(&self, file: &Path) -> String {
-        file.strip_prefix(self.root)
-            .unwrap_or(file)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/")
+        confine::slash_path(file.strip_prefix(self.root).unwrap_or(file))
     }
 
     /// Lints one file's current text.
@@ -101,29 +96,11 @@ impl Linter<'_> {
             if applied == 0 || fixed == text {
                 continue;
             }
-            write_atomically(file, fixed.as_bytes())?;
+            fswrite::write_atomic(file, fixed.as_bytes())?;
             changed.push(file.clone());
         }
         Ok((self.lint(files), changed))
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, keeping
-/// the original's permissions: a crash leaves either the old or the new file, never half.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions())?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,11 +11,15 @@ use std::time::{Duration, Instant};
 
 use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
+use wait_timeout::ChildExt;
 
 use crate::attest;
 use crate::gates::{self, Origin, PlanDecision};
 use crate::model::{OpDef, Phase, Step, parse_duration};
 use crate::time::{Clock, iso};
+
+/// How long a running shell step waits before it looks at the cancel flag again.
+const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
 /// The activities this runtime knows, sorted.
 pub const KNOWN_ACTIVITIES: [&str; 1] = ["shellCmd"];
@@ -544,7 +548,12 @@ fn shell_cmd(
     });
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let status = loop {
-        match child.try_wait() {
+        // Woken when the child exits (wait-timeout waits on SIGCHLD, not a poll); the slice
+        // bounds how long a cancel or the deadline waits to be seen.
+        let slice = deadline
+            .saturating_duration_since(Instant::now())
+            .min(CANCEL_CHECK);
+        match child.wait_timeout(slice) {
             Ok(Some(s)) => break Ok(s),
             Ok(None) => {}
             Err(e) => break Err(fail("Error", e.to_string())),
@@ -560,7 +569,6 @@ fn shell_cmd(
                 format!("activity timed out after {timeout_ms}ms"),
             ));
         }
-        thread::sleep(Duration::from_millis(2));
     };
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();

@@ -464,7 +464,7 @@ fn build(
     }
     match output {
         Some(file) => {
-            if let Err(e) = write_atomic(&file, built.output.as_bytes()) {
+            if let Err(e) = fswrite::write_atomic(&file, built.output.as_bytes()) {
                 return fail(format!("cannot write {}: {e}", file.display()));
             }
             for (name, content) in &built.files {
@@ -476,7 +476,7 @@ fn build(
                     Ok(t) => t,
                     Err(e) => return fail(e),
                 };
-                if let Err(e) = write_atomic(&target, content.as_bytes()) {
+                if let Err(e) = fswrite::write_atomic(&target, content.as_bytes()) {
                     return fail(format!("cannot write {}: {e}", target.display()));
                 }
             }
@@ -489,30 +489,6 @@ fn build(
         }
     }
     ExitCode::SUCCESS
-}
-
-/// Writes through a temporary file in the same directory, then renames it into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.chant-tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 fn list(chant: &Chant, budget: &Budget, path: &Path) -> ExitCode {
@@ -595,9 +571,10 @@ fn explain_cmd(
                             Ok(t) => t,
                             Err(e) => return fail(e),
                         };
-                        if let Err(e) =
-                            write_atomic(&target, content.as_str().unwrap_or_default().as_bytes())
-                        {
+                        if let Err(e) = fswrite::write_atomic(
+                            &target,
+                            content.as_str().unwrap_or_default().as_bytes(),
+                        ) {
                             return fail(format!("cannot write {}: {e}", target.display()));
                         }
                     }

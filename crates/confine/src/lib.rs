@@ -112,6 +112,14 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     resolve_by_parts(&path)
 }
 
+/// A path as globs, reports and catalogs name it: its components joined with `/`.
+pub fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// [`resolve`] one component at a time, for a path whose part that does not exist holds `..`.
 fn resolve_by_parts(path: &Path) -> Result<PathBuf, String> {
     let mut current = PathBuf::from("/");

@@ -219,17 +219,12 @@ impl ServerProcess {
 
     /// Waits for the process to exit (kills it after `timeout`).
     pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("server did not exit within {timeout:?}");
-            }
-            thread::sleep(Duration::from_millis(2));
+        use wait_timeout::ChildExt;
+        if let Some(status) = self.child.wait_timeout(timeout).expect("wait") {
+            return status;
         }
+        let _ = self.child.kill();
+        panic!("server did not exit within {timeout:?}");
     }
 
     /// Every remaining stdout line after the process ended.
