@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use axc_core::read::{self, Project};
 use mcp::{
-    Arguments, NotFoundCode, Resource, ResourceContents, ResourceError, Server, ServerBuilder,
-    Tool, ToolAnnotations, ToolError, ToolOutput,
+    Args, Arguments, NotFoundCode, Resource, ResourceContents, ResourceError, Server,
+    ServerBuilder, Tool, ToolAnnotations, ToolError, ToolOutput,
 };
 use serde_json::{Map, Value, json};
 
@@ -88,11 +88,7 @@ fn issue(expected: &str, path: Value, received: &str) -> Value {
 
 /// Checks `args` against `params` the way the reference's zod schemas did; extra keys are
 /// ignored. `Err` carries the whole `isError` text.
-fn validate(
-    tool: &str,
-    params: &[Param],
-    args: &Arguments,
-) -> Result<Map<String, Value>, ToolOutput> {
+fn validate(tool: &str, params: &[Param], args: &Arguments) -> Result<Args, ToolOutput> {
     let issues: Vec<Value> = match args {
         Some(Value::Object(map)) => params
             .iter()
@@ -105,10 +101,7 @@ fn validate(
         other => vec![issue("object", json!([]), type_name(other.as_ref()))],
     };
     if issues.is_empty() {
-        let Some(Value::Object(map)) = args else {
-            unreachable!("no issues means an object")
-        };
-        return Ok(map.clone());
+        return Ok(Args::of(args));
     }
     Err(ToolOutput::ErrorText(format!(
         "MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {}",
@@ -129,7 +122,7 @@ fn with_project(opts: &Options, f: impl FnOnce(&Project, &mut Vec<String>) -> Va
     result
 }
 
-type Handler = fn(&Options, Map<String, Value>) -> Value;
+type Handler = fn(&Options, Args) -> Value;
 
 fn tool(
     opts: &Options,
@@ -143,7 +136,7 @@ fn tool(
     let input_schema = schema(&params);
     Tool::new(name, description, input_schema, move |args, _ctx| {
         Ok::<_, ToolError>(match validate(name, &params, &args) {
-            Ok(map) => ToolOutput::Json(run(&opts, map)),
+            Ok(args) => ToolOutput::Json(run(&opts, args)),
             Err(text) => text,
         })
     })
@@ -151,32 +144,29 @@ fn tool(
     .with_annotations(ToolAnnotations::READ_ONLY)
 }
 
-fn status(opts: &Options, _args: Map<String, Value>) -> Value {
+fn status(opts: &Options, _args: Args) -> Value {
     with_project(opts, read::status)
 }
 
-fn events(opts: &Options, args: Map<String, Value>) -> Value {
+fn events(opts: &Options, args: Args) -> Value {
     let n = read::limit_from(args.get("limit"), read::DEFAULT_EVENTS);
     with_project(opts, |_, _| read::events(&opts.project_root, n))
 }
 
-fn history(opts: &Options, args: Map<String, Value>) -> Value {
+fn history(opts: &Options, args: Args) -> Value {
     let n = read::limit_from(args.get("limit"), read::DEFAULT_HISTORY);
     with_project(opts, |_, _| read::history(&opts.project_root, n))
 }
 
-fn approve_gate(opts: &Options, args: Map<String, Value>) -> Value {
-    let gate = args
-        .get("gate_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+fn approve_gate(opts: &Options, args: Args) -> Value {
+    let gate = args.str("gate_id").unwrap_or_default();
     with_project(opts, |project, warnings| {
         read::approve_gate(project, gate, warnings)
     })
 }
 
-fn intake_record(opts: &Options, args: Map<String, Value>) -> Value {
-    let s = |k: &str| args.get(k).and_then(Value::as_str);
+fn intake_record(opts: &Options, args: Args) -> Value {
+    let s = |k: &str| args.str(k);
     with_project(opts, |_, _| {
         read::intake_instruction(
             s("source").unwrap_or_default(),

@@ -6,10 +6,33 @@ use chant_ops::actions;
 use chant_ops::gates::Origin;
 use chant_ops::time::{Clock, SystemClock};
 use chant_ops::{OpDef, OpSet, Repo};
-use mcp::{Arguments, RequestContext, ToolError, ToolOutput};
+use mcp::{Args, Arguments, RequestContext, ToolAnnotations, ToolError, ToolOutput};
 use serde_json::{Map, Value, json};
 
-use crate::{State, args_object, string_arg};
+use crate::{READ_ONLY, State, ToolDecl, schema, string_prop};
+
+/// In the order `tools/list` gives them.
+pub(crate) const TOOLS: &[ToolDecl] = &[
+    LIFECYCLE_SNAPSHOT,
+    LIFECYCLE_DIFF,
+    OP_LIST,
+    OP_RUN,
+    OP_STATUS,
+    OP_APPROVE,
+    OP_REPORT,
+];
+
+/// A tool that writes the ledger and nothing else, and not idempotently.
+const NO_WRITE: ToolAnnotations = ToolAnnotations {
+    read_only: Some(false),
+    destructive: Some(false),
+    idempotent: Some(false),
+    open_world: Some(false),
+};
+
+fn runtime_prop() -> Value {
+    string_prop("Runtime to address: a lexicon name with an opRuntime, or local (the default)")
+}
 
 /// The repository of the served project, found once per server (a failure is not kept:
 /// the next call looks again).
@@ -21,8 +44,8 @@ fn repo(state: &State) -> Result<Repo, ToolError> {
     Ok(state.repo.get_or_init(|| r).clone())
 }
 
-fn runtime(state: &State, args: &Map<String, Value>) -> Result<&'static str, ToolError> {
-    chant_ops::check_runtime(string_arg(args, "runtime"), &state.loaded).map_err(ToolError)
+fn runtime(state: &State, args: &Args) -> Result<&'static str, ToolError> {
+    chant_ops::check_runtime(args.str("runtime"), &state.loaded).map_err(ToolError)
 }
 
 fn op<'a>(set: &'a OpSet, name: &str) -> Result<&'a OpDef, ToolError> {
@@ -30,8 +53,8 @@ fn op<'a>(set: &'a OpSet, name: &str) -> Result<&'a OpDef, ToolError> {
         .ok_or_else(|| ToolError(chant_ops::not_found(name, set)))
 }
 
-fn name_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolError> {
-    string_arg(args, key)
+fn name_arg<'a>(args: &'a Args, key: &str) -> Result<&'a str, ToolError> {
+    args.str(key)
         .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
 }
 
@@ -57,12 +80,26 @@ impl ListMemo {
     }
 }
 
+pub(crate) const OP_LIST: ToolDecl = ToolDecl {
+    name: "op-list",
+    title: "List Ops",
+    description: "List every Op discovered from *.op.ts files with the run state the runtime reports.",
+    schema: op_list_schema,
+    annotations: READ_ONLY,
+    permit: true,
+    handler: op_list,
+};
+
+fn op_list_schema() -> Value {
+    schema(&[("runtime", runtime_prop())], &[])
+}
+
 pub(crate) fn op_list(
     state: &State,
     args: Arguments,
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
+    let args = Args::of(&args);
     runtime(state, &args)?;
     let repo = match repo(state) {
         Ok(r) => r,
@@ -96,12 +133,44 @@ pub(crate) fn op_list(
     Ok(ToolOutput::Json(answer))
 }
 
+pub(crate) const OP_RUN: ToolDecl = ToolDecl {
+    name: "op-run",
+    title: "Run Op",
+    description: "Run an Op on a runtime and return its result.",
+    schema: op_run_schema,
+    annotations: ToolAnnotations {
+        read_only: Some(false),
+        destructive: Some(true),
+        idempotent: Some(false),
+        open_world: Some(true),
+    },
+    // A run holds no work permit: it runs shell steps for minutes, and its discovery is cached.
+    permit: false,
+    handler: op_run,
+};
+
+fn op_run_schema() -> Value {
+    schema(
+        &[
+            ("name", string_prop("Op name (must match an *.op.ts file)")),
+            (
+                "env",
+                string_prop(
+                    "Environment the run targets, as chant run --env names it; omitted, the runtime uses its own default",
+                ),
+            ),
+            ("runtime", runtime_prop()),
+        ],
+        &["name"],
+    )
+}
+
 pub(crate) fn op_run(
     state: &State,
     args: Arguments,
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
+    let args = Args::of(&args);
     let name = name_arg(&args, "name")?;
     let repo = repo(state)?;
     let on_step = |r: &Value, settled: usize, total: usize| {
@@ -116,9 +185,9 @@ pub(crate) fn op_run(
     let request = actions::RunOp {
         op: name,
         origin: Origin::Mcp,
-        runtime: string_arg(&args, "runtime"),
+        runtime: args.str("runtime"),
         lexicons: &state.loaded,
-        env: string_arg(&args, "env"),
+        env: args.str("env"),
         cwd: state.root.clone(),
         cancel: ctx.cancel.as_atomic(),
         on_step: &on_step,
@@ -159,7 +228,7 @@ fn with_status(
     ctx: &RequestContext,
     answer: impl FnOnce(&OpDef, &'static str, Value) -> ToolOutput,
 ) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
+    let args = Args::of(&args);
     let name = name_arg(&args, "name")?;
     let rt = runtime(state, &args)?;
     let repo = repo(state)?;
@@ -174,12 +243,52 @@ fn with_status(
     Ok(answer(op, rt, status))
 }
 
+pub(crate) const OP_STATUS: ToolDecl = ToolDecl {
+    name: "op-status",
+    title: "Op Status",
+    description: "Show the state the runtime reports for an Op's latest run.",
+    schema: op_status_schema,
+    annotations: READ_ONLY,
+    permit: true,
+    handler: op_status,
+};
+
+fn op_status_schema() -> Value {
+    schema(
+        &[
+            ("name", string_prop("Op name")),
+            ("runtime", runtime_prop()),
+        ],
+        &["name"],
+    )
+}
+
 pub(crate) fn op_status(
     state: &State,
     args: Arguments,
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
     with_status(state, args, ctx, |_, _, status| ToolOutput::Json(status))
+}
+
+pub(crate) const OP_REPORT: ToolDecl = ToolDecl {
+    name: "op-report",
+    title: "Op Report",
+    description: "Return a markdown report for an Op's latest run.",
+    schema: op_report_schema,
+    annotations: READ_ONLY,
+    permit: true,
+    handler: op_report,
+};
+
+fn op_report_schema() -> Value {
+    schema(
+        &[
+            ("name", string_prop("Op name")),
+            ("runtime", runtime_prop()),
+        ],
+        &["name"],
+    )
 }
 
 pub(crate) fn op_report(
@@ -192,13 +301,51 @@ pub(crate) fn op_report(
     })
 }
 
+pub(crate) const OP_APPROVE: ToolDecl = ToolDecl {
+    name: "op-approve",
+    title: "Approve Op Gate",
+    description: "Record a gate's resolution on the gate ledger, then wake the runtime hosting the gated run. Refuses a gate this same channel reached (approve it with chant approve <op> <gate> at a shell) and records the resolver as unattested.",
+    schema: op_approve_schema,
+    annotations: NO_WRITE,
+    permit: true,
+    handler: op_approve,
+};
+
+fn op_approve_schema() -> Value {
+    schema(
+        &[
+            ("name", string_prop("Op name")),
+            (
+                "gate",
+                string_prop("Gate name (must match the gate's name in the Op)"),
+            ),
+            (
+                "note",
+                string_prop("Free-text context recorded on the resolution"),
+            ),
+            (
+                "url",
+                string_prop("Absolute http/https URL this resolution happened at"),
+            ),
+            (
+                "env",
+                string_prop(
+                    "Environment the woken run runs in, as chant run approve --env names it; omitted, the runtime keeps the gated run's",
+                ),
+            ),
+            ("runtime", runtime_prop()),
+        ],
+        &["name", "gate"],
+    )
+}
+
 pub(crate) fn op_approve(
     state: &State,
     args: Arguments,
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
-    let (Some(name), Some(gate)) = (string_arg(&args, "name"), string_arg(&args, "gate")) else {
+    let args = Args::of(&args);
+    let (Some(name), Some(gate)) = (args.str("name"), args.str("gate")) else {
         return Err(ToolError(
             "op-approve needs both an Op name and a gate name".into(),
         ));
@@ -209,12 +356,12 @@ pub(crate) fn op_approve(
         op: name,
         gate,
         origin: Origin::Mcp,
-        runtime: string_arg(&args, "runtime"),
+        runtime: args.str("runtime"),
         lexicons: &state.loaded,
-        env: string_arg(&args, "env"),
+        env: args.str("env"),
         resolved_by: "unattested".into(),
-        note: string_arg(&args, "note").map(str::to_owned),
-        url: string_arg(&args, "url").map(str::to_owned),
+        note: args.str("note").map(str::to_owned),
+        url: args.str("url").map(str::to_owned),
         plan: None,
         allow_same_origin: false,
         sign: false,
@@ -241,12 +388,40 @@ pub(crate) fn op_approve(
     Ok(ToolOutput::Json(reply))
 }
 
+pub(crate) const LIFECYCLE_SNAPSHOT: ToolDecl = ToolDecl {
+    name: "lifecycle-snapshot",
+    title: "Lifecycle Snapshot",
+    description: "Capture deployed state for an environment, reading every loaded lexicon that implements describeResources.",
+    schema: lifecycle_snapshot_schema,
+    annotations: ToolAnnotations {
+        read_only: Some(false),
+        destructive: Some(false),
+        idempotent: Some(true),
+        open_world: Some(true),
+    },
+    permit: true,
+    handler: lifecycle_snapshot,
+};
+
+fn lifecycle_snapshot_schema() -> Value {
+    schema(
+        &[
+            ("environment", string_prop("Target environment")),
+            (
+                "lexicon",
+                string_prop("Restrict to one lexicon; snapshots all of them if omitted"),
+            ),
+        ],
+        &["environment"],
+    )
+}
+
 pub(crate) fn lifecycle_snapshot(
     state: &State,
     args: Arguments,
     _ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
+    let args = Args::of(&args);
     let env = name_arg(&args, "environment")?;
     chant_ops::check_env(env).map_err(ToolError)?;
     // No loaded lexicon observes live state yet (describeResources).
@@ -256,12 +431,35 @@ pub(crate) fn lifecycle_snapshot(
     ))
 }
 
+pub(crate) const LIFECYCLE_DIFF: ToolDecl = ToolDecl {
+    name: "lifecycle-diff",
+    title: "Lifecycle Diff",
+    description: "Compare the current build's digest against the digest stored in an environment's last snapshot.",
+    schema: lifecycle_diff_schema,
+    annotations: READ_ONLY,
+    permit: true,
+    handler: lifecycle_diff,
+};
+
+fn lifecycle_diff_schema() -> Value {
+    schema(
+        &[
+            ("environment", string_prop("Target environment")),
+            (
+                "lexicon",
+                string_prop("Restrict to one lexicon; diffs all of them if omitted"),
+            ),
+        ],
+        &["environment"],
+    )
+}
+
 pub(crate) fn lifecycle_diff(
     state: &State,
     args: Arguments,
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
-    let args = args_object(&args);
+    let args = Args::of(&args);
     let env = name_arg(&args, "environment")?;
     chant_ops::check_env(env).map_err(ToolError)?;
     let budget = crate::budget(ctx);
@@ -271,7 +469,7 @@ pub(crate) fn lifecycle_diff(
         return Ok(ToolOutput::Text("Build failed".into()));
     }
     let digest = chant_ops::lifecycle::build_digest(&discovery, env!("CARGO_PKG_VERSION"));
-    let lexicons: Vec<String> = match string_arg(&args, "lexicon") {
+    let lexicons: Vec<String> = match args.str("lexicon") {
         Some(l) => vec![l.to_owned()],
         None => {
             let mut ls: Vec<String> = Vec::new();

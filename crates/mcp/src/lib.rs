@@ -13,6 +13,7 @@
 //! It knows nothing of chant, AgentXchain or any particular tool: products hand it a
 //! [`ServerBuilder`] full of [`Tool`]s and a resource reader, and call [`Server::serve_stdio`].
 
+mod args;
 mod context;
 mod output;
 mod pool;
@@ -20,6 +21,7 @@ mod registry;
 mod server;
 mod version;
 
+pub use args::Args;
 pub use context::{CancelToken, EOF_GRACE, RequestContext};
 pub use registry::{
     Arguments, Resource, ResourceContents, ResourceError, ResourceReader, ResourceTemplate, Tool,
