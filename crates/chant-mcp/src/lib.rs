@@ -6,10 +6,10 @@
 //! `chant://<lexicon>/<path>`). It knows no wire mechanics (the `mcp` crate) and no build rules
 //! (the engine). The project is evaluated per call, never cached.
 //!
-//! By tool group: [`core_tools`] (build, lint, import, explain, scaffold, search, composites)
-//! and [`ops_tools`] (lifecycle and Ops) each declare their tools once, a [`ToolDecl`] with its
-//! schema beside its handler, in listing order; [`plugins`] registers the lexicons' tools and
-//! [`resources`] the resources. [`server`] only wires them.
+//! By tool group: `core_tools` (build, lint, import, explain, scaffold, search, composites) and
+//! `ops_tools` (lifecycle and Ops) each declare their tools once, a `ToolDecl` with its schema
+//! beside its handler, in listing order; `plugins` registers the lexicons' tools and
+//! `resources` the resources. [`server`] only wires them.
 
 mod catalog;
 mod core_tools;
