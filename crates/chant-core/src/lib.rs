@@ -22,6 +22,7 @@ pub mod lint;
 pub mod model;
 pub mod permits;
 pub mod project;
+pub mod search;
 pub mod session;
 
 pub use ::confine;

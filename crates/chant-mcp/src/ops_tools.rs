@@ -195,7 +195,24 @@ pub(crate) fn op_run(
     let ran = actions::run_op(&repo, discovered(state, &repo, ctx), &request, &SystemClock)
         .map_err(|e| ToolError(e.to_string()))?;
     log(&ran.notes);
-    Ok(ToolOutput::Json(ran.outcome.to_status()))
+    Ok(ToolOutput::Json(run_reply(&ran.outcome)))
+}
+
+/// `{op, runId, state, startedAt, endedAt, records?, gate?}`.
+fn run_reply(outcome: &chant_ops::runtime::RunOutcome) -> Value {
+    let mut m = Map::new();
+    m.insert("op".into(), json!(outcome.op));
+    m.insert("runId".into(), json!(outcome.run_id));
+    m.insert("state".into(), json!(outcome.status.state()));
+    m.insert("startedAt".into(), json!(outcome.started));
+    m.insert("endedAt".into(), json!(outcome.ended));
+    if !outcome.records.is_empty() {
+        m.insert("records".into(), Value::Array(outcome.records.clone()));
+    }
+    if let Some(g) = &outcome.gate {
+        m.insert("gate".into(), g.clone());
+    }
+    Value::Object(m)
 }
 
 /// Discovers the served project's Ops (cached while no Op file's reads changed).

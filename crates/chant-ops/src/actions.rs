@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 
 use crate::gates::{self, Approval, Origin, Refusal, Resolved};
 use crate::model::{self, OpSet};
+use crate::records::RunStatus;
 use crate::runtime::{self, RunOptions, RunOutcome};
 use crate::time::Clock;
 use crate::{Repo, check_env, check_runtime};
@@ -264,7 +265,7 @@ pub fn run_op<S: Deref<Target = OpSet>>(
         notes.push(format!(
             "warning: the run was not recorded on chant/lifecycle: {e}"
         ));
-    } else if outcome.status == "gated" {
+    } else if outcome.status == RunStatus::Gated {
         notes.extend(repo.publish());
     }
     Ok(Ran { outcome, notes })

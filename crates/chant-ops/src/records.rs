@@ -410,6 +410,38 @@ fn read_latests_from(
     out
 }
 
+/// How a run this runtime made ended (a record's `status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    Ok,
+    Fail,
+    Gated,
+    Cancelled,
+}
+
+impl RunStatus {
+    /// As a run record writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Fail => "fail",
+            RunStatus::Gated => "gated",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The run state outputs show ([`state_of`]).
+    pub fn state(self) -> &'static str {
+        state_of(self.as_str())
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Run state of a record's status: `ok → completed`, `gated`, `waiting`, `cancelled`, else `failed`.
 pub fn state_of(status: &str) -> &'static str {
     match status {

@@ -16,6 +16,7 @@ use wait_timeout::ChildExt;
 use crate::attest;
 use crate::gates::{self, Origin, PlanDecision};
 use crate::model::{OpDef, Phase, Step, parse_duration};
+use crate::records::RunStatus;
 use crate::time::{Clock, iso};
 
 /// How long a running shell step waits before it looks at the cancel flag again.
@@ -104,8 +105,7 @@ pub struct RunOptions<'a> {
 pub struct RunOutcome {
     pub op: String,
     pub run_id: String,
-    /// `ok`, `fail`, `gated` or `cancelled`.
-    pub status: &'static str,
+    pub status: RunStatus,
     pub started: String,
     pub ended: String,
     pub total_ms: u64,
@@ -117,42 +117,6 @@ pub struct RunOutcome {
     pub record: Json,
     /// Set when the record could not be written (the run still stands).
     pub ledger_error: Option<String>,
-}
-
-impl RunOutcome {
-    pub fn state(&self) -> &'static str {
-        crate::records::state_of(self.status)
-    }
-
-    /// `{op, runId, state, startedAt, endedAt, records?, gate?}` (the `op-run` result).
-    pub fn to_status(&self) -> Json {
-        let mut m = Map::new();
-        m.insert("op".into(), json!(self.op));
-        m.insert("runId".into(), json!(self.run_id));
-        m.insert("state".into(), json!(self.state()));
-        m.insert("startedAt".into(), json!(self.started));
-        m.insert("endedAt".into(), json!(self.ended));
-        if !self.records.is_empty() {
-            m.insert("records".into(), Json::Array(self.records.clone()));
-        }
-        if let Some(g) = &self.gate {
-            m.insert("gate".into(), g.clone());
-        }
-        Json::Object(m)
-    }
-
-    /// `{op, records, totalMs, ok}` (+ `status: "gated"`): `chant run --json`.
-    pub fn to_cli_json(&self) -> Json {
-        let mut m = Map::new();
-        m.insert("op".into(), json!(self.op));
-        m.insert("records".into(), Json::Array(self.records.clone()));
-        m.insert("totalMs".into(), json!(self.total_ms));
-        m.insert("ok".into(), json!(self.status == "ok"));
-        if self.status == "gated" {
-            m.insert("status".into(), json!("gated"));
-        }
-        Json::Object(m)
-    }
 }
 
 struct StepResult {
@@ -233,31 +197,31 @@ pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
     };
     let mut records: Vec<Json> = Vec::new();
     let mut phases_out: Vec<Json> = Vec::new();
-    let mut status: &'static str = "ok";
+    let mut status = RunStatus::Ok;
     let mut gate: Option<Json> = None;
     for phase in &op.phases {
         if opts.cancel.load(Ordering::SeqCst) {
-            status = "cancelled";
+            status = RunStatus::Cancelled;
             break;
         }
         let (results, phase_status) = run_phase(&ctx, phase);
         records.extend(results.iter().map(|r| r.record.clone()));
         phases_out.push(phase_json(phase, &results, phase_status));
         if let Some(g) = results.iter().find_map(|r| r.gated.clone()) {
-            status = "gated";
+            status = RunStatus::Gated;
             gate = Some(g);
             break;
         }
         if phase_status == "fail" {
             status = if opts.cancel.load(Ordering::SeqCst) {
-                "cancelled"
+                RunStatus::Cancelled
             } else {
-                "fail"
+                RunStatus::Fail
             };
             break;
         }
     }
-    if status == "fail" {
+    if status == RunStatus::Fail {
         for phase in op.on_failure.iter().rev() {
             let (results, phase_status) = run_phase(&ctx, phase);
             records.extend(results.iter().map(|r| r.record.clone()));
@@ -281,7 +245,7 @@ pub fn run(op: &OpDef, opts: &RunOptions<'_>) -> RunOutcome {
     record.insert("env".into(), json!(env));
     record.insert("started".into(), json!(started));
     record.insert("ended".into(), json!(ended));
-    record.insert("status".into(), json!(status));
+    record.insert("status".into(), json!(status.as_str()));
     record.insert("labels".into(), Json::Object(op.labels.clone()));
     record.insert("outcomes".into(), Json::Object(outcomes));
     record.insert("phases".into(), Json::Array(phases_out));

@@ -11,6 +11,7 @@ use chant_core::session::Chant;
 use chant_ops::Repo;
 use chant_ops::actions::{self, ActionError};
 use chant_ops::gates::{Origin, Refusal};
+use chant_ops::records::RunStatus;
 use chant_ops::time::{Clock, SystemClock};
 use serde_json::{Value, json};
 
@@ -171,14 +172,14 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
     notes(&ran.notes);
     let outcome = ran.outcome;
     if args.json {
-        println!("{}", canon::to_compact(&outcome.to_cli_json()));
+        println!("{}", canon::to_compact(&cli_json(&outcome)));
     }
     let op = &args.op;
     let secs = outcome.total_ms as f64 / 1000.0;
     if human {
         match outcome.status {
-            "ok" => eprintln!("Op \"{op}\" completed in {secs:.1}s"),
-            "gated" => {
+            RunStatus::Ok => eprintln!("Op \"{op}\" completed in {secs:.1}s"),
+            RunStatus::Gated => {
                 let gate = outcome
                     .gate
                     .as_ref()
@@ -189,16 +190,29 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
                     "Op \"{op}\" is waiting at gate \"{gate}\". A person approves it with: chant approve {op} {gate}"
                 );
             }
-            "cancelled" => eprintln!("Op \"{op}\" cancelled after {secs:.1}s"),
-            _ => eprintln!("Op \"{op}\" failed after {secs:.1}s"),
+            RunStatus::Cancelled => eprintln!("Op \"{op}\" cancelled after {secs:.1}s"),
+            RunStatus::Fail => eprintln!("Op \"{op}\" failed after {secs:.1}s"),
         }
     }
     match outcome.status {
-        "ok" => ExitCode::SUCCESS,
-        "gated" => ExitCode::from(args.gated_exit),
-        "cancelled" => ExitCode::from(130),
-        _ => ExitCode::FAILURE,
+        RunStatus::Ok => ExitCode::SUCCESS,
+        RunStatus::Gated => ExitCode::from(args.gated_exit),
+        RunStatus::Cancelled => ExitCode::from(130),
+        RunStatus::Fail => ExitCode::FAILURE,
     }
+}
+
+/// `{op, records, totalMs, ok}` (+ `status: "gated"`): `chant run --json`.
+fn cli_json(outcome: &chant_ops::runtime::RunOutcome) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("op".into(), json!(outcome.op));
+    m.insert("records".into(), Value::Array(outcome.records.clone()));
+    m.insert("totalMs".into(), json!(outcome.total_ms));
+    m.insert("ok".into(), json!(outcome.status == RunStatus::Ok));
+    if outcome.status == RunStatus::Gated {
+        m.insert("status".into(), json!("gated"));
+    }
+    Value::Object(m)
 }
 
 /// `chant run list`: every Op with its latest run state.
