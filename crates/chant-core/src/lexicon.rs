@@ -25,42 +25,50 @@ pub struct Catalog {
     pub entries: Vec<CatalogEntry>,
 }
 
+/// A surface snapshot as committed: `{"schemaVersion": 1, "entries": {<ClassName>: …}}`.
+#[derive(serde::Deserialize)]
+struct Surface {
+    entries: serde_json::Map<String, Json>,
+}
+
+/// One class of a surface snapshot; `props` are `"<name>:<required>"`. Members chant does
+/// not read yet (`createOnly`, `taggable`) are passed over.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SurfaceEntry {
+    #[serde(default = "resource_kind")]
+    kind: String,
+    #[serde(default)]
+    resource_type: String,
+    #[serde(default)]
+    attrs: Vec<String>,
+    #[serde(default)]
+    props: Vec<String>,
+}
+
+fn resource_kind() -> String {
+    "resource".to_owned()
+}
+
 impl Catalog {
-    /// Parses `{"schemaVersion":1, "entries": {<ClassName>: {kind, resourceType, attrs?, props?}}}`.
+    /// Parses a surface snapshot, classes in the order written; an entry that is not one is
+    /// an error naming its class.
     pub fn from_surface_json(text: &str) -> Result<Catalog, String> {
-        let v: Json =
-            serde_json::from_str(text).map_err(|e| format!("catalog is not JSON: {e}"))?;
-        let entries = v
-            .get("entries")
-            .and_then(Json::as_object)
-            .ok_or("catalog has no entries object")?;
-        let strings = |e: &Json, k: &str| -> Vec<String> {
-            e.get(k)
-                .and_then(Json::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        Ok(Catalog {
-            entries: entries
-                .iter()
-                .map(|(class, e)| CatalogEntry {
-                    class_name: class.clone(),
-                    kind: e
-                        .get("kind")
-                        .and_then(Json::as_str)
-                        .unwrap_or("resource")
-                        .to_owned(),
-                    resource_type: e
-                        .get("resourceType")
-                        .and_then(Json::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    attrs: strings(e, "attrs"),
-                    props: strings(e, "props")
+        let surface: Surface =
+            serde_json::from_str(text).map_err(|e| format!("catalog is not a surface: {e}"))?;
+        let entries = surface
+            .entries
+            .into_iter()
+            .map(|(class, e)| {
+                let e: SurfaceEntry = serde_json::from_value(e)
+                    .map_err(|err| format!("catalog entry {class}: {err}"))?;
+                Ok(CatalogEntry {
+                    class_name: class,
+                    kind: e.kind,
+                    resource_type: e.resource_type,
+                    attrs: e.attrs,
+                    props: e
+                        .props
                         .into_iter()
                         .map(|p| match p.rsplit_once(':') {
                             Some((name, req)) => (name.to_owned(), req == "true"),
@@ -68,8 +76,9 @@ impl Catalog {
                         })
                         .collect(),
                 })
-                .collect(),
-        })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Catalog { entries })
     }
 }
 
@@ -95,36 +104,32 @@ impl CompositeEntry {
         })
     }
 
-    /// Parses a lexicon's `composites.json` (an array of entries).
+    /// Parses a lexicon's `composites.json` (an array of entries); an entry that is not one
+    /// is an error naming its place.
     pub fn parse_all(lexicon: &str, text: &str) -> Result<Vec<CompositeEntry>, String> {
-        let v: Json = serde_json::from_str(text)
-            .map_err(|e| format!("composites catalog is not JSON: {e}"))?;
-        let items = v.as_array().ok_or("composites catalog must be an array")?;
-        items
-            .iter()
-            .map(|c| {
-                let s = |k: &str| c.get(k).and_then(Json::as_str).map(str::to_owned);
-                Ok(CompositeEntry {
-                    name: s("name").ok_or("a composite entry has no name")?,
-                    lexicon: lexicon.to_owned(),
-                    description: s("description").unwrap_or_default(),
-                    bundles: c
-                        .get("bundles")
-                        .and_then(Json::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|b| b.as_str().map(str::to_owned))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    params: c
-                        .get("params")
-                        .and_then(Json::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                })
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Listed {
+            name: String,
+            #[serde(default)]
+            description: String,
+            #[serde(default)]
+            bundles: Vec<String>,
+            #[serde(default)]
+            params: Vec<Json>,
+        }
+        let listed: Vec<Listed> = serde_json::from_str(text)
+            .map_err(|e| format!("composites catalog is not a list of composites: {e}"))?;
+        Ok(listed
+            .into_iter()
+            .map(|c| CompositeEntry {
+                name: c.name,
+                lexicon: lexicon.to_owned(),
+                description: c.description,
+                bundles: c.bundles,
+                params: c.params,
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -452,4 +457,50 @@ pub struct PluginResource {
     pub name: String,
     pub description: String,
     pub mime_type: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shared_catalog_parses_in_order() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/catalogs");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let c = Catalog::from_surface_json(&text).unwrap();
+            let raw: Json = serde_json::from_str(&text).unwrap();
+            let names: Vec<&String> = raw["entries"].as_object().unwrap().keys().collect();
+            let parsed: Vec<&String> = c.entries.iter().map(|e| &e.class_name).collect();
+            assert_eq!(parsed, names, "{}", path.display());
+            seen += c.entries.len();
+        }
+        assert!(seen > 1653, "{seen}");
+    }
+
+    #[test]
+    fn entries_that_are_not_entries_are_named() {
+        assert_eq!(
+            Catalog::from_surface_json(r#"{"entries": {"Bucket": {"attrs": "Arn"}}}"#).unwrap_err(),
+            "catalog entry Bucket: invalid type: string \"Arn\", expected a sequence"
+        );
+        let c = Catalog::from_surface_json(
+            r#"{"entries": {"B": {"resourceType": "T", "props": ["a:true", "b"]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.entries[0].kind, "resource");
+        assert_eq!(
+            c.entries[0].props,
+            [("a".to_owned(), true), ("b".to_owned(), false)]
+        );
+        assert!(
+            CompositeEntry::parse_all("x", r#"[{"name": "A", "nmae": 1}]"#)
+                .unwrap_err()
+                .starts_with(
+                    "composites catalog is not a list of composites: unknown field `nmae`"
+                )
+        );
+    }
 }
