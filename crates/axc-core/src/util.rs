@@ -13,8 +13,11 @@ pub fn epoch_millis(t: SystemTime) -> u64 {
 }
 
 /// `Date#toISOString()`: `2026-11-30T08:54:20.866Z`.
+/// A clock before 1970 or past 9999 writes the nearest end (`humantime` writes neither).
 pub fn iso_timestamp(t: SystemTime) -> String {
-    humantime::format_rfc3339_millis(t).to_string()
+    const LAST_MS: u64 = 253_402_300_799_999;
+    let ms = epoch_millis(t).min(LAST_MS);
+    humantime::format_rfc3339_millis(UNIX_EPOCH + std::time::Duration::from_millis(ms)).to_string()
 }
 
 /// `n` random lowercase hex digits.
@@ -49,6 +52,10 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_millis(1_796_028_860_866);
         assert_eq!(iso_timestamp(t), "2026-11-30T08:54:20.866Z");
         assert_eq!(iso_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let before = UNIX_EPOCH - std::time::Duration::from_secs(5);
+        assert_eq!(iso_timestamp(before), "1970-01-01T00:00:00.000Z");
+        let far = UNIX_EPOCH + std::time::Duration::from_secs(400_000_000_000);
+        assert_eq!(iso_timestamp(far), "9999-12-31T23:59:59.999Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(iso_timestamp(leap), "2000-02-29T00:00:00.000Z");
     }
@@ -58,6 +65,10 @@ mod tests {
         let t = UNIX_EPOCH + std::time::Duration::from_millis(1_764_492_860_866);
         assert_eq!(iso_timestamp(t), "2025-11-30T08:54:20.866Z");
         assert_eq!(iso_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let before = UNIX_EPOCH - std::time::Duration::from_secs(5);
+        assert_eq!(iso_timestamp(before), "1970-01-01T00:00:00.000Z");
+        let far = UNIX_EPOCH + std::time::Duration::from_secs(400_000_000_000);
+        assert_eq!(iso_timestamp(far), "9999-12-31T23:59:59.999Z");
     }
 
     #[test]

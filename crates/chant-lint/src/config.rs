@@ -282,7 +282,10 @@ impl Files {
     fn new(path: &str, globs: Vec<String>) -> Result<Files, String> {
         let mut set = globset::GlobSetBuilder::new();
         for (j, g) in globs.iter().enumerate() {
-            set.add(glob(g).map_err(|e| format!("{path}.files[{j}]: {e}"))?);
+            let compiled = glob(g).map_err(|e| format!("{path}.files[{j}]: {e}"))?;
+            // Too large to compile is said of the glob that is, not of the list.
+            one(&compiled).map_err(|e| format!("{path}.files[{j}]: {e}"))?;
+            set.add(compiled);
         }
         let set = set.build().map_err(|e| format!("{path}.files: {e}"))?;
         Ok(Files { globs, set })
@@ -293,12 +296,30 @@ fn glob(pattern: &str) -> Result<globset::Glob, String> {
     globset::GlobBuilder::new(pattern.trim_start_matches("./"))
         .literal_separator(true)
         .build()
-        .map_err(|e| format!("\"{pattern}\" is not a glob ({})", e.kind()))
+        .map_err(|e| format!("{} is not a glob ({})", shown(pattern), e.kind()))
+}
+
+/// One glob's matcher (globset's own `compile_matcher` panics on a pattern too large).
+fn one(g: &globset::Glob) -> Result<globset::GlobSet, String> {
+    let mut b = globset::GlobSetBuilder::new();
+    b.add(g.clone());
+    b.build()
+        .map_err(|e| format!("{} is too large a glob ({e})", shown(g.glob())))
+}
+
+/// A pattern as an error quotes it: whole up to 80 characters, else its start and length.
+fn shown(pattern: &str) -> String {
+    match pattern.char_indices().nth(80) {
+        None => format!("\"{pattern}\""),
+        Some((at, _)) => format!("\"{}…\" ({} bytes)", &pattern[..at], pattern.len()),
+    }
 }
 
 /// Whether `path` (`/`-separated, relative) matches `glob`.
 pub fn glob_match(glob_text: &str, path: &str) -> bool {
-    glob(glob_text).is_ok_and(|g| g.compile_matcher().is_match(path.trim_start_matches("./")))
+    glob(glob_text)
+        .and_then(|g| one(&g))
+        .is_ok_and(|set| set.is_match(path.trim_start_matches("./")))
 }
 
 #[cfg(test)]
@@ -445,6 +466,16 @@ mod tests {
         assert!(err(json!({"extends": "strict"})).starts_with("lint.extends must be an array"));
         assert!(
             err(json!({"extends": ["./base.json"]})).contains("no directory to resolve it from")
+        );
+        let huge = "*".repeat(100_000);
+        let e = err(json!({"overrides": [{"files": ["a", huge], "rules": {}}]}));
+        assert!(
+            e.starts_with(&format!(
+                "lint.overrides[0].files[1]: \"{}…\" (100000 bytes) is too large a glob",
+                "*".repeat(80)
+            )),
+            "{}",
+            &e[..e.len().min(300)]
         );
         assert_eq!(
             err(json!({"overrides": [{"files": ["src/*.ts", "src/[a"], "rules": {}}]})),

@@ -1,7 +1,8 @@
 //! Atomic file writes, for every product in the workspace: the bytes go to a fresh temporary
-//! file in the target's directory (created if missing), are synced, take the permissions of the
-//! file they replace (a new file gets `0666` less the umask, as `File::create` gives), and are
-//! renamed over the target; the directory is synced after. A crash at any point leaves either
+//! file in the target's directory (created if missing), are synced, take the permission bits of
+//! the regular file they replace (not setuid, setgid or sticky; a new file, or one replacing a
+//! link, gets `0666` less the umask, as `File::create` gives), and are renamed over the target
+//! (a link there is replaced, never followed); the directory is synced after. A crash at any point leaves either
 //! the old file or the new one. It knows nothing of what the files hold or where they may be:
 //! callers resolve paths through their walls first.
 
@@ -23,9 +24,30 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         // Before the umask, as a file `File::create` made would have.
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let mut tmp = builder.tempfile_in(dir)?;
+    // The temporary file's random name is no name the caller knows: an error says where.
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "cannot create a file in {}: {}",
+                dir.display(),
+                std::io::Error::from(e.kind())
+            ),
+        )
+    })?;
     tmp.write_all(bytes)?;
-    if let Ok(meta) = std::fs::metadata(path) {
+    // The mode of the regular file replaced, never of what a link at `path` points to (the link
+    // itself is replaced), and without setuid, setgid or sticky bits.
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && meta.is_file()
+    {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = meta.permissions().mode() & 0o777;
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))?;
+        }
+        #[cfg(not(unix))]
         std::fs::set_permissions(tmp.path(), meta.permissions())?;
     }
     tmp.as_file().sync_all()?;
@@ -61,6 +83,37 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a.json"]);
+    }
+
+    #[test]
+    fn a_link_is_replaced_and_lends_no_mode_and_no_special_bits_are_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("private");
+        std::fs::write(&private, b"secret").unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("out.yml");
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        write_atomic(&link, b"built").unwrap();
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(meta.is_file(), "the link is replaced");
+        assert_ne!(
+            meta.permissions().mode() & 0o777,
+            0o600,
+            "not the target's mode"
+        );
+        assert_eq!(std::fs::read(&private).unwrap(), b"secret");
+        let suid = dir.path().join("tool");
+        std::fs::write(&suid, b"x").unwrap();
+        std::fs::set_permissions(&suid, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        write_atomic(&suid, b"y").unwrap();
+        let mode = std::fs::metadata(&suid).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o755);
+    }
+
+    #[test]
+    fn an_error_names_the_directory_not_a_temporary_file() {
+        let e = write_atomic(Path::new("/proc/version/x"), b"x").unwrap_err();
+        assert!(!e.to_string().contains(".tmp-"), "{e}");
     }
 
     #[test]
