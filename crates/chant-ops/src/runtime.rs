@@ -498,6 +498,7 @@ fn shell_cmd(
     let mut child = command
         .spawn()
         .map_err(|e| fail("Error", format!("Command failed: {cmd}\n{e}")))?;
+    let pid = child.id();
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     let out_reader = thread::spawn(move || {
@@ -534,6 +535,26 @@ fn shell_cmd(
             ));
         }
     };
+    // The shell may be gone while a process it started in the background still holds its
+    // output open: the step is not over until the output ends, and the same cancel and
+    // deadline end it (the group is signalled; the shell itself is already reaped).
+    let status = status.and_then(|s| {
+        while !(out_reader.is_finished() && err_reader.is_finished()) {
+            if cancel.load(Ordering::SeqCst) {
+                kill_group_of(pid);
+                return Err(fail("Cancelled", format!("Command cancelled: {cmd}")));
+            }
+            if Instant::now() > deadline {
+                kill_group_of(pid);
+                return Err(fail(
+                    "TimeoutError",
+                    format!("activity timed out after {timeout_ms}ms"),
+                ));
+            }
+            thread::sleep(CANCEL_CHECK.min(Duration::from_millis(5)));
+        }
+        Ok(s)
+    });
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     let status = status?;
@@ -554,15 +575,21 @@ fn shell_cmd(
 /// Ends a command started in its own process group: every process in the group, then
 /// reaps the shell.
 fn kill_group(child: &mut std::process::Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
+    kill_group_of(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Signals every process left in the group the shell `pid` led (the group outlives its
+/// leader while any member is alive).
+fn kill_group_of(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
         // SAFETY: kill(2) with a negative pid signals the process group `pid` leads; it
         // touches no memory of ours.
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 fn run_gate(
@@ -904,6 +931,57 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn a_background_process_holding_the_output_is_ended_by_the_deadline_and_by_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let never = AtomicBool::new(false);
+        let started = Instant::now();
+        let err = shell_cmd(
+            Some(&cmd("sleep 30 & echo started")),
+            dir.path(),
+            300,
+            &never,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(err.name, "TimeoutError");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let cancel = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&cancel);
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        let err = shell_cmd(
+            Some(&cmd("sleep 30 & echo started")),
+            dir.path(),
+            60_000,
+            &cancel,
+        )
+        .err()
+        .unwrap();
+        setter.join().unwrap();
+        assert_eq!(err.name, "Cancelled");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // A background process that lets go of the output in time is no failure.
+        let ok = shell_cmd(
+            Some(&cmd("(sleep 0.2; echo late) & echo now")),
+            dir.path(),
+            10_000,
+            &never,
+        );
+        assert_eq!(ok.ok(), Some(serde_json::json!("now\nlate")));
     }
 
     #[test]
