@@ -974,6 +974,22 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+        // One that holds only stderr open is waited for all the same.
+        let started = Instant::now();
+        let err = shell_cmd(
+            Some(&cmd("(exec 1>&-; sleep 10) & echo started")),
+            dir.path(),
+            300,
+            &never,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(err.name, "TimeoutError");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         // A background process that lets go of the output in time is no failure.
         let ok = shell_cmd(
             Some(&cmd("(sleep 0.2; echo late) & echo now")),
