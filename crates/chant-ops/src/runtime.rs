@@ -544,7 +544,7 @@ fn shell_cmd(
                 kill_group_of(pid);
                 return Err(fail("Cancelled", format!("Command cancelled: {cmd}")));
             }
-            if Instant::now() > deadline {
+            if deadline.saturating_duration_since(Instant::now()).is_zero() {
                 kill_group_of(pid);
                 return Err(fail(
                     "TimeoutError",
