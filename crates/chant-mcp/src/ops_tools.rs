@@ -9,7 +9,7 @@ use chant_ops::{OpDef, OpSet, Repo};
 use mcp::{Args, Arguments, RequestContext, ToolAnnotations, ToolError, ToolOutput};
 use serde_json::{Map, Value, json};
 
-use crate::{READ_ONLY, State, ToolDecl, schema, string_prop};
+use crate::{READ_ONLY, State, ToolDecl, required, schema, string_prop};
 
 /// In the order `tools/list` gives them.
 pub(crate) const TOOLS: &[ToolDecl] = &[
@@ -51,11 +51,6 @@ fn runtime(state: &State, args: &Args) -> Result<&'static str, ToolError> {
 fn op<'a>(set: &'a OpSet, name: &str) -> Result<&'a OpDef, ToolError> {
     set.get(name)
         .ok_or_else(|| ToolError(chant_ops::not_found(name, set)))
-}
-
-fn name_arg<'a>(args: &'a Args, key: &str) -> Result<&'a str, ToolError> {
-    args.str(key)
-        .ok_or_else(|| ToolError(format!("{key} is required and must be a string")))
 }
 
 /// The last `op-list` answer, and what it was built from: the discovered set (the very one,
@@ -171,7 +166,7 @@ pub(crate) fn op_run(
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::of(&args);
-    let name = name_arg(&args, "name")?;
+    let name = required(&args, "name")?;
     let repo = repo(state)?;
     let on_step = |r: &Value, settled: usize, total: usize| {
         let message = format!(
@@ -246,7 +241,7 @@ fn with_status(
     answer: impl FnOnce(&OpDef, &'static str, Value) -> ToolOutput,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::of(&args);
-    let name = name_arg(&args, "name")?;
+    let name = required(&args, "name")?;
     let rt = runtime(state, &args)?;
     let repo = repo(state)?;
     let set = repo.discover_under_cached(
@@ -439,7 +434,7 @@ pub(crate) fn lifecycle_snapshot(
     _ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::of(&args);
-    let env = name_arg(&args, "environment")?;
+    let env = required(&args, "environment")?;
     chant_ops::check_env(env).map_err(ToolError)?;
     // No loaded lexicon observes live state yet (describeResources).
     let _ = state;
@@ -477,7 +472,7 @@ pub(crate) fn lifecycle_diff(
     ctx: &RequestContext,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::of(&args);
-    let env = name_arg(&args, "environment")?;
+    let env = required(&args, "environment")?;
     chant_ops::check_env(env).map_err(ToolError)?;
     let budget = crate::budget(ctx);
     let project = state.locate(&state.root, &budget)?;

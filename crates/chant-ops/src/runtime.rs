@@ -512,6 +512,19 @@ fn shell_cmd(
         b
     });
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+    // Why the command must stop now, if it must: a cancel, or no time left.
+    let ended = || {
+        if cancel.load(Ordering::SeqCst) {
+            Some(fail("Cancelled", format!("Command cancelled: {cmd}")))
+        } else if deadline.saturating_duration_since(Instant::now()).is_zero() {
+            Some(fail(
+                "TimeoutError",
+                format!("activity timed out after {timeout_ms}ms"),
+            ))
+        } else {
+            None
+        }
+    };
     let status = loop {
         // Woken when the child exits (wait-timeout waits on SIGCHLD, not a poll); the slice
         // bounds how long a cancel or the deadline waits to be seen.
@@ -523,16 +536,9 @@ fn shell_cmd(
             Ok(None) => {}
             Err(e) => break Err(fail("Error", e.to_string())),
         }
-        if cancel.load(Ordering::SeqCst) {
+        if let Some(e) = ended() {
             kill_group(&mut child);
-            break Err(fail("Cancelled", format!("Command cancelled: {cmd}")));
-        }
-        if Instant::now() > deadline {
-            kill_group(&mut child);
-            break Err(fail(
-                "TimeoutError",
-                format!("activity timed out after {timeout_ms}ms"),
-            ));
+            break Err(e);
         }
     };
     // The shell may be gone while a process it started in the background still holds its
@@ -540,18 +546,13 @@ fn shell_cmd(
     // deadline end it (the group is signalled; the shell itself is already reaped).
     let status = status.and_then(|s| {
         while !(out_reader.is_finished() && err_reader.is_finished()) {
-            if cancel.load(Ordering::SeqCst) {
+            if let Some(e) = ended() {
                 kill_group_of(pid);
-                return Err(fail("Cancelled", format!("Command cancelled: {cmd}")));
+                return Err(e);
             }
-            if deadline.saturating_duration_since(Instant::now()).is_zero() {
-                kill_group_of(pid);
-                return Err(fail(
-                    "TimeoutError",
-                    format!("activity timed out after {timeout_ms}ms"),
-                ));
-            }
-            thread::sleep(CANCEL_CHECK.min(Duration::from_millis(5)));
+            // The readers give no signal to wait on; this wait is rare (a background
+            // process kept the output) and short-sliced.
+            thread::sleep(Duration::from_millis(5));
         }
         Ok(s)
     });
