@@ -1,6 +1,6 @@
 //! The lexicon abstraction: a lexicon as a set of optional capabilities (runtime modules,
 //! catalog, serializer, post-synth checks, lint rules, importer, composites, templates, plugin
-//! tools and resources, a live-state observer), the [`Registry`] every lookup goes through, and
+//! tools and resources, a live-state observer, Op activities), the [`Registry`] every lookup goes through, and
 //! the data they exchange.
 
 use serde_json::Value as Json;
@@ -281,6 +281,54 @@ pub trait Lexicon: Send + Sync {
     fn observer(&self) -> Option<&dyn Observer> {
         None
     }
+
+    /// The Op activities it offers: what an Op step's `fn` may name besides the runtime's
+    /// own (`shellCmd`), for Ops run in a project that uses this lexicon.
+    fn activities(&self) -> Vec<&dyn Activity> {
+        Vec::new()
+    }
+}
+
+/// One Op activity: an effect an Op step names by `fn` (`kubectlApply`, `awsApply`, …). The
+/// runtime resolves it by name, retries it by the step's profile and records the outcome;
+/// an activity runs once per attempt and outside the evaluation sandbox (it is the Op's
+/// effect).
+pub trait Activity: Send + Sync {
+    /// The name steps call it by; unique among a project's activities.
+    fn name(&self) -> &'static str;
+
+    /// One attempt. It must end by [`ActivityCall::timeout_ms`] and soon after
+    /// [`ActivityCall::cancel`] is set: the runtime cannot stop work in its own process for it.
+    fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError>;
+}
+
+/// What one attempt of an activity is given.
+pub struct ActivityCall<'a> {
+    /// The step's `args`, as declared.
+    pub args: Option<&'a Json>,
+    /// The project directory the Op runs in.
+    pub cwd: &'a std::path::Path,
+    /// How long this attempt may take (the step's profile).
+    pub timeout_ms: u64,
+    /// Set when the run is cancelled.
+    pub cancel: &'a std::sync::atomic::AtomicBool,
+}
+
+/// Why an attempt failed: `name` is what a profile's non-retryable list names
+/// (`TimeoutError`, `Cancelled` and `Error` are the runtime's own); `message` is recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActivityError {
+    pub name: String,
+    pub message: String,
+}
+
+impl ActivityError {
+    pub fn new(name: &str, message: impl Into<String>) -> ActivityError {
+        ActivityError {
+            name: name.to_owned(),
+            message: message.into(),
+        }
+    }
 }
 
 /// Turns an existing template (read as JSON) into chant TypeScript.
@@ -388,6 +436,16 @@ impl Registry {
     pub fn runtime_module(&self, specifier: &str) -> Option<String> {
         let (lexicon, subpath) = split_runtime(specifier)?;
         self.get(lexicon)?.runtime_module(subpath)
+    }
+
+    /// The activities the lexicons named offer (unknown names add none), in the order the
+    /// names are given.
+    pub fn activities(&self, lexicons: &[String]) -> Vec<&dyn Activity> {
+        lexicons
+            .iter()
+            .filter_map(|n| self.get(n))
+            .flat_map(|l| l.activities())
+            .collect()
     }
 
     /// The rules a lint of a project using `lexicons` runs: the core rules, then each

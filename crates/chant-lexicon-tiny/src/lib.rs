@@ -1,13 +1,13 @@
 //! A tiny lexicon that exists for tests and as the worked example of `docs/architecture.md`:
-//! one resource class (`Thing`), a JSON serializer, one lint rule, an importer and a plugin
-//! tool. It is registered by its tests and by no binary; that it works through a registry
+//! one resource class (`Thing`), a JSON serializer, one lint rule, an importer, a plugin
+//! tool and an Op activity (`tinyMeasure`). It is registered by its tests and by no binary; that it works through a registry
 //! alone is what the tests show.
 
 use chant_core::discover::Discovery;
 use chant_core::import::{Generated, Imported};
 use chant_core::lexicon::{
-    Catalog, Importer, Lexicon, Output, Plugin, PluginOutput, PluginTool, Serialized,
-    catalog_module,
+    Activity, ActivityCall, ActivityError, Catalog, Importer, Lexicon, Output, Plugin,
+    PluginOutput, PluginTool, Serialized, catalog_module,
 };
 use chant_core::model::Value;
 use chant_lint::{Finding, Rule, RuleContext, Severity};
@@ -76,6 +76,29 @@ impl Lexicon for Tiny {
 
     fn plugin(&self) -> Option<&dyn Plugin> {
         Some(self)
+    }
+
+    fn activities(&self) -> Vec<&dyn Activity> {
+        vec![&Measure]
+    }
+}
+
+/// `tinyMeasure {size}`: `{"size": <size>, "huge": <size ≥ 100>}`; a size that is not a
+/// number fails as `InvalidArgs` (a name an Op's profile can make non-retryable).
+pub struct Measure;
+
+impl Activity for Measure {
+    fn name(&self) -> &'static str {
+        "tinyMeasure"
+    }
+
+    fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
+        let size = call
+            .args
+            .and_then(|a| a.get("size"))
+            .and_then(Json::as_f64)
+            .ok_or_else(|| ActivityError::new("InvalidArgs", "tinyMeasure needs a size number"))?;
+        Ok(json!({"size": size, "huge": size >= 100.0}))
     }
 }
 

@@ -116,3 +116,81 @@ fn only_the_runtime_modules_a_lexicon_has_resolve() {
         }
     }
 }
+
+/// `op-run` over MCP calls the activity the project's lexicon offers, and a step naming none
+/// is told every name it could have called.
+#[test]
+fn an_op_calls_the_activities_its_projects_lexicon_offers() {
+    let dir = project(THINGS);
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    std::fs::write(
+        root.join("measure.op.ts"),
+        r#"export default { name: "measure", overview: "", phases: [{ name: "M", parallel: true, steps: [
+  { kind: "activity", fn: "tinyMeasure", args: { size: 500 }, outcomeAttribute: { name: "huge", from: "huge" } },
+  { kind: "activity", fn: "tinyMeasure", args: { size: "big" }, profile: "policyCheck" },
+  { kind: "activity", fn: "awsApply", profile: "policyCheck" }
+] }] };
+"#,
+    )
+    .unwrap();
+    let server = chant_mcp::server(
+        chant(),
+        chant_mcp::Options {
+            root: root.clone(),
+            version: "0".into(),
+        },
+    )
+    .unwrap();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"op-run","arguments":{"name":"measure"}}}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let out = server.serve_sync(input.as_bytes());
+    let reply: serde_json::Value = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|m| m["id"] == 2)
+        .expect("a reply to op-run");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    let run: serde_json::Value = serde_json::from_str(text).unwrap();
+    let records = run["records"].as_array().unwrap();
+    let by_size = |i: usize| {
+        (
+            &records[i]["status"],
+            &records[i]["outcome"],
+            &records[i]["error"],
+        )
+    };
+    assert_eq!(run["state"], "failed", "{run}");
+    assert_eq!(
+        by_size(0),
+        (
+            &serde_json::json!("ok"),
+            &serde_json::json!({"name": "huge", "value": true}),
+            &serde_json::Value::Null
+        )
+    );
+    assert_eq!(records[1]["status"], "fail");
+    assert_eq!(records[1]["error"], "tinyMeasure needs a size number");
+    assert_eq!(
+        records[2]["error"],
+        "no activity named \"awsApply\" (known: shellCmd, tinyMeasure)"
+    );
+}

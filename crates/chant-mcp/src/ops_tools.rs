@@ -182,6 +182,7 @@ pub(crate) fn op_run(
         origin: Origin::Mcp,
         runtime: args.str("runtime"),
         lexicons: &state.loaded,
+        registry: &state.chant.lexicons,
         env: args.str("env"),
         cwd: state.root.clone(),
         cancel: ctx.cancel.as_atomic(),

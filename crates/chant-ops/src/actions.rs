@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use crate::gates::{self, Approval, Origin, Refusal, Resolved};
 use crate::model::{self, OpSet};
 use crate::records::RunStatus;
-use crate::runtime::{self, RunOptions, RunOutcome};
+use crate::runtime::{self, Activities, RunOptions, RunOutcome};
 use crate::time::Clock;
 use crate::{Repo, check_env, check_runtime};
 
@@ -212,6 +212,8 @@ pub struct RunOp<'a> {
     pub origin: Origin,
     pub runtime: Option<&'a str>,
     pub lexicons: &'a [String],
+    /// Where the project's lexicons' activities are found.
+    pub registry: &'a chant_core::lexicon::Registry,
     pub env: Option<&'a str>,
     /// Where shell steps run.
     pub cwd: std::path::PathBuf,
@@ -251,6 +253,7 @@ pub fn run_op<S: Deref<Target = OpSet>>(
         )));
     }
     let mut notes: Vec<String> = repo.sync().into_iter().collect();
+    let activities = Activities::of_project(req.registry, req.lexicons);
     let opts = RunOptions {
         env: req.env.map(str::to_owned),
         origin: req.origin,
@@ -258,6 +261,7 @@ pub fn run_op<S: Deref<Target = OpSet>>(
         ledger: Some(&repo.ledger),
         clock,
         cancel: req.cancel,
+        activities: &activities,
         on_step: req.on_step,
     };
     let outcome = runtime::run(op, &opts);

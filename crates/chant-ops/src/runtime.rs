@@ -13,6 +13,8 @@ use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
 use wait_timeout::ChildExt;
 
+use chant_core::lexicon::{Activity, ActivityCall, ActivityError, Registry};
+
 use crate::attest;
 use crate::gates::{self, Origin, PlanDecision};
 use crate::model::{OpDef, Phase, Step, parse_duration};
@@ -22,8 +24,40 @@ use crate::time::{Clock, iso};
 /// How long a running shell step waits before it looks at the cancel flag again.
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
-/// The activities this runtime knows, sorted.
-pub const KNOWN_ACTIVITIES: [&str; 1] = ["shellCmd"];
+/// The activities a run can call: the runtime's own (`shellCmd`), then those the project's
+/// lexicons offer. A name is resolved to the first that has it, so a lexicon cannot replace
+/// `shellCmd`.
+pub struct Activities<'a> {
+    known: Vec<&'a dyn Activity>,
+}
+
+impl<'a> Activities<'a> {
+    /// The runtime's own activities only.
+    pub fn native() -> Activities<'static> {
+        Activities {
+            known: vec![&ShellCmd],
+        }
+    }
+
+    /// The runtime's own, then what `lexicons` (the project's) offer through `registry`.
+    pub fn of_project(registry: &'a Registry, lexicons: &[String]) -> Activities<'a> {
+        let mut known: Vec<&'a dyn Activity> = vec![&ShellCmd];
+        known.extend(registry.activities(lexicons));
+        Activities { known }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a dyn Activity> {
+        self.known.iter().copied().find(|a| a.name() == name)
+    }
+
+    /// Every name a step may call, sorted, each once.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = self.known.iter().map(|a| a.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
 
 /// An activity profile: timeout and retry policy.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,6 +130,8 @@ pub struct RunOptions<'a> {
     pub ledger: Option<&'a Ledger>,
     pub clock: &'a dyn Clock,
     pub cancel: &'a AtomicBool,
+    /// What steps' `fn` may name.
+    pub activities: &'a Activities<'a>,
     /// Called with each settled step record, the number settled so far, and the step total.
     pub on_step: &'a (dyn Fn(&Json, usize, usize) + Sync),
 }
@@ -365,14 +401,14 @@ fn run_activity(
     outcome: Option<&(String, Option<String>)>,
 ) -> StepResult {
     let mut record = base_record(phase, function, args);
-    if !KNOWN_ACTIVITIES.contains(&function) {
+    let Some(activity) = ctx.opts.activities.get(function) else {
         record.insert("status".into(), json!("fail"));
         record.insert("durationMs".into(), json!(0));
         record.insert(
             "error".into(),
             json!(format!(
                 "no activity named \"{function}\" (known: {})",
-                KNOWN_ACTIVITIES.join(", ")
+                ctx.opts.activities.names().join(", ")
             )),
         );
         return StepResult {
@@ -380,7 +416,7 @@ fn run_activity(
             failed: true,
             gated: None,
         };
-    }
+    };
     let profile = profile(profile_name);
     let start = Instant::now();
     let cancel = ctx.opts.cancel;
@@ -390,10 +426,13 @@ fn run_activity(
             thread::sleep(Duration::from_millis(20));
         }
     };
-    let result = retrying(&profile, cancel, &pause, || {
-        shell_cmd(args, &ctx.opts.cwd, profile.timeout_ms, cancel)
-    })
-    .map_err(|e| e.message);
+    let call = ActivityCall {
+        args,
+        cwd: &ctx.opts.cwd,
+        timeout_ms: profile.timeout_ms,
+        cancel,
+    };
+    let result = retrying(&profile, cancel, &pause, || activity.run(&call)).map_err(|e| e.message);
     let duration = start.elapsed().as_millis() as u64;
     let failed = result.is_err();
     match result {
@@ -454,23 +493,27 @@ fn retrying(
     }
 }
 
-struct ActivityError {
-    name: String,
-    message: String,
-}
-
 /// `shellCmd {cmd, cwd?, env?}`: `sh -c <cmd>` in the project directory with the process
 /// environment plus `env`; the result is stdout, trimmed.
+struct ShellCmd;
+
+impl Activity for ShellCmd {
+    fn name(&self) -> &'static str {
+        "shellCmd"
+    }
+
+    fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
+        shell_cmd(call.args, call.cwd, call.timeout_ms, call.cancel)
+    }
+}
+
 fn shell_cmd(
     args: Option<&Json>,
     cwd: &Path,
     timeout_ms: u64,
     cancel: &AtomicBool,
 ) -> Result<Json, ActivityError> {
-    let fail = |name: &str, message: String| ActivityError {
-        name: name.into(),
-        message,
-    };
+    let fail = |name: &str, message: String| ActivityError::new(name, message);
     let cmd = args
         .and_then(|a| a.get("cmd"))
         .and_then(Json::as_str)
@@ -786,10 +829,60 @@ mod tests {
             ledger: Some(&ledger),
             clock: &crate::time::FixedClock(1_796_000_000_000),
             cancel: &cancel,
+            activities: &Activities::native(),
             on_step: &|_, _, _| {},
         };
         let outcome = run(&op, &opts);
         outcome.records[0].clone()
+    }
+
+    /// A lexicon offering an activity named like the runtime's own, and one of its own.
+    struct Shadow;
+    struct Named(&'static str);
+    impl Activity for Named {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn run(&self, _call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
+            Ok(json!(format!("{} from the lexicon", self.0)))
+        }
+    }
+    impl chant_core::lexicon::Lexicon for Shadow {
+        fn name(&self) -> &'static str {
+            "shadow"
+        }
+        fn version(&self) -> &'static str {
+            "0"
+        }
+        fn activities(&self) -> Vec<&dyn Activity> {
+            vec![&Named("shellCmd"), &Named("zeta")]
+        }
+    }
+
+    #[test]
+    fn a_lexicon_adds_activities_to_its_projects_and_never_replaces_the_runtimes_own() {
+        let registry = Registry::new(vec![Box::new(Shadow)]);
+        let used = Activities::of_project(&registry, &["shadow".to_owned()]);
+        assert_eq!(used.names(), ["shellCmd", "zeta"]);
+        let cancel = AtomicBool::new(false);
+        let call = ActivityCall {
+            args: Some(&json!({"cmd": "echo native"})),
+            cwd: Path::new("."),
+            timeout_ms: 10_000,
+            cancel: &cancel,
+        };
+        assert_eq!(
+            used.get("shellCmd").unwrap().run(&call),
+            Ok(json!("native"))
+        );
+        assert_eq!(
+            used.get("zeta").unwrap().run(&call),
+            Ok(json!("zeta from the lexicon"))
+        );
+        // A project that does not use the lexicon gets none of its activities.
+        let unused = Activities::of_project(&registry, &["gitlab".to_owned()]);
+        assert_eq!(unused.names(), ["shellCmd"]);
+        assert!(unused.get("zeta").is_none());
     }
 
     #[test]

@@ -149,6 +149,7 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
         origin: Origin::Cli,
         runtime: args.on.as_deref(),
         lexicons: &lexicons,
+        registry: &chant.lexicons,
         env: args.env.as_deref(),
         cwd: std::env::current_dir().unwrap_or_else(|_| repo.root.clone()),
         cancel: &cancel,
