@@ -139,7 +139,7 @@ fn an_op_calls_the_activities_its_projects_lexicon_offers() {
     std::fs::write(
         root.join("measure.op.ts"),
         r#"export default { name: "measure", overview: "", phases: [{ name: "M", parallel: true, steps: [
-  { kind: "activity", fn: "tinyMeasure", args: { size: 500 }, outcomeAttribute: { name: "huge", from: "huge" } },
+  { kind: "activity", fn: "tinyMeasure", args: { size: 100 }, outcomeAttribute: { name: "huge", from: "huge" } },
   { kind: "activity", fn: "tinyMeasure", args: { size: "big" }, profile: "policyCheck" },
   { kind: "activity", fn: "awsApply", profile: "policyCheck" }
 ] }] };
