@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::jsonl;
+use crate::state::{RunState, RunStatus};
 
 pub const ESCALATIONS_FILE: &str = ".agentxchain/human-escalations.jsonl";
 
@@ -71,14 +72,20 @@ pub fn load(root: &Path) -> Result<Vec<Escalation>, fsread::ReadError> {
 /// The current blocker: the first open record (newest first) whose `run_id`, `blocked_on` and
 /// `turn_id` equal the state's `run_id`, `blocked_on` and `blocked_reason.turn_id` (missing
 /// values compare as null), and only while the run is `blocked`.
-pub fn current_blocker<'a>(records: &'a [Escalation], state: &Value) -> Option<&'a Escalation> {
-    if state.get("status").and_then(Value::as_str) != Some("blocked") {
+pub fn current_blocker<'a>(records: &'a [Escalation], state: &RunState) -> Option<&'a Escalation> {
+    if state.run_status() != Some(RunStatus::Blocked) {
         return None;
     }
     let s = |v: Option<&Value>| v.cloned().unwrap_or(Value::Null);
-    let run_id = s(state.get("run_id"));
-    let blocked_on = s(state.get("blocked_on"));
-    let turn_id = s(state.get("blocked_reason").and_then(|r| r.get("turn_id")));
+    let text = |v: &Option<String>| v.as_ref().map_or(Value::Null, |t| Value::String(t.clone()));
+    let run_id = text(&state.run_id);
+    let blocked_on = text(&state.blocked_on);
+    let turn_id = text(
+        &state
+            .blocked_reason
+            .as_ref()
+            .and_then(|r| r.turn_id.clone()),
+    );
     records.iter().find(|r| {
         r.open
             && s(r.record.get("run_id")) == run_id
@@ -110,14 +117,20 @@ mod tests {
         let ids: Vec<&str> = records.iter().map(Escalation::id).collect();
         assert_eq!(ids, ["hesc_b", "hesc_a", "hesc_c"]);
         assert!(!records[1].open);
-        let state = json!({"status": "blocked", "run_id": "run_1", "blocked_on": "escalation:x", "blocked_reason": {"turn_id": "t1"}});
+        let state = RunState::from_value(
+            json!({"status": "blocked", "run_id": "run_1", "blocked_on": "escalation:x", "blocked_reason": {"turn_id": "t1"}}),
+        );
         assert_eq!(
             current_blocker(&records, &state).map(Escalation::id),
             Some("hesc_b")
         );
-        let paused = json!({"status": "paused", "run_id": "run_1", "blocked_on": "escalation:x"});
+        let paused = RunState::from_value(
+            json!({"status": "paused", "run_id": "run_1", "blocked_on": "escalation:x"}),
+        );
         assert!(current_blocker(&records, &paused).is_none());
-        let other_turn = json!({"status": "blocked", "run_id": "run_1", "blocked_on": "escalation:x", "blocked_reason": {"turn_id": "t2"}});
+        let other_turn = RunState::from_value(
+            json!({"status": "blocked", "run_id": "run_1", "blocked_on": "escalation:x", "blocked_reason": {"turn_id": "t2"}}),
+        );
         assert!(current_blocker(&records, &other_turn).is_none());
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{self, Config};
 use crate::escalations;
 use crate::jsonl;
-use crate::state;
+use crate::state::{self, PendingGate, RunState};
 use crate::util::shell_quote;
 
 pub const EVENTS_FILE: &str = ".agentxchain/events.jsonl";
@@ -67,7 +67,7 @@ pub fn no_project(project_root: &Path) -> Value {
 }
 
 /// The run state, normalized, or `None` (with a warning when a file was set aside).
-pub fn load_state(project: &Project, warnings: &mut Vec<String>) -> Option<Value> {
+pub fn load_state(project: &Project, warnings: &mut Vec<String>) -> Option<RunState> {
     match state::load(&project.root, &project.config) {
         Ok(s) => s,
         Err(e) => {
@@ -102,46 +102,35 @@ pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
         .iter()
         .map(|w| json!(w.trim_start().trim_start_matches("Warning: ")))
         .collect();
-    let s = state.as_ref().and_then(Value::as_object);
+    let s = state.unwrap_or_default();
+    let text = |v: &Option<String>| match v.as_deref() {
+        Some(t) if !t.is_empty() => json!(t),
+        _ => Value::Null,
+    };
     let mut m = Map::new();
     m.insert("ok".into(), json!(true));
     m.insert("project".into(), project.config.project.clone());
     m.insert("protocol_mode".into(), json!(project.config.mode.as_str()));
-    let run_status = str_or_null(s.and_then(|s| s.get("status")));
-    let phase = str_or_null(s.and_then(|s| s.get("phase")));
-    m.insert(
-        "run_id".into(),
-        str_or_null(s.and_then(|s| s.get("run_id"))),
-    );
+    let phase = text(&s.phase);
+    m.insert("run_id".into(), text(&s.run_id));
     m.insert("phase".into(), phase.clone());
-    m.insert("status".into(), run_status.clone());
+    m.insert("status".into(), text(&s.status));
     let turns: Vec<Value> = s
-        .and_then(|s| s.get("active_turns"))
-        .and_then(Value::as_object)
-        .map(|turns| {
-            turns
-                .iter()
-                .map(|(id, turn)| {
-                    let turn_phase = turn.get("phase").filter(|p| p.is_string()).cloned();
-                    json!({
-                        "turn_id": turn.get("turn_id").cloned().unwrap_or_else(|| json!(id)),
-                        "role": str_or_null(turn.get("assigned_role")),
-                        "status": str_or_null(turn.get("status")),
-                        "phase": turn_phase.unwrap_or_else(|| phase.clone()),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    m.insert("active_turns".into(), Value::Array(turns));
-    let gates: Vec<Value> = ["pending_phase_transition", "pending_run_completion"]
+        .active_turns
         .iter()
-        .filter_map(|k| {
-            s.and_then(|s| s.get(*k))
-                .and_then(|p| p.get("gate"))
-                .filter(|g| g.is_string())
-                .cloned()
+        .map(|(id, turn)| {
+            json!({
+                "turn_id": turn.turn_id.as_deref().unwrap_or(id),
+                "role": text(&turn.assigned_role),
+                "status": text(&turn.status),
+                "phase": turn.phase.as_ref().map_or_else(|| phase.clone(), |p| json!(p)),
+            })
         })
+        .collect();
+    m.insert("active_turns".into(), Value::Array(turns));
+    let gates: Vec<Value> = [&s.pending_phase_transition, &s.pending_run_completion]
+        .into_iter()
+        .filter_map(|p| Some(json!(p.as_ref()?.gate.as_ref()?)))
         .collect();
     m.insert(
         "pending_gates".into(),
@@ -154,15 +143,12 @@ pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
     m.insert(
         "blocked".into(),
         if unusable.is_empty() {
-            json!(run_status == "blocked")
+            json!(s.status.as_deref() == Some("blocked"))
         } else {
             Value::Null
         },
     );
-    m.insert(
-        "blocked_on".into(),
-        str_or_null(s.and_then(|s| s.get("blocked_on"))),
-    );
+    m.insert("blocked_on".into(), text(&s.blocked_on));
     if let Some(session) = load_session(&project.root) {
         let count = |k: &str| {
             session
@@ -248,11 +234,10 @@ pub fn approve_gate(project: &Project, gate_id: &str, warnings: &mut Vec<String>
     if id.is_empty() {
         return fail("gate_id is required.");
     }
-    let status_text = match state.get("status") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => "undefined".to_owned(),
-    };
+    let status_text = state
+        .status
+        .clone()
+        .unwrap_or_else(|| "undefined".to_owned());
     if id.starts_with("hesc_") {
         if status_text != "blocked" {
             return fail(format!(
@@ -289,15 +274,14 @@ pub fn approve_gate(project: &Project, gate_id: &str, warnings: &mut Vec<String>
             "Run is not awaiting approval (status: \"{status_text}\"). Nothing to approve."
         ));
     }
-    let pending_gate = |key: &str| {
-        state
-            .get(key)
-            .filter(|p| p.get("gate").and_then(Value::as_str) == Some(id))
+    let pending_gate = |p: &Option<PendingGate>| {
+        p.as_ref()
+            .filter(|p| p.gate.as_deref() == Some(id))
             .cloned()
     };
-    if let Some(t) = pending_gate("pending_phase_transition") {
-        let from = t.get("from").and_then(Value::as_str).unwrap_or("?");
-        let to = t.get("to").and_then(Value::as_str).unwrap_or("?");
+    if let Some(t) = pending_gate(&state.pending_phase_transition) {
+        let from = t.from.as_deref().unwrap_or("?");
+        let to = t.to.as_deref().unwrap_or("?");
         return json!({
             "ok": true,
             "gate_id": id,
@@ -306,7 +290,7 @@ pub fn approve_gate(project: &Project, gate_id: &str, warnings: &mut Vec<String>
             "instruction": format!("Gate {id} is awaiting human approval. Run \"agentxchain approve-transition\" to approve the transition from {from} to {to}."),
         });
     }
-    if pending_gate("pending_run_completion").is_some() {
+    if pending_gate(&state.pending_run_completion).is_some() {
         return json!({
             "ok": true,
             "gate_id": id,

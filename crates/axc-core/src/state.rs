@@ -1,13 +1,142 @@
-//! The run state (`.agentxchain/state.json`): read, normalized in memory, never written back.
+//! The run state (`.agentxchain/state.json`): read, normalized in memory, never written back,
+//! and handed to readers as a typed [`RunState`].
 
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use crate::config::{Config, ProtocolMode};
 
 const STATUSES: [&str; 6] = ["idle", "active", "paused", "blocked", "completed", "failed"];
+
+/// What a run's `status` says (`failed` is tolerated on read, never written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Idle,
+    Active,
+    Paused,
+    Blocked,
+    Completed,
+    Failed,
+}
+
+/// A run state as readers see it, after the in-memory normalizations and (governed) the
+/// validation: the fields they read, typed, and everything else as written in `rest`.
+///
+/// A field of the wrong type reads as absent rather than failing the whole state: the
+/// validation already refused what readers cannot do without, and a legacy project's state
+/// is not validated at all.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct RunState {
+    /// As written: a governed state's is one of [`RunStatus`]; see [`RunState::run_status`].
+    #[serde(default, deserialize_with = "lenient")]
+    pub status: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub run_id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub phase: Option<String>,
+    /// Prefix-coded: `human:…`, `escalation:…`, `dispatch:…`, `policy:…`, `human_approval:<gate>`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub blocked_on: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub blocked_reason: Option<BlockedReason>,
+    /// Turn id → turn, in the file's order.
+    #[serde(default, deserialize_with = "turns")]
+    pub active_turns: Vec<(String, Turn)>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub pending_phase_transition: Option<PendingGate>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub pending_run_completion: Option<PendingGate>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// One of `active_turns`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct Turn {
+    #[serde(default, deserialize_with = "lenient")]
+    pub turn_id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub assigned_role: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub status: Option<String>,
+    /// Older writers put a phase on a turn; the run's phase applies otherwise.
+    #[serde(default, deserialize_with = "lenient")]
+    pub phase: Option<String>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// `blocked_reason`: `{category, recovery, turn_id, blocked_at}`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct BlockedReason {
+    #[serde(default, deserialize_with = "lenient")]
+    pub category: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub turn_id: Option<String>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// `pending_phase_transition` (`{from, to, gate, requested_by_turn}`) or
+/// `pending_run_completion` (`{gate, requested_by_turn}`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct PendingGate {
+    #[serde(default, deserialize_with = "lenient")]
+    pub gate: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub from: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub to: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub requested_by_turn: Option<String>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+impl RunState {
+    /// The typed view of a normalized state; a state that is not an object has no fields.
+    pub fn from_value(state: Value) -> RunState {
+        match state {
+            Value::Object(_) => serde_json::from_value(state).unwrap_or_default(),
+            _ => RunState::default(),
+        }
+    }
+
+    /// The status, when it is one a governed run can have.
+    pub fn run_status(&self) -> Option<RunStatus> {
+        self.status
+            .as_deref()
+            .and_then(|s| serde_json::from_value(Value::String(s.to_owned())).ok())
+    }
+}
+
+/// A value of type `T`, or `None` when the field holds something else (null included).
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(T::deserialize(Value::deserialize(d)?).ok())
+}
+
+/// `active_turns` in the file's order; a turn that is not an object has no fields, and a
+/// value that is not a map has no turns.
+fn turns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, Turn)>, D::Error> {
+    let Value::Object(map) = Value::deserialize(d)? else {
+        return Ok(Vec::new());
+    };
+    Ok(map
+        .into_iter()
+        .map(|(id, turn)| {
+            let turn = match turn {
+                Value::Object(_) => serde_json::from_value(turn).unwrap_or_default(),
+                _ => Turn::default(),
+            };
+            (id, turn)
+        })
+        .collect())
+}
 
 /// Why a state file was set aside. `Display` is the warning text after `  Warning: `.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -21,7 +150,7 @@ pub enum StateError {
 }
 
 /// Reads the state for `config` under `root`. `Ok(None)` when there is no state file.
-pub fn load(root: &Path, config: &Config) -> Result<Option<Value>, StateError> {
+pub fn load(root: &Path, config: &Config) -> Result<Option<RunState>, StateError> {
     let file = config.state_file.clone();
     // A regular file inside the project, never waited on, at most 16 MiB.
     let bytes = match fsread::read_inside(root, Path::new(&file), crate::util::MAX_STATE_BYTES) {
@@ -45,7 +174,7 @@ pub fn load(root: &Path, config: &Config) -> Result<Option<Value>, StateError> {
             return Err(StateError::Issues { file, errors });
         }
     }
-    Ok(Some(state))
+    Ok(Some(RunState::from_value(state)))
 }
 
 /// The reference's read-time normalizations, in memory only: v1.0 → v1.1 (`current_turn` folded
@@ -181,14 +310,6 @@ pub fn validate(state: &Value) -> Vec<String> {
     errors
 }
 
-/// Field accessor: a non-empty string or `None`.
-pub fn text<'a>(state: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    state
-        .get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +361,41 @@ mod tests {
             normalize(raw, &cfg(None))["blocked_reason"]["recovery"]["owner"],
             "human"
         );
+    }
+
+    #[test]
+    fn the_typed_view_keeps_order_and_unknown_fields_and_reads_wrong_types_as_absent() {
+        let raw = json!({"schema_version": "1.1", "status": "paused", "run_id": "run_1", "phase": 7,
+            "active_turns": {"turn_b": {"assigned_role": "qa", "attempt": 2}, "turn_a": "not a turn"},
+            "pending_run_completion": {"gate": "ship", "requested_by_turn": "turn_b"},
+            "pending_phase_transition": "nope", "future_field": {"x": 1}});
+        let s = RunState::from_value(normalize(raw, &cfg(None)));
+        assert_eq!(s.run_status(), Some(RunStatus::Paused));
+        assert_eq!(
+            (s.run_id.as_deref(), s.phase.as_deref()),
+            (Some("run_1"), None)
+        );
+        let ids: Vec<&str> = s.active_turns.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["turn_b", "turn_a"]);
+        assert_eq!(s.active_turns[0].1.assigned_role.as_deref(), Some("qa"));
+        assert_eq!(s.active_turns[0].1.rest["attempt"], 2);
+        assert_eq!(s.active_turns[1].1, Turn::default());
+        assert_eq!(
+            s.pending_run_completion
+                .as_ref()
+                .and_then(|p| p.gate.as_deref()),
+            Some("ship")
+        );
+        assert_eq!(s.pending_phase_transition, None);
+        assert_eq!(s.rest["future_field"], json!({"x": 1}));
+        assert_eq!(s.rest["schema_version"], "1.1");
+        // Statuses a governed run cannot have are kept as written but are no RunStatus.
+        let odd = RunState::from_value(json!({"status": "dancing"}));
+        assert_eq!(
+            (odd.status.as_deref(), odd.run_status()),
+            (Some("dancing"), None)
+        );
+        assert_eq!(RunState::from_value(json!([1])), RunState::default());
     }
 
     #[test]
