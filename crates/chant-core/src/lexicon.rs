@@ -438,13 +438,13 @@ impl Registry {
         self.get(lexicon)?.runtime_module(subpath)
     }
 
-    /// The activities the lexicons named offer (unknown names add none), in the order the
-    /// names are given.
-    pub fn activities(&self, lexicons: &[String]) -> Vec<&dyn Activity> {
+    /// The activities the lexicons named offer, each with the lexicon's name (unknown names
+    /// add none), in the order the names are given.
+    pub fn activities(&self, lexicons: &[String]) -> Vec<(&'static str, &dyn Activity)> {
         lexicons
             .iter()
             .filter_map(|n| self.get(n))
-            .flat_map(|l| l.activities())
+            .flat_map(|l| l.activities().into_iter().map(move |a| (l.name(), a)))
             .collect()
     }
 

@@ -371,6 +371,7 @@ pub(crate) fn op_approve(
         origin: Origin::Mcp,
         runtime: args.str("runtime"),
         lexicons: &state.loaded,
+        registry: &state.chant.lexicons,
         env: args.str("env"),
         resolved_by: "unattested".into(),
         note: args.str("note").map(str::to_owned),

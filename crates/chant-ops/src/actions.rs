@@ -69,6 +69,8 @@ pub struct ApproveGate<'a> {
     pub runtime: Option<&'a str>,
     /// The project's lexicons.
     pub lexicons: &'a [String],
+    /// Where the project's lexicons' activities are found (they are part of the plan).
+    pub registry: &'a chant_core::lexicon::Registry,
     /// The environment the approver's plan is computed for, if named.
     pub env: Option<&'a str>,
     /// Who approves, as the channel may claim it (`"unattested"` over MCP).
@@ -145,8 +147,10 @@ pub fn approve_gate<S: Deref<Target = OpSet>>(
     let root = repo.root.clone();
     let seal = move |payload: &str| crate::attest::seal(&root, payload);
     let (gate, given_env) = (req.gate, req.env);
-    let plan_here =
-        declared.map(|op| move |e: Option<&str>| runtime::plan_here(op, gate, e, given_env));
+    let activities = Activities::of_project(req.registry, req.lexicons);
+    let activities = &activities;
+    let plan_here = declared
+        .map(|op| move |e: Option<&str>| runtime::plan_here(op, gate, e, given_env, activities));
     let approval = Approval {
         op: req.op,
         gate: req.gate,

@@ -25,34 +25,44 @@ use crate::time::{Clock, iso};
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
 /// The activities a run can call: the runtime's own (`shellCmd`), then those the project's
-/// lexicons offer. A name is resolved to the first that has it, so a lexicon cannot replace
-/// `shellCmd`.
+/// lexicons offer, in the config's order. A name is resolved to the first that has it, so a
+/// lexicon cannot replace `shellCmd`.
 pub struct Activities<'a> {
-    known: Vec<&'a dyn Activity>,
+    /// Each with the lexicon that offers it (`None`: the runtime's own).
+    known: Vec<(Option<&'static str>, &'a dyn Activity)>,
 }
 
 impl<'a> Activities<'a> {
     /// The runtime's own activities only.
     pub fn native() -> Activities<'static> {
         Activities {
-            known: vec![&ShellCmd],
+            known: vec![(None, &ShellCmd)],
         }
     }
 
     /// The runtime's own, then what `lexicons` (the project's) offer through `registry`.
     pub fn of_project(registry: &'a Registry, lexicons: &[String]) -> Activities<'a> {
-        let mut known: Vec<&'a dyn Activity> = vec![&ShellCmd];
-        known.extend(registry.activities(lexicons));
+        let mut known = Activities::native().known;
+        known.extend(
+            registry
+                .activities(lexicons)
+                .into_iter()
+                .map(|(lexicon, a)| (Some(lexicon), a)),
+        );
         Activities { known }
     }
 
+    fn resolve(&self, name: &str) -> Option<(Option<&'static str>, &'a dyn Activity)> {
+        self.known.iter().copied().find(|(_, a)| a.name() == name)
+    }
+
     fn get(&self, name: &str) -> Option<&'a dyn Activity> {
-        self.known.iter().copied().find(|a| a.name() == name)
+        self.resolve(name).map(|(_, a)| a)
     }
 
     /// Every name a step may call, sorted, each once.
     pub fn names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = self.known.iter().map(|a| a.name()).collect();
+        let mut names: Vec<&'static str> = self.known.iter().map(|(_, a)| a.name()).collect();
         names.sort_unstable();
         names.dedup();
         names
@@ -102,21 +112,40 @@ impl Profile {
 
 /// The plan a gate of `op` approves when run in `env`: the Op's whole definition as evaluated
 /// (its props: every phase, step, activity and argument, gates, `neverOverMcp`), the profile
-/// each activity runs under as this runtime resolves it, the environment and the gate.
-pub fn plan_digest(op: &OpDef, gate: &str, env: &str) -> String {
+/// each activity runs under as this runtime resolves it, which lexicon (or none) each
+/// activity that is not the runtime's own resolves to, the environment and the gate. A plan
+/// of the runtime's own activities only is digested without the `activities` member.
+pub fn plan_digest(op: &OpDef, gate: &str, env: &str, activities: &Activities<'_>) -> String {
     let mut profiles = Map::new();
+    let mut offered = Map::new();
     for phase in op.phases.iter().chain(&op.on_failure) {
         for step in &phase.steps {
-            if let Step::Activity { profile: p, .. } = step {
+            if let Step::Activity {
+                profile: p,
+                function,
+                ..
+            } = step
+            {
                 let name = p.as_deref().unwrap_or("fastIdempotent");
                 profiles.insert(name.to_owned(), profile(Some(name)).to_json());
+                match activities.resolve(function) {
+                    Some((None, _)) => {}
+                    Some((Some(lexicon), _)) => {
+                        offered.insert(function.clone(), json!(lexicon));
+                    }
+                    None => {
+                        offered.insert(function.clone(), Json::Null);
+                    }
+                }
             }
         }
     }
-    gates::plan_digest(
-        "op-gate",
-        &json!({"op": op.name, "gate": gate, "env": env, "props": op.props, "profiles": profiles}),
-    )
+    let mut subject =
+        json!({"op": op.name, "gate": gate, "env": env, "props": op.props, "profiles": profiles});
+    if !offered.is_empty() {
+        subject["activities"] = Json::Object(offered);
+    }
+    gates::plan_digest("op-gate", &subject)
 }
 
 /// How to run.
@@ -206,9 +235,10 @@ pub fn plan_here(
     gate: &str,
     pending_env: Option<&str>,
     given: Option<&str>,
+    activities: &Activities<'_>,
 ) -> (String, String) {
     let env = env_of(op, pending_env.or(given));
-    let digest = plan_digest(op, gate, &env);
+    let digest = plan_digest(op, gate, &env, activities);
     (env, digest)
 }
 
@@ -697,7 +727,7 @@ fn run_gate(
     let policy = signers.as_ref();
     let believed =
         |p: &gates::Fact, r: &gates::Fact| attest::judge(policy, &p.raw, &r.raw).attested();
-    let digest = plan_digest(ctx.op, gate, ctx.env);
+    let digest = plan_digest(ctx.op, gate, ctx.env, ctx.opts.activities);
     let gated = |mut record: Map<String, Json>, since: &str, refusal: Option<String>| {
         record.insert("status".into(), json!("gated"));
         record.insert("durationMs".into(), json!(0));
@@ -883,6 +913,68 @@ mod tests {
         let unused = Activities::of_project(&registry, &["gitlab".to_owned()]);
         assert_eq!(unused.names(), ["shellCmd"]);
         assert!(unused.get("zeta").is_none());
+    }
+
+    /// Another lexicon offering `zeta`.
+    struct Echo;
+    impl chant_core::lexicon::Lexicon for Echo {
+        fn name(&self) -> &'static str {
+            "echo"
+        }
+        fn version(&self) -> &'static str {
+            "0"
+        }
+        fn activities(&self) -> Vec<&dyn Activity> {
+            vec![&Named("zeta")]
+        }
+    }
+
+    #[test]
+    fn the_plan_names_which_lexicon_each_activity_resolves_to() {
+        let op = |function: &str| {
+            crate::model::op_from_props(
+                json!({"name": "o", "overview": "", "phases": [{"name": "A", "steps": [
+                    {"kind": "activity", "fn": "shellCmd", "args": {"cmd": "true"}},
+                    {"kind": "activity", "fn": function},
+                    {"kind": "gate", "gate": "g"}]}]}),
+                Path::new("o.op.ts"),
+            )
+            .unwrap()
+        };
+        let registry = Registry::new(vec![Box::new(Shadow), Box::new(Echo)]);
+        let names = |n: &[&str]| n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let digest = |function: &str, lexicons: &[&str]| {
+            plan_digest(
+                &op(function),
+                "g",
+                "prod",
+                &Activities::of_project(&registry, &names(lexicons)),
+            )
+        };
+        // The runtime's own activity is the same plan whatever lexicons a project has, and the
+        // same as before activities came from lexicons.
+        assert_eq!(
+            digest("shellCmd", &[]),
+            digest("shellCmd", &["shadow", "echo"])
+        );
+        assert_eq!(
+            digest("shellCmd", &[]),
+            gates::plan_digest(
+                "op-gate",
+                &json!({"op": "o", "gate": "g", "env": "prod", "props": op("shellCmd").props,
+                    "profiles": {"fastIdempotent": profile(None).to_json()}})
+            )
+        );
+        // An activity nobody offers, then offered by one lexicon or the other: three plans.
+        let plans = [
+            digest("zeta", &[]),
+            digest("zeta", &["shadow", "echo"]),
+            digest("zeta", &["echo", "shadow"]),
+        ];
+        assert_ne!(plans[0], plans[1]);
+        assert_ne!(plans[1], plans[2]);
+        assert_ne!(plans[0], plans[2]);
+        assert_eq!(plans[1], digest("zeta", &["shadow"]));
     }
 
     #[test]

@@ -361,6 +361,7 @@ pub fn approve(chant: &Chant, budget: &Budget, args: ApproveArgs) -> ExitCode {
         origin: Origin::Cli,
         runtime: args.on.as_deref(),
         lexicons: &lexicons,
+        registry: &chant.lexicons,
         env: args.env.as_deref(),
         resolved_by: resolved_by.clone(),
         note: args.note.clone(),
