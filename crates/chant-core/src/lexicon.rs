@@ -497,8 +497,12 @@ pub const RUNTIME_PREFIX: &str = "@intentius/chant-lexicon-";
 #[derive(Clone, Debug, PartialEq)]
 pub struct PluginTool {
     pub name: String,
+    /// A short human name for the tool.
+    pub title: String,
     pub description: String,
     pub input_schema: Json,
+    /// It only reads: it changes nothing in the project or elsewhere.
+    pub read_only: bool,
 }
 
 /// What a plugin tool answers: an object or a plain string.

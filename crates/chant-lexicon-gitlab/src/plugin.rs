@@ -30,18 +30,24 @@ impl chant_core::lexicon::Plugin for Gitlab {
         vec![
             PluginTool {
                 name: "pipeline-yaml".into(),
+                title: "GitLab pipeline YAML".into(),
                 description: "Build the project and return the generated .gitlab-ci.yml as a string. Read-only.".into(),
                 input_schema: path_schema(None),
+                read_only: true,
             },
             PluginTool {
                 name: "pipeline".into(),
+                title: "GitLab pipeline stages and jobs".into(),
                 description: "Build the pipeline and return its stages and jobs (name, stage, and the entity each job comes from). Read-only.".into(),
                 input_schema: path_schema(None),
+                read_only: true,
             },
             PluginTool {
                 name: "checks".into(),
+                title: "GitLab post-synth checks".into(),
                 description: "Build the pipeline and return the post-synth findings (timeouts, digest pinning, attacker-controllable variables, …) as JSON. Read-only.".into(),
                 input_schema: path_schema(None),
+                read_only: true,
             },
         ]
     }

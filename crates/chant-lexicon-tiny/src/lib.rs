@@ -169,8 +169,10 @@ impl Plugin for Tiny {
     fn plugin_tools(&self) -> Vec<PluginTool> {
         vec![PluginTool {
             name: "count".into(),
+            title: "Count Things".into(),
             description: "How many Things the project declares".into(),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            read_only: true,
         }]
     }
 

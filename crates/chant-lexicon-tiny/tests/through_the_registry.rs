@@ -85,6 +85,7 @@ fn a_lexicon_in_a_registry_builds_lints_imports_and_serves() {
         chant_mcp::Options {
             root: root.clone(),
             version: "0".into(),
+            tool_names: Default::default(),
         },
     )
     .unwrap();
@@ -151,6 +152,7 @@ fn an_op_calls_the_activities_its_projects_lexicon_offers() {
         chant_mcp::Options {
             root: root.clone(),
             version: "0".into(),
+            tool_names: Default::default(),
         },
     )
     .unwrap();

@@ -33,7 +33,7 @@ use mcp::{
 };
 use serde_json::{Map, Value, json};
 
-pub use namespace::{namespace_resource, namespace_tool};
+pub use namespace::{ToolNames, namespace_resource, namespace_tool, portable};
 
 /// chant's development context (`chant://context`); lexicon sections are appended.
 pub const CONTEXT: &str = include_str!("context.md");
@@ -44,6 +44,8 @@ pub struct Options {
     pub root: PathBuf,
     /// `serverInfo.version`: the version `chant --version` prints.
     pub version: String,
+    /// How plugin tools are named.
+    pub tool_names: ToolNames,
 }
 
 pub(crate) struct State {
@@ -229,7 +231,20 @@ fn register(b: ServerBuilder, state: &Arc<State>, decl: &'static ToolDecl) -> Se
 }
 
 /// Builds the server for the project at `options.root`. Refuses a project with no lexicon.
+/// A plugin tool that cannot be served under its name is left out with a warning on stderr.
 pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
+    let (server, skipped) = server_and_warnings(chant, options)?;
+    for s in skipped {
+        eprintln!("warning: {s}");
+    }
+    Ok(server)
+}
+
+/// [`server`], and the plugin tools left out, each with why.
+fn server_and_warnings(
+    chant: Chant,
+    options: Options,
+) -> Result<(Server, Vec<String>), ProjectError> {
     let project = chant.locate(&options.root, &Budget::default())?;
     let walls = Walls::new(&options.root).map_err(|e| ProjectError::Config(e.to_string()))?;
     let loaded: Vec<String> = chant
@@ -254,9 +269,14 @@ pub fn server(chant: Chant, options: Options) -> Result<Server, ProjectError> {
     for decl in core_tools::TOOLS.iter().chain(ops_tools::TOOLS) {
         b = register(b, &state, decl);
     }
-    b = plugins::register(b, &state);
-    b = resources::register(b, &state);
-    Ok(b.build())
+    let core: Vec<&str> = core_tools::TOOLS
+        .iter()
+        .chain(ops_tools::TOOLS)
+        .map(|d| d.name)
+        .collect();
+    let (b, skipped) = plugins::register(b, &state, options.tool_names, &core);
+    let b = resources::register(b, &state);
+    Ok((b.build(), skipped))
 }
 
 #[cfg(test)]
@@ -280,6 +300,22 @@ mod tests {
 
         fn read_plugin_resource(&self, uri: &str) -> Option<(String, String)> {
             Some(("text/plain".into(), format!("plugin {uri}")))
+        }
+
+        fn plugin_tools(&self) -> Vec<chant_core::lexicon::PluginTool> {
+            let t = |name: &str, read_only: bool| chant_core::lexicon::PluginTool {
+                name: name.into(),
+                title: format!("Title of {name}"),
+                description: "d".into(),
+                input_schema: json!({"type": "object"}),
+                read_only,
+            };
+            vec![
+                t("a:b", true),
+                t("a_b", true),
+                t(&"x".repeat(60), true),
+                t("writes", false),
+            ]
         }
     }
 
@@ -309,6 +345,62 @@ mod tests {
         }
     }
 
+    fn fake_server(tool_names: ToolNames) -> (Vec<Value>, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("chant.config.ts"), "export default {};\n").unwrap();
+        let chant = Chant {
+            lexicons: Arc::new(Registry::new(vec![Box::new(Fake)])),
+            evaluator: Box::new(NoEval),
+        };
+        let options = Options {
+            root: dir.path().to_path_buf(),
+            version: "0".into(),
+            tool_names,
+        };
+        let (server, skipped) = server_and_warnings(chant, options).unwrap();
+        let tools = server
+            .tools()
+            .iter()
+            .filter(|t| t.name.starts_with("fake"))
+            .map(|t| json!({"name": t.name, "title": t.title, "readOnly": t.annotations.and_then(|a| a.read_only)}))
+            .collect();
+        (tools, skipped)
+    }
+
+    #[test]
+    fn plugin_tools_are_named_in_the_style_asked_and_never_twice() {
+        let long = "x".repeat(60);
+        let (seed, skipped) = fake_server(ToolNames::Seed);
+        assert_eq!(
+            seed,
+            [
+                json!({"name": "fake:a:b", "title": "Title of a:b", "readOnly": true}),
+                json!({"name": "fake:a_b", "title": "Title of a_b", "readOnly": true}),
+                json!({"name": format!("fake:{long}"), "title": format!("Title of {long}"), "readOnly": true}),
+                json!({"name": "fake:writes", "title": "Title of writes", "readOnly": false}),
+            ]
+        );
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let (portable, skipped) = fake_server(ToolNames::Portable);
+        assert_eq!(
+            portable,
+            [
+                json!({"name": "fake_a_b", "title": "Title of a:b", "readOnly": true}),
+                json!({"name": "fake_writes", "title": "Title of writes", "readOnly": false}),
+            ]
+        );
+        assert_eq!(
+            skipped,
+            [
+                "fake's tool a_b is not served: its name fake_a_b is taken by fake's tool a:b"
+                    .to_owned(),
+                format!(
+                    "fake's tool {long} is not served: fake_{long} is not a portable tool name (^[a-zA-Z0-9_-]{{1,64}}$)"
+                ),
+            ]
+        );
+    }
+
     #[test]
     fn a_plugin_cannot_shadow_a_core_resource() {
         let dir = tempfile::tempdir().unwrap();
@@ -322,6 +414,7 @@ mod tests {
             Options {
                 root: dir.path().to_path_buf(),
                 version: "0".into(),
+                tool_names: ToolNames::Seed,
             },
         )
         .unwrap();

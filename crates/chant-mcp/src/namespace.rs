@@ -1,4 +1,45 @@
-//! Plugin namespacing: `<lexicon>:<tool>` and `chant://<lexicon>/<path>`, applied idempotently.
+//! Plugin namespacing: `<lexicon>:<tool>` (or the portable `<lexicon>_<tool>`) and
+//! `chant://<lexicon>/<path>`, applied idempotently.
+
+/// How plugin tools are named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolNames {
+    /// `<lexicon>:<tool>`, as the seed names them.
+    #[default]
+    Seed,
+    /// `<lexicon>_<tool>`: names every client accepts (`^[a-zA-Z0-9_-]{1,64}$`).
+    Portable,
+}
+
+impl ToolNames {
+    /// `seed` or `portable` (what `--tool-names` and `CHANT_MCP_TOOL_NAMES` take).
+    pub fn parse(text: &str) -> Result<ToolNames, String> {
+        match text {
+            "seed" => Ok(ToolNames::Seed),
+            "portable" => Ok(ToolNames::Portable),
+            other => Err(format!(
+                "tool names must be \"seed\" or \"portable\" (got \"{other}\")"
+            )),
+        }
+    }
+
+    /// Plugin tool `name` of `lexicon` in this style.
+    pub fn name(self, lexicon: &str, name: &str) -> String {
+        let seed = namespace_tool(lexicon, name);
+        match self {
+            ToolNames::Seed => seed,
+            ToolNames::Portable => seed.replace(':', "_"),
+        }
+    }
+}
+
+/// Whether every MCP client accepts `name` as a tool name: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn portable(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
 /// `migrate` → `gitlab:migrate`; `gitlab:diff` stays; for plugin `git`, `gitlab:diff` →
 /// `git:gitlab:diff`.
@@ -47,6 +88,29 @@ mod tests {
             namespace_tool("gitlab", &namespace_tool("gitlab", "diff")),
             "gitlab:diff"
         );
+    }
+
+    #[test]
+    fn portable_names_have_no_colon_and_fit_every_client() {
+        assert_eq!(
+            ToolNames::Portable.name("gitlab", "checks"),
+            "gitlab_checks"
+        );
+        assert_eq!(
+            ToolNames::Portable.name("gitlab", "gitlab:diff"),
+            "gitlab_diff"
+        );
+        assert_eq!(ToolNames::Seed.name("gitlab", "checks"), "gitlab:checks");
+        assert_eq!(ToolNames::parse("portable"), Ok(ToolNames::Portable));
+        assert_eq!(
+            ToolNames::parse("Portable").unwrap_err(),
+            "tool names must be \"seed\" or \"portable\" (got \"Portable\")"
+        );
+        assert!(portable("gitlab_pipeline-yaml"));
+        assert!(portable(&"a".repeat(64)));
+        for bad in ["", "gitlab:checks", "a b", "é", &"a".repeat(65)] {
+            assert!(!portable(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -4,38 +4,73 @@
 use std::sync::Arc;
 
 use chant_core::lexicon::PluginOutput;
-use mcp::{Arguments, RequestContext, ServerBuilder, Tool, ToolError, ToolOutput};
+use mcp::{Arguments, RequestContext, ServerBuilder, Tool, ToolAnnotations, ToolError, ToolOutput};
 use serde_json::Value;
 
-use crate::{State, budget, check_types, namespace_tool};
+use crate::{State, ToolNames, budget, check_types, portable};
 
-/// Registers every loaded lexicon's plugin tools (a name already taken is skipped).
-pub(crate) fn register(mut b: ServerBuilder, state: &Arc<State>) -> ServerBuilder {
-    let mut registered: Vec<String> = Vec::new();
+/// Registers every loaded lexicon's plugin tools, named in `style`; returns what was not
+/// registered and why: a name already taken (by a core tool in `core` or an earlier plugin
+/// tool), or, in the portable style, a name some clients refuse.
+pub(crate) fn register(
+    mut b: ServerBuilder,
+    state: &Arc<State>,
+    style: ToolNames,
+    core: &[&str],
+) -> (ServerBuilder, Vec<String>) {
+    let mut registered: Vec<(String, String)> = core
+        .iter()
+        .map(|n| ((*n).to_owned(), format!("the core tool {n}")))
+        .collect();
+    let mut skipped = Vec::new();
     for (lex, plugin) in state.plugins() {
         for tool in plugin.plugin_tools() {
-            let name = namespace_tool(lex.name(), &tool.name);
-            if registered.contains(&name) {
+            let name = style.name(lex.name(), &tool.name);
+            let whose = format!("{}'s tool {}", lex.name(), tool.name);
+            if let Some((_, first)) = registered.iter().find(|(n, _)| *n == name) {
+                skipped.push(format!(
+                    "{whose} is not served: its name {name} is taken by {first}"
+                ));
                 continue;
             }
-            registered.push(name.clone());
+            if style == ToolNames::Portable && !portable(&name) {
+                skipped.push(format!(
+                    "{whose} is not served: {name} is not a portable tool name (^[a-zA-Z0-9_-]{{1,64}}$)"
+                ));
+                continue;
+            }
+            registered.push((name.clone(), whose));
             let st = Arc::clone(state);
             let lexicon = lex.name().to_owned();
             let tool_name = tool.name.clone();
             let input = tool.input_schema.clone();
-            b = b.tool(Tool::new(
-                name,
-                tool.description,
-                tool.input_schema,
-                move |args, ctx| {
-                    check_types(&input, &args)?;
-                    let _permit = st.work(ctx)?;
-                    plugin_call(&st, &lexicon, &tool_name, args, ctx)
-                },
-            ));
+            let annotations = if tool.read_only {
+                ToolAnnotations::READ_ONLY
+            } else {
+                ToolAnnotations {
+                    read_only: Some(false),
+                    destructive: None,
+                    idempotent: None,
+                    open_world: Some(false),
+                }
+            };
+            b = b.tool(
+                Tool::new(
+                    name,
+                    tool.description,
+                    tool.input_schema,
+                    move |args, ctx| {
+                        check_types(&input, &args)?;
+                        let _permit = st.work(ctx)?;
+                        plugin_call(&st, &lexicon, &tool_name, args, ctx)
+                    },
+                )
+                .with_title(tool.title)
+                .with_annotations(annotations),
+            );
         }
     }
-    b
+    (b, skipped)
 }
 
 fn plugin_call(

@@ -58,6 +58,10 @@ enum Command {
         /// Write the output to FILE instead of standard output
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Accepted for scripts written for the reference chant, and ignored: there is one
+        /// evaluation path, with no folding to turn off
+        #[arg(long)]
+        no_fold: bool,
     },
     /// List the project's entities: name, lexicon, type, kind
     List {
@@ -175,6 +179,11 @@ enum ServeCommand {
     Mcp {
         /// Project directory; relative tool paths resolve against it
         path: Option<PathBuf>,
+        /// How lexicon plugin tools are named: `seed` (`gitlab:checks`, the default) or
+        /// `portable` (`gitlab_checks`, names every MCP client accepts). Without this flag,
+        /// the CHANT_MCP_TOOL_NAMES environment variable is read
+        #[arg(long, value_name = "STYLE")]
+        tool_names: Option<String>,
     },
 }
 
@@ -254,6 +263,7 @@ fn main() -> ExitCode {
             lexicon,
             format,
             output,
+            no_fold: _,
         } => build(&chant, budget, &path_or_cwd(path), lexicon, format, output),
         Command::List { path } => list(&chant, budget, &path_or_cwd(path)),
         Command::Import {
@@ -343,18 +353,32 @@ fn main() -> ExitCode {
             },
         ),
         Command::Serve {
-            command: ServeCommand::Mcp { path },
-        } => serve_mcp(chant, path_or_cwd(path)),
+            command: ServeCommand::Mcp { path, tool_names },
+        } => serve_mcp(chant, path_or_cwd(path), tool_names),
     }
 }
 
-fn serve_mcp(chant: Chant, root: PathBuf) -> ExitCode {
+fn serve_mcp(chant: Chant, root: PathBuf, tool_names: Option<String>) -> ExitCode {
     if !root.is_dir() {
         return fail(format!("{}: no such directory", root.display()));
     }
+    let style = match tool_names {
+        Some(t) => chant_mcp::ToolNames::parse(&t).map_err(|e| format!("--tool-names: {e}")),
+        None => match std::env::var("CHANT_MCP_TOOL_NAMES") {
+            Ok(t) if !t.is_empty() => {
+                chant_mcp::ToolNames::parse(&t).map_err(|e| format!("CHANT_MCP_TOOL_NAMES: {e}"))
+            }
+            _ => Ok(chant_mcp::ToolNames::Seed),
+        },
+    };
+    let tool_names = match style {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
     let options = chant_mcp::Options {
         root,
         version: env!("CARGO_PKG_VERSION").to_owned(),
+        tool_names,
     };
     match chant_mcp::server(chant, options) {
         Ok(server) => match server.serve_stdio() {

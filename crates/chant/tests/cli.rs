@@ -33,6 +33,10 @@ fn build_lexicon_filter_and_refusals() {
     let out = chant(&root, &["build", "src", "--lexicon", "gitlab"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("stages:\n"));
+    // `--no-fold` (the reference's) is accepted and changes nothing.
+    let unfolded = chant(&root, &["build", "src", "--lexicon", "gitlab", "--no-fold"]);
+    assert!(unfolded.status.success());
+    assert_eq!(unfolded.stdout, out.stdout);
     let out = chant(&root, &["build", "src", "--lexicon", "azure"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(

@@ -520,6 +520,73 @@ fn resources_core_then_plugin_and_examples() {
     assert_eq!(composites.as_array().unwrap().len(), 4);
 }
 
+/// `--tool-names portable` (or `CHANT_MCP_TOOL_NAMES=portable`) serves plugin tools under
+/// names every client accepts, titled and annotated like the core tools; a style that is
+/// neither is refused naming where it came from.
+#[test]
+fn plugin_tools_can_be_served_under_portable_names() {
+    let (_d, root) = fixture("gitlab-flow-control");
+    let listed = |s: &mut ServerProcess| -> Vec<Value> {
+        s.request(1, "tools/list", json!({}))["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["name"].as_str().unwrap().starts_with("gitlab"))
+            .map(|t| json!([t["name"], t["title"], t["annotations"]["readOnlyHint"]]))
+            .collect()
+    };
+    let portable = json!([
+        ["gitlab_pipeline-yaml", "GitLab pipeline YAML", true],
+        ["gitlab_pipeline", "GitLab pipeline stages and jobs", true],
+        ["gitlab_checks", "GitLab post-synth checks", true]
+    ]);
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp", "--tool-names", "portable"], &root);
+    s.initialize(Some("2025-11-25"));
+    assert_eq!(json!(listed(&mut s)), portable);
+    let yaml = call(&mut s, 2, "gitlab_pipeline-yaml", json!({"path": "src"}));
+    assert!(tool_text(&yaml).starts_with("stages:\n  - deploy\n"));
+    let seed_name = call(&mut s, 3, "gitlab:pipeline-yaml", json!({"path": "src"}));
+    assert_eq!(seed_name["isError"], true, "{seed_name}");
+
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "mcp"])
+        .current_dir(&root)
+        .env("CHANT_MCP_TOOL_NAMES", "portable");
+    let mut s = ServerProcess::from_command(cmd);
+    s.initialize(Some("2025-11-25"));
+    assert_eq!(json!(listed(&mut s)), portable);
+    // The flag wins over the environment.
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "mcp", "--tool-names", "seed"])
+        .current_dir(&root)
+        .env("CHANT_MCP_TOOL_NAMES", "portable");
+    let mut s = ServerProcess::from_command(cmd);
+    s.initialize(Some("2025-11-25"));
+    assert_eq!(listed(&mut s)[0][0], "gitlab:pipeline-yaml");
+
+    for (args, env, said) in [
+        (
+            vec!["--tool-names", "colon"],
+            None,
+            "error: --tool-names: tool names must be \"seed\" or \"portable\" (got \"colon\")\n",
+        ),
+        (
+            vec![],
+            Some("Portable"),
+            "error: CHANT_MCP_TOOL_NAMES: tool names must be \"seed\" or \"portable\" (got \"Portable\")\n",
+        ),
+    ] {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "mcp"]).args(args).current_dir(&root);
+        if let Some(e) = env {
+            cmd.env("CHANT_MCP_TOOL_NAMES", e);
+        }
+        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), said);
+    }
+}
+
 #[test]
 fn plugin_tools_work_on_the_project() {
     let (_d, root) = fixture("gitlab-flow-control");
