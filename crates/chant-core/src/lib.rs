@@ -16,6 +16,7 @@ pub mod config;
 pub mod discover;
 pub mod explain;
 pub mod import;
+pub mod init;
 pub mod knowledge;
 pub mod lexicon;
 pub mod lint;

@@ -18,6 +18,10 @@
 //! and the time from closing stdin during such a build to the server's exit (median of 5;
 //! target 1 s).
 //!
+//! Init (issue 15): `chant init` of a new project (files, `git init`, both MCP configs) with
+//! HOME in a scratch directory, process spawn to exit (median of 20; target 50 ms), and the
+//! second run that finds nothing to change.
+//!
 //! Ops (issue 6), in a git repository of 200 `*.op.ts` files:
 //! - MCP `op-list` over the 200 Ops (median of 30 calls on one server);
 //! - one ledger append (`gitledger::Ledger::append_line` on a ledger of 200 files, median of 50);
@@ -117,6 +121,9 @@ fn main() {
     }
     if wants("ledger") {
         ledger(&scratch);
+    }
+    if wants("init") {
+        init(&scratch);
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -664,5 +671,50 @@ fn import(scratch: &Path) {
         "ms",
         200.0,
         &format!("({} KB of YAML, {files} files written)", yaml.len() / 1024),
+    );
+}
+
+fn init(scratch: &Path) {
+    let home = scratch.join("init-home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let run = |dir: &Path| {
+        let t = Instant::now();
+        let out = Command::new(&*BIN)
+            .arg("init")
+            .arg(dir)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let took = t.elapsed();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (took, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (mut fresh, mut again) = (Vec::new(), Vec::new());
+    for i in 0..20 {
+        let dir = scratch.join(format!("init-{i}"));
+        let (t, said) = run(&dir);
+        assert!(said.contains("create chant.config.ts"), "{said}");
+        fresh.push(t);
+        let (t, said) = run(&dir);
+        assert!(said.starts_with("Nothing to change"), "{said}");
+        again.push(t);
+    }
+    report(
+        "chant init, new project, median",
+        ms(median(fresh)),
+        "ms",
+        50.0,
+        "(files, git init, two MCP configs)",
+    );
+    report(
+        "chant init, nothing to change, median",
+        ms(median(again)),
+        "ms",
+        50.0,
+        "",
     );
 }

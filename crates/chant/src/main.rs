@@ -16,6 +16,7 @@ use chant_core::session::Chant;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod import;
+mod init;
 mod lint;
 mod ops;
 
@@ -45,6 +46,33 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Start a project: config, settings and a lexicon's init template under src/, git init
+    /// when not in a repository, and the chant MCP server added to the IDE's global MCP config
+    /// (Claude Code, Cursor, else ~/.config/mcp/mcp.json) and to the project's .mcp.json.
+    /// Nothing already there is replaced; a second run changes nothing and says so
+    Init {
+        /// Project directory (default: the current directory; created when missing)
+        dir: Option<PathBuf>,
+        /// The project's lexicon (default: the first lexicon of this chant with init templates)
+        #[arg(short = 'd', long, value_name = "L")]
+        lexicon: Option<String>,
+        /// The lexicon's init template (default: default)
+        #[arg(short = 't', long, value_name = "T")]
+        template: Option<String>,
+        /// Whose MCP config to write: claude, cursor, other or none (default: detected from
+        /// ~/.claude, then ~/.cursor)
+        #[arg(long, value_name = "IDE")]
+        ide: Option<String>,
+        /// Say what would be written and write nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Add a project to a directory that holds other files (none of them is replaced)
+        #[arg(long)]
+        force: bool,
+        /// Print the result as one JSON line
+        #[arg(long)]
+        json: bool,
+    },
     /// Build the project into its lexicons' output (e.g. .gitlab-ci.yml)
     Build {
         /// Project directory (default: the current directory)
@@ -258,6 +286,26 @@ fn main() -> ExitCode {
     };
     let budget = &budget;
     match cli.command {
+        Command::Init {
+            dir,
+            lexicon,
+            template,
+            ide,
+            dry_run,
+            force,
+            json,
+        } => init::run(
+            &chant,
+            init::InitArgs {
+                dir: path_or_cwd(dir),
+                lexicon,
+                template,
+                ide,
+                dry_run,
+                force,
+                json,
+            },
+        ),
         Command::Build {
             path,
             lexicon,
