@@ -182,6 +182,28 @@ fn assemble(
 
 pub use canon::canonical;
 
+/// Writes a build to `file` atomically, and the serializers' extra files beside it (each
+/// name resolved inside that folder; one that would leave it is an error and nothing after
+/// it is written).
+pub fn write_output(built: &Built, file: &std::path::Path) -> Result<(), String> {
+    fswrite::write_atomic(file, built.output.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    for (name, content) in &built.files {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let target = crate::confine::Walls::new(dir)
+            .and_then(|w| w.resolve("an output file", name))
+            .map_err(|e| e.to_string())?;
+        fswrite::write_atomic(&target, content.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

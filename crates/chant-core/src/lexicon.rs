@@ -287,6 +287,11 @@ pub trait Lexicon: Send + Sync {
     fn activities(&self) -> Vec<&dyn Activity> {
         Vec::new()
     }
+
+    /// Activities its builders emit that other lexicons provide.
+    fn activity_hints(&self) -> &[ActivityHint] {
+        &[]
+    }
 }
 
 /// One Op activity: an effect an Op step names by `fn` (`kubectlApply`, `awsApply`, …). The
@@ -312,6 +317,59 @@ pub struct ActivityCall<'a> {
     pub timeout_ms: u64,
     /// Set when the run is cancelled.
     pub cancel: &'a std::sync::atomic::AtomicBool,
+    /// What the front end running the Op does for activities that need chant itself.
+    pub host: &'a dyn ActivityHost,
+}
+
+/// chant's own work an activity may ask of the process running the Op (`chantBuild` builds a
+/// project in process; `lifecycleSnapshot` records one), so a lexicon's activity needs no
+/// chant binary on PATH and knows nothing of how the front end is wired.
+pub trait ActivityHost: Send + Sync {
+    /// Builds the chant project `req.dir` names and, with `req.output`, writes it there (and
+    /// the extra files beside it). Errors and error findings fail it; the answer is
+    /// `{resourceCount, output, warnings}`.
+    /// A path outside the repository or not there fails as `InvalidArgs` (never retried).
+    fn build(
+        &self,
+        req: &BuildRequest<'_>,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Json, ActivityError>;
+
+    /// Captures the deployed state of `environment` through the project's observers.
+    fn lifecycle_snapshot(&self, environment: &str) -> Result<Json, String>;
+
+    /// Runs `sh -c <cmd>` in `dir` (relative to the run's directory) with `env` added, in its
+    /// own process group, ended by `timeout_ms` or a cancel: its stdout, trimmed.
+    fn shell(
+        &self,
+        cmd: &str,
+        dir: Option<&str>,
+        env: &[(String, String)],
+        timeout_ms: u64,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<String, ActivityError>;
+}
+
+/// What `chantBuild` asks [`ActivityHost::build`] for.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildRequest<'a> {
+    /// The project, relative to the run's directory.
+    pub dir: &'a std::path::Path,
+    /// Only this lexicon's part.
+    pub lexicon: Option<&'a str>,
+    /// Where to write it, relative to the run's directory; `None` builds without writing.
+    pub output: Option<&'a std::path::Path>,
+    /// YAML instead of JSON for JSON-producing lexicons.
+    pub yaml: bool,
+}
+
+/// An activity a lexicon's builders emit that another lexicon provides: said when a step
+/// names it and the provider is not in the project (or not in this chant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActivityHint {
+    pub activity: &'static str,
+    /// The lexicon that provides it.
+    pub provider: &'static str,
 }
 
 /// Why an attempt failed: `name` is what a profile's non-retryable list names
@@ -323,6 +381,10 @@ pub struct ActivityError {
 }
 
 impl ActivityError {
+    /// Names of errors no retry can mend (bad arguments, a tool that is not installed): the
+    /// runtime never retries them, whatever the profile.
+    pub const PERMANENT: [&'static str; 2] = ["InvalidArgs", "ToolMissing"];
+
     pub fn new(name: &str, message: impl Into<String>) -> ActivityError {
         ActivityError {
             name: name.to_owned(),

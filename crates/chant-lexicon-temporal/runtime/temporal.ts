@@ -75,8 +75,31 @@ export function gate(name: string, options?: { timeout?: string; description?: s
 
 type StepOptions = { profile?: string; outcomeAttribute?: { name: string; from?: string } };
 
-function shortcut(fn: string, defaultProfile?: string) {
-  return (args: Args = {}, options: StepOptions = {}) => activity(fn, args, { profile: options.profile ?? defaultProfile, outcomeAttribute: options.outcomeAttribute });
+/** Splits a `profile` (and `outcomeAttribute`) out of an options bag: the rest are the step's args. */
+function takeProfile(opts: Args | undefined): { args: Args; options: StepOptions } {
+  if (!opts) return { args: {}, options: {} };
+  const { profile, outcomeAttribute, ...args } = opts as StepOptions & Args;
+  return { args, options: { profile: profile as string | undefined, outcomeAttribute } };
+}
+
+function step(fn: string, args: Args, options: StepOptions, defaultProfile?: string): ActivityStep {
+  return activity(fn, args, { profile: options.profile ?? defaultProfile, outcomeAttribute: options.outcomeAttribute });
+}
+
+/** A builder `(first, opts?)` for activity `fn`, its first argument under `key`. */
+function keyed(fn: string, key: string, defaultProfile?: string) {
+  return (first: unknown, opts?: Args): ActivityStep => {
+    const { args, options } = takeProfile(opts);
+    return step(fn, { [key]: first, ...args }, options, defaultProfile);
+  };
+}
+
+/** A builder `(opts?)` for activity `fn`. */
+function optsOnly(fn: string, defaultProfile?: string) {
+  return (opts?: Args): ActivityStep => {
+    const { args, options } = takeProfile(opts);
+    return step(fn, args, options, defaultProfile);
+  };
 }
 
 /** `sh -c <cmd>` in the project directory; `env` adds variables, `cwd` is relative to the project. */
@@ -87,14 +110,51 @@ export function shell(cmd: string, options: { env?: Record<string, string>; cwd?
   return activity("shellCmd", args, { profile: options.profile, outcomeAttribute: options.outcomeAttribute });
 }
 
-export const build = shortcut("chantBuild");
-export const kubectlApply = shortcut("kubectlApply", "longInfra");
-export const k3dUp = shortcut("k3dUp");
-export const k3dDown = shortcut("k3dDown");
-export const flociUp = shortcut("flociUp");
-export const awsApply = shortcut("awsApply");
-export const azApply = shortcut("azApply");
-export const gcpApply = shortcut("gcpApply");
-export const httpCheck = shortcut("httpCheck");
-export const lifecycleSnapshot = shortcut("lifecycleSnapshot");
-export const policyGate = shortcut("policyGate", "policyCheck");
+/** Builds the chant project at `path` (relative to the repository): `opts.script` names its package.json script (default `build`). */
+export const build = keyed("chantBuild", "path");
+/** `kubectl apply -f <manifest>`. */
+export const kubectlApply = keyed("kubectlApply", "manifest", "longInfra");
+/** `helm upgrade --install <name> <chart>`. */
+export function helmInstall(name: string, chart: string, opts?: Args): ActivityStep {
+  const { args, options } = takeProfile(opts);
+  return step("helmInstall", { name, chart, ...args }, options, "longInfra");
+}
+/** Waits until a deployed stack is ready. */
+export const waitForStack = keyed("waitForStack", "name", "k8sWait");
+/** Waits until a Kubernetes resource reports ready. */
+export function waitForReady(kind: string, name: string, opts?: Args): ActivityStep {
+  const { args, options } = takeProfile(opts);
+  return step("waitForReady", { kind, name, ...args }, options, "k8sWait");
+}
+/** Triggers a GitLab pipeline and waits for it. */
+export const gitlabPipeline = keyed("gitlabPipeline", "name", "longInfra");
+/** Records a lifecycle snapshot of `env`. */
+export function lifecycleSnapshot(env: string): ActivityStep {
+  return activity("lifecycleSnapshot", { env });
+}
+/** Tears down what the chant project at `path` deployed. */
+export function teardown(path: string): ActivityStep {
+  return activity("chantTeardown", { path }, "longInfra");
+}
+export const k3dUp = keyed("k3dUp", "name", "longInfra");
+export const k3dDown = keyed("k3dDown", "name", "fastIdempotent");
+export const flociUp = optsOnly("flociUp", "longInfra");
+export const flociDown = optsOnly("flociDown", "fastIdempotent");
+export const flociAzUp = optsOnly("flociAzUp", "longInfra");
+export const flociAzDown = optsOnly("flociAzDown", "fastIdempotent");
+export const flociGcpUp = optsOnly("flociGcpUp", "longInfra");
+export const flociGcpDown = optsOnly("flociGcpDown", "fastIdempotent");
+/** Checks that `url` answers (any 2xx, or `status`), its body holding `contains` when given. */
+export const httpCheck = keyed("httpCheck", "url", "fastIdempotent");
+export const azGroupEnsure = keyed("azGroupEnsure", "resourceGroup", "fastIdempotent");
+export const azGroupDelete = keyed("azGroupDelete", "resourceGroup", "fastIdempotent");
+export const azApply = keyed("azApply", "templatePath", "longInfra");
+export const azDelete = keyed("azDelete", "templatePath", "longInfra");
+export const awsApply = keyed("awsApply", "templatePath", "longInfra");
+export const awsDelete = keyed("awsDelete", "templatePath", "longInfra");
+export const gcpApply = keyed("gcpApply", "manifestPath", "longInfra");
+export const gcpDelete = keyed("gcpDelete", "manifestPath", "longInfra");
+/** Builds the project at `path` (default `.`) and checks it against its policies. */
+export function policyGate(opts?: { env?: string; path?: string }): ActivityStep {
+  return activity("policyGate", { path: opts?.path ?? ".", ...(opts?.env ? { env: opts.env } : {}) }, "policyCheck");
+}

@@ -1,11 +1,16 @@
 //! The temporal lexicon: Ops (`*.op.ts`) and their builders. The runtime module provides `Op`,
-//! `phase`, `activity`, `gate`, `shell` and the activity shortcuts; Ops run through `chant-ops`.
+//! `phase`, `activity`, `gate`, `shell` and the activity shortcuts; Ops run through `chant-ops`,
+//! which calls the activities this lexicon offers ([`activities`]).
 //! The serializer writes the compose header; Temporal server resources are not rendered yet.
+
+mod activities;
 
 use std::sync::OnceLock;
 
 use chant_core::discover::Discovery;
-use chant_core::lexicon::{Catalog, Lexicon, Output, Serialized, catalog_module};
+use chant_core::lexicon::{
+    Activity, ActivityHint, Catalog, Lexicon, Output, Serialized, catalog_module,
+};
 
 const CATALOG: &str = include_str!("../data/temporal.surface.json");
 const RUNTIME: &str = include_str!("../runtime/temporal.ts");
@@ -70,5 +75,21 @@ impl Lexicon for Temporal {
 
     fn context(&self) -> &str {
         CONTEXT
+    }
+
+    fn activities(&self) -> Vec<&dyn Activity> {
+        let mut all: Vec<&dyn Activity> = vec![
+            &activities::ChantBuild,
+            &activities::ChantTeardown,
+            &activities::HttpCheck,
+            &activities::LifecycleSnapshot,
+            &activities::PolicyGate,
+        ];
+        all.extend(activities::TOOLS.iter().map(|t| t as &dyn Activity));
+        all
+    }
+
+    fn activity_hints(&self) -> &[ActivityHint] {
+        &activities::HINTS
     }
 }

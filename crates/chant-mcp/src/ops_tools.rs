@@ -177,12 +177,18 @@ pub(crate) fn op_run(
         );
         ctx.report_progress(settled as f64, Some(total as f64), Some(&message));
     };
+    let host = chant_ops::host::LocalHost {
+        chant: &state.chant,
+        repo_root: repo.root.clone(),
+        cwd: state.root.clone(),
+    };
     let request = actions::RunOp {
         op: name,
         origin: Origin::Mcp,
         runtime: args.str("runtime"),
         lexicons: &state.loaded,
         registry: &state.chant.lexicons,
+        host: &host,
         env: args.str("env"),
         cwd: state.root.clone(),
         cancel: ctx.cancel.as_atomic(),

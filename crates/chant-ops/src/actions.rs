@@ -60,6 +60,18 @@ fn undeclared_over_mcp_text(op: &str, gate: &str, set: &OpSet) -> String {
     )
 }
 
+/// The lexicons whose activities a run of `op` may call: the project's, then the one whose
+/// `Op` declared it (its base activities, such as `chantBuild`, whatever the project lists).
+fn with_op_lexicon(lexicons: &[String], op: &model::OpDef) -> Vec<String> {
+    let mut all = lexicons.to_vec();
+    if let Some(l) = &op.lexicon
+        && !all.contains(l)
+    {
+        all.push(l.clone());
+    }
+    all
+}
+
 /// What a person or a model asks to approve, and through which channel.
 pub struct ApproveGate<'a> {
     pub op: &'a str,
@@ -147,7 +159,11 @@ pub fn approve_gate<S: Deref<Target = OpSet>>(
     let root = repo.root.clone();
     let seal = move |payload: &str| crate::attest::seal(&root, payload);
     let (gate, given_env) = (req.gate, req.env);
-    let activities = Activities::of_project(req.registry, req.lexicons);
+    let lexicons = match declared {
+        Some(op) => with_op_lexicon(req.lexicons, op),
+        None => req.lexicons.to_vec(),
+    };
+    let activities = Activities::of_project(req.registry, &lexicons);
     let activities = &activities;
     let plan_here = declared
         .map(|op| move |e: Option<&str>| runtime::plan_here(op, gate, e, given_env, activities));
@@ -218,6 +234,8 @@ pub struct RunOp<'a> {
     pub lexicons: &'a [String],
     /// Where the project's lexicons' activities are found.
     pub registry: &'a chant_core::lexicon::Registry,
+    /// What activities needing chant itself ask of the front end.
+    pub host: &'a dyn chant_core::lexicon::ActivityHost,
     pub env: Option<&'a str>,
     /// Where shell steps run.
     pub cwd: std::path::PathBuf,
@@ -257,7 +275,8 @@ pub fn run_op<S: Deref<Target = OpSet>>(
         )));
     }
     let mut notes: Vec<String> = repo.sync().into_iter().collect();
-    let activities = Activities::of_project(req.registry, req.lexicons);
+    let lexicons = with_op_lexicon(req.lexicons, op);
+    let activities = Activities::of_project(req.registry, &lexicons);
     let opts = RunOptions {
         env: req.env.map(str::to_owned),
         origin: req.origin,
@@ -266,6 +285,7 @@ pub fn run_op<S: Deref<Target = OpSet>>(
         clock,
         cancel: req.cancel,
         activities: &activities,
+        host: req.host,
         on_step: req.on_step,
     };
     let outcome = runtime::run(op, &opts);

@@ -10,6 +10,7 @@
 pub mod actions;
 pub mod attest;
 pub mod gates;
+pub mod host;
 pub mod layout;
 pub mod lifecycle;
 pub mod model;

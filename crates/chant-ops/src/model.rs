@@ -49,6 +49,9 @@ pub struct OpDef {
     /// The Op's props as canonical-JSON data (what the plan digest covers).
     pub props: Json,
     pub file: PathBuf,
+    /// The lexicon whose `Op` declared it (its activities are always at hand); `None` for
+    /// a plain object.
+    pub lexicon: Option<String>,
 }
 
 /// Op and gate names become ledger paths and command words: `^[a-z0-9][a-z0-9._-]*$`.
@@ -203,6 +206,7 @@ pub fn op_from_props(props: Json, file: &Path) -> Result<OpDef, String> {
             .unwrap_or_default(),
         never_over_mcp: o.get("neverOverMcp") == Some(&Json::Bool(true)),
         file: file.to_path_buf(),
+        lexicon: None,
         name,
         props,
     })
@@ -667,9 +671,11 @@ fn evaluate_outcomes(evaluation: &chant_core::model::Evaluation) -> Vec<(PathBuf
             .iter()
             .find(|(n, _)| n == "default")
             .map(|(_, v)| v);
+        let mut lexicon = None;
         let props = match default {
             Some(Value::Decl(id)) => {
                 let decl = evaluation.decl(*id);
+                lexicon = Some(decl.lexicon.clone());
                 if decl.kind != DeclKind::Resource || decl.entity_type != OP_TYPE {
                     out.push((
                         module.file.clone(),
@@ -693,7 +699,7 @@ fn evaluate_outcomes(evaluation: &chant_core::model::Evaluation) -> Vec<(PathBuf
         out.push((
             module.file.clone(),
             match op_from_props(props, &module.file) {
-                Ok(op) => Outcome::Op(Box::new(op)),
+                Ok(op) => Outcome::Op(Box::new(OpDef { lexicon, ..op })),
                 Err(e) => Outcome::Error(format!("{file}: {e}")),
             },
         ));

@@ -13,7 +13,7 @@ use gitledger::Ledger;
 use serde_json::{Map, Value as Json, json};
 use wait_timeout::ChildExt;
 
-use chant_core::lexicon::{Activity, ActivityCall, ActivityError, Registry};
+use chant_core::lexicon::{Activity, ActivityCall, ActivityError, ActivityHost, Registry};
 
 use crate::attest;
 use crate::gates::{self, Origin, PlanDecision};
@@ -30,6 +30,8 @@ const CANCEL_CHECK: Duration = Duration::from_millis(20);
 pub struct Activities<'a> {
     /// Each with the lexicon that offers it (`None`: the runtime's own).
     known: Vec<(Option<&'static str>, &'a dyn Activity)>,
+    /// Activities other lexicons provide: `(activity, provider, what this chant has of it)`.
+    hints: Vec<(&'static str, &'static str, Provider)>,
 }
 
 impl<'a> Activities<'a> {
@@ -37,6 +39,7 @@ impl<'a> Activities<'a> {
     pub fn native() -> Activities<'static> {
         Activities {
             known: vec![(None, &ShellCmd)],
+            hints: Vec::new(),
         }
     }
 
@@ -49,7 +52,41 @@ impl<'a> Activities<'a> {
                 .into_iter()
                 .map(|(lexicon, a)| (Some(lexicon), a)),
         );
-        Activities { known }
+        let hints = registry
+            .iter()
+            .flat_map(|l| l.activity_hints())
+            .map(|h| {
+                let provider = match registry.get(h.provider) {
+                    None => Provider::Absent,
+                    Some(l) if l.activities().iter().any(|a| a.name() == h.activity) => {
+                        Provider::Offers
+                    }
+                    Some(_) => Provider::Lacks,
+                };
+                (h.activity, h.provider, provider)
+            })
+            .collect();
+        Activities { known, hints }
+    }
+
+    /// Why a step naming `name` cannot run: who provides it, when a lexicon says so, else
+    /// every name it could have called.
+    fn missing(&self, name: &str) -> String {
+        match self.hints.iter().find(|(a, _, _)| *a == name) {
+            Some((_, provider, Provider::Offers)) => format!(
+                "activity \"{name}\" is provided by the {provider} lexicon, which this project does not use: add \"{provider}\" to its lexicons"
+            ),
+            Some((_, provider, Provider::Lacks)) => format!(
+                "activity \"{name}\" is provided by the {provider} lexicon, and this chant's {provider} lexicon does not run it yet"
+            ),
+            Some((_, provider, Provider::Absent)) => format!(
+                "activity \"{name}\" is provided by the {provider} lexicon, which this chant does not have"
+            ),
+            None => format!(
+                "no activity named \"{name}\" (known: {})",
+                self.names().join(", ")
+            ),
+        }
     }
 
     fn resolve(&self, name: &str) -> Option<(Option<&'static str>, &'a dyn Activity)> {
@@ -67,6 +104,17 @@ impl<'a> Activities<'a> {
         names.dedup();
         names
     }
+}
+
+/// What this chant has of the lexicon a hint names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Provider {
+    /// It is here and offers the activity.
+    Offers,
+    /// It is here without the activity.
+    Lacks,
+    /// It is not in this chant.
+    Absent,
 }
 
 /// An activity profile: timeout and retry policy.
@@ -161,6 +209,8 @@ pub struct RunOptions<'a> {
     pub cancel: &'a AtomicBool,
     /// What steps' `fn` may name.
     pub activities: &'a Activities<'a>,
+    /// What activities needing chant itself ask of the front end.
+    pub host: &'a dyn ActivityHost,
     /// Called with each settled step record, the number settled so far, and the step total.
     pub on_step: &'a (dyn Fn(&Json, usize, usize) + Sync),
 }
@@ -434,13 +484,7 @@ fn run_activity(
     let Some(activity) = ctx.opts.activities.get(function) else {
         record.insert("status".into(), json!("fail"));
         record.insert("durationMs".into(), json!(0));
-        record.insert(
-            "error".into(),
-            json!(format!(
-                "no activity named \"{function}\" (known: {})",
-                ctx.opts.activities.names().join(", ")
-            )),
-        );
+        record.insert("error".into(), json!(ctx.opts.activities.missing(function)));
         return StepResult {
             record: Json::Object(record),
             failed: true,
@@ -461,6 +505,7 @@ fn run_activity(
         cwd: &ctx.opts.cwd,
         timeout_ms: profile.timeout_ms,
         cancel,
+        host: ctx.opts.host,
     };
     let result = retrying(&profile, cancel, &pause, || activity.run(&call)).map_err(|e| e.message);
     let duration = start.elapsed().as_millis() as u64;
@@ -510,6 +555,7 @@ fn retrying(
             Ok(v) => return Ok(v),
             Err(e) => {
                 let retryable = !profile.non_retryable.contains(&e.name.as_str())
+                    && !ActivityError::PERMANENT.contains(&e.name.as_str())
                     && e.name != "Cancelled"
                     && !cancel.load(Ordering::SeqCst);
                 if n >= profile.attempts.max(1) || !retryable {
@@ -552,6 +598,32 @@ fn shell_cmd(
         Some(d) => cwd.join(d),
         None => cwd.to_path_buf(),
     };
+    let env: Vec<(String, String)> = args
+        .and_then(|a| a.get("env"))
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+            )
+        })
+        .collect();
+    run_shell(cmd, &dir, &env, timeout_ms, cancel).map(Json::String)
+}
+
+/// `sh -c <cmd>` in `dir` with the process environment plus `env`, in its own process group,
+/// ended (the whole group) by the deadline or a cancel: stdout, trimmed; a failure names the
+/// command and its stderr.
+pub(crate) fn run_shell(
+    cmd: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    timeout_ms: u64,
+    cancel: &AtomicBool,
+) -> Result<String, ActivityError> {
+    let fail = |name: &str, message: String| ActivityError::new(name, message);
     let mut command = Command::new("sh");
     // Its own process group, so cancelling or timing out ends the whole command (the
     // `sleep` under `sh -c "...; sleep 20"` too), not only the shell.
@@ -559,14 +631,12 @@ fn shell_cmd(
     command
         .arg("-c")
         .arg(cmd)
-        .current_dir(&dir)
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(env) = args.and_then(|a| a.get("env")).and_then(Json::as_object) {
-        for (k, v) in env {
-            command.env(k, v.as_str().map_or_else(|| v.to_string(), str::to_owned));
-        }
+    for (k, v) in env {
+        command.env(k, v);
     }
     let mut child = command
         .spawn()
@@ -641,9 +711,7 @@ fn shell_cmd(
             ),
         ));
     }
-    Ok(Json::String(
-        String::from_utf8_lossy(&stdout).trim().to_owned(),
-    ))
+    Ok(String::from_utf8_lossy(&stdout).trim().to_owned())
 }
 
 /// Ends a command started in its own process group: every process in the group, then
@@ -860,6 +928,7 @@ mod tests {
             clock: &crate::time::FixedClock(1_796_000_000_000),
             cancel: &cancel,
             activities: &Activities::native(),
+            host: &crate::host::NoHost,
             on_step: &|_, _, _| {},
         };
         let outcome = run(&op, &opts);
@@ -900,6 +969,7 @@ mod tests {
             cwd: Path::new("."),
             timeout_ms: 10_000,
             cancel: &cancel,
+            host: &crate::host::NoHost,
         };
         assert_eq!(
             used.get("shellCmd").unwrap().run(&call),

@@ -536,21 +536,8 @@ fn build(
     }
     match output {
         Some(file) => {
-            if let Err(e) = fswrite::write_atomic(&file, built.output.as_bytes()) {
-                return fail(format!("cannot write {}: {e}", file.display()));
-            }
-            for (name, content) in &built.files {
-                let dir = file
-                    .parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let target = match inside(dir, name) {
-                    Ok(t) => t,
-                    Err(e) => return fail(e),
-                };
-                if let Err(e) = fswrite::write_atomic(&target, content.as_bytes()) {
-                    return fail(format!("cannot write {}: {e}", target.display()));
-                }
+            if let Err(e) = chant_core::build::write_output(&built, &file) {
+                return fail(e);
             }
         }
         None => {

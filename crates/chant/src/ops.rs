@@ -144,14 +144,21 @@ pub fn run(chant: &Chant, budget: &Budget, args: RunArgs) -> ExitCode {
         }
     };
     let lexicons = configured_lexicons(chant, budget);
+    let cwd = std::env::current_dir().unwrap_or_else(|_| repo.root.clone());
+    let host = chant_ops::host::LocalHost {
+        chant,
+        repo_root: repo.root.clone(),
+        cwd: cwd.clone(),
+    };
     let request = actions::RunOp {
         op: &args.op,
         origin: Origin::Cli,
         runtime: args.on.as_deref(),
         lexicons: &lexicons,
         registry: &chant.lexicons,
+        host: &host,
         env: args.env.as_deref(),
-        cwd: std::env::current_dir().unwrap_or_else(|_| repo.root.clone()),
+        cwd,
         cancel: &cancel,
         on_step: &on_step,
     };

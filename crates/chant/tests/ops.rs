@@ -842,7 +842,7 @@ export default Op({
     );
     assert_eq!(
         v["records"][3]["error"],
-        "no activity named \"noSuchActivity\" (known: shellCmd)"
+        "no activity named \"noSuchActivity\" (known: azGroupDelete, azGroupEnsure, chantBuild, chantTeardown, flociAzDown, flociAzUp, flociDown, flociGcpDown, flociGcpUp, flociUp, helmInstall, httpCheck, k3dDown, k3dUp, kubectlApply, lifecycleSnapshot, policyGate, shellCmd, waitForReady)"
     );
     assert_eq!(v["records"][3]["durationMs"], 0);
 }
