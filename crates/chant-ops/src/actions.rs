@@ -304,6 +304,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_may_call_the_activities_of_the_lexicon_that_declared_its_op() {
+        let mut op = model::op_from_props(
+            serde_json::json!({"name": "o", "overview": "", "phases": []}),
+            std::path::Path::new("o.op.ts"),
+        )
+        .unwrap();
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            with_op_lexicon(&names(&["gitlab"]), &op),
+            names(&["gitlab"])
+        );
+        op.lexicon = Some("temporal".into());
+        assert_eq!(
+            with_op_lexicon(&names(&["gitlab"]), &op),
+            names(&["gitlab", "temporal"])
+        );
+        assert_eq!(
+            with_op_lexicon(&names(&["temporal", "gitlab"]), &op),
+            names(&["temporal", "gitlab"])
+        );
+    }
+
+    #[test]
     fn only_chants_own_gated_ops_are_undeclared_by_design() {
         for op in ["fan-out", "workspace-upgrade", "pr-1", "pr-12345"] {
             assert!(undeclared_by_design(op), "{op}");

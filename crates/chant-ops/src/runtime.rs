@@ -1168,6 +1168,63 @@ mod tests {
             flaky(&["Error"]),
         );
         assert_eq!(out.err().map(|e| e.message), Some("Error on try 1".into()));
+        // Permanent errors stop at once whatever the profile.
+        for permanent in ActivityError::PERMANENT {
+            assert_eq!(
+                with_waits("longInfra", &[permanent]),
+                (Err(format!("{permanent} on try 1")), vec![])
+            );
+        }
+    }
+
+    /// A lexicon whose builders emit activities others provide.
+    struct Hinter;
+    impl chant_core::lexicon::Lexicon for Hinter {
+        fn name(&self) -> &'static str {
+            "hinter"
+        }
+        fn version(&self) -> &'static str {
+            "0"
+        }
+        fn activity_hints(&self) -> &[chant_core::lexicon::ActivityHint] {
+            use chant_core::lexicon::ActivityHint;
+            &[
+                ActivityHint {
+                    activity: "zeta",
+                    provider: "shadow",
+                },
+                ActivityHint {
+                    activity: "omega",
+                    provider: "shadow",
+                },
+                ActivityHint {
+                    activity: "beta",
+                    provider: "nowhere",
+                },
+            ]
+        }
+    }
+
+    #[test]
+    fn a_missing_activity_says_who_provides_it() {
+        let registry = Registry::new(vec![Box::new(Hinter), Box::new(Shadow)]);
+        let a = Activities::of_project(&registry, &["hinter".to_owned()]);
+        assert_eq!(
+            a.missing("zeta"),
+            "activity \"zeta\" is provided by the shadow lexicon, which this project does not use: add \"shadow\" to its lexicons"
+        );
+        assert_eq!(
+            a.missing("omega"),
+            "activity \"omega\" is provided by the shadow lexicon, and this chant's shadow lexicon does not run it yet"
+        );
+        assert_eq!(
+            a.missing("beta"),
+            "activity \"beta\" is provided by the nowhere lexicon, which this chant does not have"
+        );
+        assert_eq!(a.missing("x"), "no activity named \"x\" (known: shellCmd)");
+        // Hints come from every lexicon of the chant, used by the project or not.
+        let b = Activities::of_project(&registry, &[]);
+        assert!(b.missing("beta").contains("nowhere lexicon"));
     }
 
     #[test]
