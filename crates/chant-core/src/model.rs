@@ -247,3 +247,41 @@ pub trait Evaluator {
         budget: &Budget,
     ) -> Result<serde_json::Value, String>;
 }
+/// JSON of a prop value as `JSON.stringify` would write it: `undefined` dropped from objects
+/// (`null` in arrays), a nested declarable as its enumerable keys (a resource's attribute
+/// references, a property declarable `{}`).
+pub fn to_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Undefined | Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Number(n) => number(*n),
+        Value::String(s) => serde_json::Value::String(s.clone()),
+        Value::Array(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
+        Value::Object(entries) => serde_json::Value::Object(
+            entries
+                .iter()
+                .filter(|(_, v)| !matches!(v, Value::Undefined))
+                .map(|(k, v)| (k.clone(), to_json(v)))
+                .collect(),
+        ),
+        Value::Decl(_) => serde_json::Value::Object(serde_json::Map::new()),
+        Value::AttrRef { attribute, .. } => {
+            serde_json::json!({"__attrRef": {"attribute": attribute}})
+        }
+        Value::Tagged { value, .. } | Value::Intrinsic { args: value, .. } => to_json(value),
+        Value::Composite { members, .. } => serde_json::Value::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.clone(), to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn number(n: f64) -> serde_json::Value {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        serde_json::Value::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, serde_json::Value::Number)
+    }
+}

@@ -66,44 +66,7 @@ pub fn valid_name(name: &str) -> bool {
         && !name.contains("..")
 }
 
-/// JSON of a prop value as `JSON.stringify` would write it: `undefined` dropped from objects
-/// (`null` in arrays), a nested declarable as its enumerable keys (a resource's attribute
-/// references, a property declarable `{}`).
-pub fn to_json(v: &Value) -> Json {
-    match v {
-        Value::Undefined | Value::Null => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Number(n) => number(*n),
-        Value::String(s) => Json::String(s.clone()),
-        Value::Array(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Object(entries) => Json::Object(
-            entries
-                .iter()
-                .filter(|(_, v)| !matches!(v, Value::Undefined))
-                .map(|(k, v)| (k.clone(), to_json(v)))
-                .collect(),
-        ),
-        Value::Decl(_) => Json::Object(Map::new()),
-        Value::AttrRef { attribute, .. } => {
-            serde_json::json!({"__attrRef": {"attribute": attribute}})
-        }
-        Value::Tagged { value, .. } | Value::Intrinsic { args: value, .. } => to_json(value),
-        Value::Composite { members, .. } => Json::Object(
-            members
-                .iter()
-                .map(|(k, v)| (k.clone(), to_json(v)))
-                .collect(),
-        ),
-    }
-}
-
-fn number(n: f64) -> Json {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        Json::from(n as i64)
-    } else {
-        serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
-    }
-}
+pub use chant_core::model::to_json;
 
 fn text(o: &Map<String, Json>, key: &str) -> Option<String> {
     o.get(key).and_then(Json::as_str).map(str::to_owned)
