@@ -2,6 +2,8 @@
 // (`Temporal::Op`) whose props are its configuration; `chant run` and the Op tools execute it.
 // The declarable classes of the catalog are appended by the engine.
 
+import { Composite } from "@intentius/chant";
+
 type Args = Record<string, unknown>;
 
 export interface ActivityStep {
@@ -158,3 +160,25 @@ export const gcpDelete = keyed("gcpDelete", "manifestPath", "longInfra");
 export function policyGate(opts?: { env?: string; path?: string }): ActivityStep {
   return activity("policyGate", { path: opts?.path ?? ".", ...(opts?.env ? { env: opts.env } : {}) }, "policyCheck");
 }
+
+/** A local dev server (`temporal server start-dev`) and its namespace. */
+export const TemporalDevStack = Composite((config: { version?: string; port?: number; uiPort?: number; namespace?: string; retention?: string; description?: string } = {}) => {
+  const server = new TemporalServer({ mode: "dev", version: config.version, port: config.port, uiPort: config.uiPort });
+  const ns = new TemporalNamespace({
+    name: config.namespace ?? "default",
+    retention: config.retention ?? "7d",
+    ...(config.description ? { description: config.description } : {}),
+  });
+  return { server, ns };
+}, "TemporalDevStack");
+
+/** A Temporal Cloud namespace and its search attributes (the server is Temporal Cloud's). */
+export const TemporalCloudStack = Composite((config: { namespace: string; retention?: string; description?: string; searchAttributes?: Array<{ name: string; type: string }> }) => {
+  const ns = new TemporalNamespace({
+    name: config.namespace,
+    retention: config.retention ?? "30d",
+    ...(config.description ? { description: config.description } : {}),
+  });
+  const searchAttributes = (config.searchAttributes ?? []).map(({ name, type }) => new SearchAttribute({ name, type, namespace: config.namespace }));
+  return { ns, searchAttributes };
+}, "TemporalCloudStack");

@@ -265,3 +265,47 @@ export const nightly = new TemporalSchedule({ scheduleId: "nightly", spec: { cro
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The temporal stacks are composites: their members are entities of their own.
+#[test]
+fn temporal_stacks_declare_their_server_namespace_and_attributes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("infra.ts"),
+        "import { TemporalDevStack, TemporalCloudStack } from \"@intentius/chant-lexicon-temporal\";\nexport const dev = TemporalDevStack({ namespace: \"app\", uiPort: 8081 });\nexport const cloud = TemporalCloudStack({ namespace: \"prod\", searchAttributes: [{ name: \"Env\", type: \"Keyword\" }] });\n",
+    )
+    .unwrap();
+    let out = chant(root, &["list", "."]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "cloudNs ",
+        "cloudSearchAttributes_0 ",
+        "devNs ",
+        "devServer ",
+    ] {
+        assert!(listed.contains(line), "{listed}");
+    }
+    let out = chant(root, &["build", ".", "-o", "out/docker-compose.yml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let compose = std::fs::read_to_string(root.join("out/docker-compose.yml")).unwrap();
+    assert!(compose.contains("temporal server start-dev --namespace default --ui-port 8081\n"));
+    let setup = std::fs::read_to_string(root.join("out/temporal-setup.sh")).unwrap();
+    assert!(
+        setup.contains("  --namespace \"app\" \\\n  --retention \"7d\"\n"),
+        "{setup}"
+    );
+    assert!(
+        setup.contains("  --namespace \"prod\" \\\n  --name \"Env\" \\\n  --type Keyword\n"),
+        "{setup}"
+    );
+}
