@@ -182,3 +182,93 @@ export const TemporalCloudStack = Composite((config: { namespace: string; retent
   const searchAttributes = (config.searchAttributes ?? []).map(({ name, type }) => new SearchAttribute({ name, type, namespace: config.namespace }));
   return { ns, searchAttributes };
 }, "TemporalCloudStack");
+
+function kebabToCamel(s: string): string {
+  return s.replace(/-([a-z])/g, (_: string, c: string) => c.toUpperCase());
+}
+
+function scheduleFor(name: string, cron: string, taskQueue: string) {
+  return new TemporalSchedule({
+    scheduleId: `${name}-schedule`,
+    spec: { cronExpressions: [cron] },
+    action: { workflowType: kebabToCamel(name) + "Workflow", taskQueue },
+  });
+}
+
+function driftStep(env: string, live: boolean): ActivityStep {
+  return { kind: "activity", fn: "lifecycleDiff", args: { env, live }, outcomeAttribute: { name: "Drift", from: "drifted" } };
+}
+
+/** An Op applying declared source to `env` (code → cloud): build, plan, an optional gate, apply, and a rollback. */
+export function ApplyOp(config: {
+  name: string; env: string; target?: string; output?: string; path?: string; delete?: string;
+  gate?: { signalName?: string; timeout?: string; description?: string };
+  compensate?: boolean | { command?: string }; forceConflicts?: boolean; taskQueue?: string;
+}) {
+  const taskQueue = config.taskQueue ?? config.name;
+  const target = config.target ?? "kubectl";
+  const output = config.output ?? (target === "kubectl" || target === "kustomize" ? "dist" : "template.json");
+  const deleteMode = config.delete ?? "never";
+  const gated = deleteMode === "gated" || config.gate !== undefined;
+  const phases: PhaseDefinition[] = [
+    phase("Build", [activity("chantBuild", { path: config.path ?? "." })]),
+    phase("Plan", [driftStep(config.env, true)]),
+  ];
+  if (gated) {
+    phases.push(phase("Approve", [gate(config.gate?.signalName ?? `approve-${config.name}`, {
+      ...(config.gate?.timeout ? { timeout: config.gate.timeout } : {}),
+      description: config.gate?.description ?? `Approve apply to ${config.env} (delete mode: ${deleteMode})`,
+    })]));
+  }
+  phases.push(phase("Apply", [activity("nativeApply", {
+    target, env: config.env, output, deleteMode,
+    ...(config.forceConflicts !== undefined ? { forceConflicts: config.forceConflicts } : {}),
+  }, "longInfra")]));
+  const compensate = config.compensate === undefined ? deleteMode !== "never" : config.compensate !== false;
+  const command = typeof config.compensate === "object" ? config.compensate.command : undefined;
+  const op = Op({
+    name: config.name,
+    overview: `Apply declared source to the ${config.env} environment (code → cloud)`,
+    taskQueue,
+    searchAttributes: { Apply: "true", Env: config.env },
+    phases,
+    ...(compensate ? { onFailure: [phase("Rollback", [activity("compensateApply", { target, env: config.env, ...(command ? { command } : {}) })])] } : {}),
+  } as OpConfig);
+  return { op };
+}
+
+/** An Op that snapshots and diffs `env` on a schedule, and that schedule. */
+export function WatchOp(config: { name: string; env: string; schedule: string; taskQueue?: string; live?: boolean }) {
+  const taskQueue = config.taskQueue ?? config.name;
+  const op = Op({
+    name: config.name,
+    overview: `Periodically snapshot and diff the ${config.env} environment`,
+    taskQueue,
+    searchAttributes: { Watch: "true", Env: config.env },
+    phases: [
+      phase("Snapshot", [activity("lifecycleSnapshot", { env: config.env })]),
+      phase("Diff", [driftStep(config.env, config.live ?? true)]),
+    ],
+  } as OpConfig);
+  return { op, schedule: scheduleFor(config.name, config.schedule, taskQueue) };
+}
+
+/** An Op reconciling `env` into source (cloud → code), on a schedule when given. */
+export function ReconcileOp(config: { name: string; env: string; schedule?: string; onDrift?: string; scope?: { owned?: boolean }; taskQueue?: string }) {
+  const taskQueue = config.taskQueue ?? config.name;
+  const onDrift = config.onDrift ?? "pull-request";
+  const outcome = onDrift === "pull-request" ? { name: "PR", from: "prUrl" } : onDrift === "issue" ? { name: "Issue", from: "issueUrl" } : undefined;
+  const op = Op({
+    name: config.name,
+    overview: `Reconcile the ${config.env} environment into source (cloud → code)`,
+    taskQueue,
+    searchAttributes: { Reconcile: "true", Env: config.env },
+    phases: [
+      phase("Snapshot", [activity("lifecycleSnapshot", { env: config.env })]),
+      phase("Plan", [driftStep(config.env, true)]),
+      phase("Reconcile", [{ kind: "activity", fn: "reconcilePr", args: { env: config.env, mode: onDrift, owned: config.scope?.owned ?? false }, ...(outcome ? { outcomeAttribute: outcome } : {}) }]),
+    ],
+  } as OpConfig);
+  if (!config.schedule) return { op };
+  return { op, schedule: scheduleFor(config.name, config.schedule, taskQueue) };
+}

@@ -234,3 +234,68 @@ fn activities_other_lexicons_provide_say_which() {
         "activity \"gitlabPipeline\" is provided by the gitlab lexicon, and this chant's gitlab lexicon does not run it yet"
     );
 }
+
+/// The Op composites make the reference's Ops: their phases and steps, in order.
+#[test]
+fn op_composites_declare_the_reference_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("apply.op.ts"),
+        "import { ApplyOp } from \"@intentius/chant-lexicon-temporal\";\nexport default ApplyOp({ name: \"apply\", env: \"local\", delete: \"gated\" }).op;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("watch.op.ts"),
+        "import { WatchOp } from \"@intentius/chant-lexicon-temporal\";\nconst w = WatchOp({ name: \"observe-it\", env: \"dev\", schedule: \"0 * * * *\" });\nexport default w.op;\nexport const schedule = w.schedule;\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "list", "--json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["apply", "observe-it"], "{v}");
+    assert_eq!(v["errors"], json!([]));
+    // Apply: build, plan (lifecycleDiff: not run by this chant yet, so the run stops there).
+    let out = Command::new(BIN)
+        .args(["run", "apply", "--json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps: Vec<Value> = v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| json!([r["phase"], r["fn"], r["status"]]))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            json!(["Build", "chantBuild", "ok"]),
+            json!(["Plan", "lifecycleDiff", "fail"]),
+            json!(["Rollback", "compensateApply", "fail"]),
+        ]
+    );
+}
