@@ -5,12 +5,15 @@
 //! schedules ([`serialize`]).
 
 mod activities;
+mod checks;
 mod serialize;
 
 use std::sync::OnceLock;
 
 use chant_core::discover::Discovery;
-use chant_core::lexicon::{Activity, ActivityHint, Catalog, Lexicon, Serialized, catalog_module};
+use chant_core::lexicon::{
+    Activity, ActivityHint, Catalog, Finding, Lexicon, Serialized, catalog_module,
+};
 
 const CATALOG: &str = include_str!("../data/temporal.surface.json");
 const RUNTIME: &str = include_str!("../runtime/temporal.ts");
@@ -62,6 +65,10 @@ impl Lexicon for Temporal {
 
     fn serialize(&self, d: &Discovery, entities: &[usize]) -> Option<Result<Serialized, String>> {
         Some(serialize::serialize(d, entities))
+    }
+
+    fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
+        checks::run(d, entities)
     }
 
     fn context(&self) -> &str {

@@ -309,3 +309,43 @@ fn temporal_stacks_declare_their_server_namespace_and_attributes() {
         "{setup}"
     );
 }
+
+/// The temporal post-synth checks: TMP001 and TMP011 fail the build, TMP002 and TMP010 warn.
+#[test]
+fn temporal_post_synth_checks_warn_and_fail_as_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    let build = |src: &str| {
+        std::fs::write(root.join("infra.ts"), format!("import {{ TemporalNamespace, SearchAttribute, TemporalSchedule }} from \"@intentius/chant-lexicon-temporal\";\n{src}")).unwrap();
+        let out = chant(root, &["build", "."]);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = build(
+        "export const s = new TemporalSchedule({ scheduleId: \"s\", spec: { cronExpressions: [\"every day\"] }, action: { workflowType: \"w\", taskQueue: \"q\" }, policies: { overlap: \"AllowAll\" } });\n",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    // The warnings, then (no -o) the extra file.
+    assert!(
+        stderr.starts_with("warning: [s] Schedule \"s\" uses overlap \"AllowAll\" — add state.note explaining why concurrent runs are safe. Add state: { note: \"Workflow is idempotent — concurrent runs are safe\" } (temporal)\nwarning: [s] schedules/s.ts: cron expression \"every day\" does not look like valid 5- or 6-field cron syntax (temporal)\n\n--- schedules/s.ts ---\n"),
+        "{stderr}"
+    );
+    let (code, stderr) = build(
+        "export const ns = new TemporalNamespace({ name: \"short\", retention: \"1d\" });\nexport const attr = new SearchAttribute({ name: \"Env\", type: \"Keyword\", namespace: \"other\" });\n",
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains(
+            "error: [ns] Namespace \"ns\" has retention \"1d\" — minimum recommended is 3d (72h)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error: [attr] SearchAttribute \"attr\" references namespace \"other\" which is not declared"), "{stderr}");
+}
