@@ -272,3 +272,29 @@ export function ReconcileOp(config: { name: string; env: string; schedule?: stri
   if (!config.schedule) return { op };
   return { op, schedule: scheduleFor(config.name, config.schedule, taskQueue) };
 }
+
+function auditOp(fn: string, args: Args, overview: string, surface: string) {
+  return (config: { name: string; schedule?: string; onFinding?: string; taskQueue?: string } & Args) => {
+    const taskQueue = (config.taskQueue as string | undefined) ?? config.name;
+    const op = Op({
+      name: config.name,
+      overview,
+      taskQueue,
+      searchAttributes: { Audit: "true", Surface: surface },
+      phases: [phase("Audit", [{ kind: "activity", fn, args: { ...args, ...pick(config, Object.keys(args)), mode: config.onFinding ?? "report" }, outcomeAttribute: { name: "Findings", from: "findings" } }])],
+    } as OpConfig);
+    if (!config.schedule) return { op };
+    return { op, schedule: scheduleFor(config.name, config.schedule, taskQueue) };
+  };
+}
+
+function pick(from: Args, keys: string[]): Args {
+  const out: Args = {};
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
+}
+
+/** An Op resolving workflow action references against live upstreams (supply-chain drift). */
+export const WorkflowAuditOp = auditOp("workflowSupplyChainAudit", { workflowsDir: ".github/workflows" }, "Resolve workflow action references against live upstreams and report supply-chain drift", "github-workflows");
+/** An Op resolving pipeline include/component/image references against live upstreams. */
+export const PipelineAuditOp = auditOp("pipelineSupplyChainAudit", { pipelineFile: ".gitlab-ci.yml" }, "Resolve pipeline include/component/image references against live upstreams and report drift", "gitlab-pipeline");

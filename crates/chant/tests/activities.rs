@@ -299,3 +299,38 @@ fn op_composites_declare_the_reference_phases() {
         ]
     );
 }
+
+#[test]
+fn audit_op_composites_declare_their_one_audit_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("a.op.ts"),
+        "import { WorkflowAuditOp, PipelineAuditOp } from \"@intentius/chant-lexicon-temporal\";\nexport const p = PipelineAuditOp({ name: \"p\" });\nexport default WorkflowAuditOp({ name: \"audit\", workflowsDir: \"wf\", onFinding: \"issue\" }).op;\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "audit", "--json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["records"][0];
+    assert_eq!(
+        json!([r["phase"], r["fn"], r["args"]]),
+        json!(["Audit", "workflowSupplyChainAudit", {"workflowsDir": "wf", "mode": "issue"}])
+    );
+}
