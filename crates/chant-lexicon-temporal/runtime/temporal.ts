@@ -298,3 +298,24 @@ function pick(from: Args, keys: string[]): Args {
 export const WorkflowAuditOp = auditOp("workflowSupplyChainAudit", { workflowsDir: ".github/workflows" }, "Resolve workflow action references against live upstreams and report supply-chain drift", "github-workflows");
 /** An Op resolving pipeline include/component/image references against live upstreams. */
 export const PipelineAuditOp = auditOp("pipelineSupplyChainAudit", { pipelineFile: ".gitlab-ci.yml" }, "Resolve pipeline include/component/image references against live upstreams and report drift", "gitlab-pipeline");
+
+/** The lexicons whose upstream spec a LexiconUpgradeOp can track. */
+export const IN_SCOPE_LEXICONS = ["k8s", "gcp", "docker", "gitlab", "aws", "azure", "github", "fly", "cedar"] as const;
+
+/** An Op detecting a newer upstream spec for `lexicon`, regenerating and validating it. */
+export function LexiconUpgradeOp(config: { lexicon: string; name?: string; schedule?: string; lexiconDir?: string; onFinding?: string; taskQueue?: string }) {
+  if (!(IN_SCOPE_LEXICONS as readonly string[]).includes(config.lexicon)) {
+    throw new Error(`LexiconUpgradeOp: "${config.lexicon}" is not in scope. In-scope lexicons: ${IN_SCOPE_LEXICONS.join(", ")} (helm, temporal, forgejo have no upstream spec).`);
+  }
+  const name = config.name ?? `${config.lexicon}-upgrade`;
+  const taskQueue = config.taskQueue ?? name;
+  const op = Op({
+    name,
+    overview: "Detect a newer upstream spec for the lexicon, regen + validate, and surface the API-surface delta",
+    taskQueue,
+    searchAttributes: { Upgrade: "true", Lexicon: config.lexicon },
+    phases: [phase("Upgrade", [{ kind: "activity", fn: "lexiconUpgrade", args: { lexicon: config.lexicon, ...(config.lexiconDir ? { lexiconDir: config.lexiconDir } : {}), mode: config.onFinding ?? "report" }, outcomeAttribute: { name: "HasUpgrade", from: "hasUpgrade" } }])],
+  } as OpConfig);
+  if (!config.schedule) return { op };
+  return { op, schedule: scheduleFor(name, config.schedule, taskQueue) };
+}

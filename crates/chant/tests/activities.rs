@@ -319,9 +319,24 @@ fn audit_op_composites_declare_their_one_audit_step() {
     .unwrap();
     std::fs::write(
         root.join("a.op.ts"),
-        "import { WorkflowAuditOp, PipelineAuditOp } from \"@intentius/chant-lexicon-temporal\";\nexport const p = PipelineAuditOp({ name: \"p\" });\nexport default WorkflowAuditOp({ name: \"audit\", workflowsDir: \"wf\", onFinding: \"issue\" }).op;\n",
+        "import { WorkflowAuditOp, PipelineAuditOp, LexiconUpgradeOp } from \"@intentius/chant-lexicon-temporal\";\nexport const p = PipelineAuditOp({ name: \"p\" });\nexport const u = LexiconUpgradeOp({ lexicon: \"aws\" });\nexport default WorkflowAuditOp({ name: \"audit\", workflowsDir: \"wf\", onFinding: \"issue\" }).op;\n",
     )
     .unwrap();
+    std::fs::write(
+        root.join("bad.op.ts"),
+        "import { LexiconUpgradeOp } from \"@intentius/chant-lexicon-temporal\";\nexport default LexiconUpgradeOp({ lexicon: \"temporal\" }).op;\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "list", "--json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["errors"][0].as_str().unwrap().ends_with("LexiconUpgradeOp: \"temporal\" is not in scope. In-scope lexicons: k8s, gcp, docker, gitlab, aws, azure, github, fly, cedar (helm, temporal, forgejo have no upstream spec)."),
+        "{v}"
+    );
     let out = Command::new(BIN)
         .args(["run", "audit", "--json"])
         .current_dir(&root)
