@@ -319,3 +319,61 @@ export function LexiconUpgradeOp(config: { lexicon: string; name?: string; sched
   if (!config.schedule) return { op };
   return { op, schedule: scheduleFor(name, config.schedule, taskQueue) };
 }
+
+/** The activity profiles as Temporal workers take them (the local runtime's own table agrees on timeouts and attempts). */
+export const TEMPORAL_ACTIVITY_PROFILES = {
+  fastIdempotent: { startToCloseTimeout: "5m", retry: { maximumAttempts: 3, initialInterval: "5s", backoffCoefficient: 2 } },
+  longInfra: { startToCloseTimeout: "20m", heartbeatTimeout: "60s", retry: { maximumAttempts: 3, initialInterval: "30s", backoffCoefficient: 2 } },
+  k8sWait: { startToCloseTimeout: "15m", heartbeatTimeout: "60s", retry: { maximumAttempts: 3, initialInterval: "10s", backoffCoefficient: 2, nonRetryableErrorTypes: ["ReadinessFailedError"] } },
+  humanGate: { startToCloseTimeout: "48h", heartbeatTimeout: "90s", retry: { maximumAttempts: 1 } },
+  argoSync: { startToCloseTimeout: "30m", heartbeatTimeout: "60s", retry: { maximumAttempts: 5, initialInterval: "10s", backoffCoefficient: 2, maximumInterval: "1m", nonRetryableErrorTypes: ["ArgoSyncFailedError"] } },
+  policyCheck: { startToCloseTimeout: "5m", retry: { maximumAttempts: 1 } },
+} as const;
+
+const DURATION_UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+/** A chant duration ("7d", "1h30m", "90") in seconds; `undefined` when it is none. */
+export function parseDurationSeconds(input: string): number | undefined {
+  const trimmed = input.trim();
+  if (trimmed === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  let total = 0;
+  let matched = false;
+  for (const m of trimmed.matchAll(/(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)/gi)) {
+    matched = true;
+    total += Number(m[1]) * DURATION_UNIT_SECONDS[m[2].toLowerCase()];
+  }
+  return matched ? total : undefined;
+}
+
+/** Seconds as one-unit duration text, the largest whole unit first. */
+export function formatDurationSeconds(totalSeconds: number): string {
+  if (totalSeconds === 0) return "0s";
+  if (Number.isInteger(totalSeconds)) {
+    if (totalSeconds % 86400 === 0) return `${totalSeconds / 86400}d`;
+    if (totalSeconds % 3600 === 0) return `${totalSeconds / 3600}h`;
+    if (totalSeconds % 60 === 0) return `${totalSeconds / 60}m`;
+    return `${totalSeconds}s`;
+  }
+  return `${Math.round(totalSeconds * 1000)}ms`;
+}
+
+/** The declared duration when it means `liveSeconds`, else `liveSeconds` formatted. */
+export function reconcileDuration(declared: unknown, liveSeconds: number): string {
+  if (typeof declared === "string") {
+    const d = parseDurationSeconds(declared);
+    if (d !== undefined && Math.abs(d - liveSeconds) < 0.001) return declared;
+  }
+  return formatDurationSeconds(liveSeconds);
+}
+
+/** What a namespace is when a field is not declared (live values equal to these are no drift). */
+export const TEMPORAL_NAMESPACE_DEFAULTS: Record<string, unknown> = {
+  retention: "7d", description: "", ownerEmail: "", isGlobalNamespace: false,
+  historyArchivalState: "Disabled", historyArchivalUri: "", visibilityArchivalState: "Disabled", visibilityArchivalUri: "",
+};
+
+/** The same for a schedule's optional policy and state fields. */
+export const TEMPORAL_SCHEDULE_DEFAULTS: Record<string, unknown> = {
+  state: { paused: false, note: "" }, "policies.pauseOnFailure": false, "state.paused": false, "state.note": "",
+};

@@ -349,3 +349,31 @@ fn temporal_post_synth_checks_warn_and_fail_as_the_reference() {
     );
     assert!(stderr.contains("error: [attr] SearchAttribute \"attr\" references namespace \"other\" which is not declared"), "{stderr}");
 }
+
+/// The temporal lexicon's data and duration helpers work in a project's TypeScript.
+#[test]
+fn temporal_duration_helpers_and_profiles_are_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("i.ts"),
+        "import { parseDurationSeconds, formatDurationSeconds, reconcileDuration, TEMPORAL_ACTIVITY_PROFILES, TEMPORAL_NAMESPACE_DEFAULTS, TemporalNamespace } from \"@intentius/chant-lexicon-temporal\";\nexport const ns = new TemporalNamespace({ name: \"n\", description: `${parseDurationSeconds(\"1h30m\")} ${parseDurationSeconds(\"x\")} ${formatDurationSeconds(2592000)} ${formatDurationSeconds(1.5)} ${reconcileDuration(\"720h\", 2592000)} ${reconcileDuration(\"1d\", 60)} ${TEMPORAL_ACTIVITY_PROFILES.longInfra.startToCloseTimeout} ${TEMPORAL_NAMESPACE_DEFAULTS.retention}` });\n",
+    )
+    .unwrap();
+    let out = chant(root, &["build", ".", "-o", "out/c.yml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let setup = std::fs::read_to_string(root.join("out/temporal-setup.sh")).unwrap();
+    assert!(
+        setup.contains("--description \"5400 undefined 30d 1500ms 720h 1m 20m 7d\""),
+        "{setup}"
+    );
+}
