@@ -76,16 +76,15 @@ pub fn current_blocker<'a>(records: &'a [Escalation], state: &RunState) -> Optio
     if state.run_status() != Some(RunStatus::Blocked) {
         return None;
     }
+    // Values as written: a field of the wrong type matches only the same value, never an
+    // escalation that lacks the field.
     let s = |v: Option<&Value>| v.cloned().unwrap_or(Value::Null);
-    let text = |v: &Option<String>| v.as_ref().map_or(Value::Null, |t| Value::String(t.clone()));
-    let run_id = text(&state.run_id);
-    let blocked_on = text(&state.blocked_on);
-    let turn_id = text(
-        &state
-            .blocked_reason
-            .as_ref()
-            .and_then(|r| r.turn_id.clone()),
-    );
+    let run_id = state.raw("run_id");
+    let blocked_on = state.raw("blocked_on");
+    let turn_id = s(state
+        .raw
+        .get("blocked_reason")
+        .and_then(|r| r.get("turn_id")));
     records.iter().find(|r| {
         r.open
             && s(r.record.get("run_id")) == run_id
@@ -128,6 +127,20 @@ mod tests {
             json!({"status": "paused", "run_id": "run_1", "blocked_on": "escalation:x"}),
         );
         assert!(current_blocker(&records, &paused).is_none());
+        // A turn id of the wrong type is not an absent one.
+        let mut typed_wrong = records.clone();
+        typed_wrong.push(Escalation {
+            record: json!({"kind": "raised", "escalation_id": "hesc_z", "created_at": "2026-01-04T00:00:00.000Z", "run_id": "run_1", "blocked_on": "escalation:x"}).as_object().unwrap().clone(),
+            open: true,
+        });
+        typed_wrong[0].record.insert("turn_id".into(), json!(7));
+        let seven = RunState::from_value(
+            json!({"status": "blocked", "run_id": "run_1", "blocked_on": "escalation:x", "blocked_reason": {"turn_id": 7}}),
+        );
+        assert_eq!(
+            current_blocker(&typed_wrong, &seven).map(Escalation::id),
+            Some("hesc_b")
+        );
         let other_turn = RunState::from_value(
             json!({"status": "blocked", "run_id": "run_1", "blocked_on": "escalation:x", "blocked_reason": {"turn_id": "t2"}}),
         );

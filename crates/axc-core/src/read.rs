@@ -234,10 +234,11 @@ pub fn approve_gate(project: &Project, gate_id: &str, warnings: &mut Vec<String>
     if id.is_empty() {
         return fail("gate_id is required.");
     }
-    let status_text = state
-        .status
-        .clone()
-        .unwrap_or_else(|| "undefined".to_owned());
+    let status_text = match state.raw.get("status") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "undefined".to_owned(),
+    };
     if id.starts_with("hesc_") {
         if status_text != "blocked" {
             return fail(format!(

@@ -53,6 +53,10 @@ pub struct RunState {
     pub pending_run_completion: Option<PendingGate>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
+    /// The whole state as normalized, for the rules that compare values as written (a field
+    /// of the wrong type must not read as one that is absent there).
+    #[serde(skip)]
+    pub raw: Map<String, Value>,
 }
 
 /// One of `active_turns`.
@@ -102,9 +106,19 @@ impl RunState {
     /// The typed view of a normalized state; a state that is not an object has no fields.
     pub fn from_value(state: Value) -> RunState {
         match state {
-            Value::Object(_) => serde_json::from_value(state).unwrap_or_default(),
+            Value::Object(raw) => {
+                let mut typed: RunState =
+                    serde_json::from_value(Value::Object(raw.clone())).unwrap_or_default();
+                typed.raw = raw;
+                typed
+            }
             _ => RunState::default(),
         }
+    }
+
+    /// A field as written (`null` when absent).
+    pub fn raw(&self, key: &str) -> Value {
+        self.raw.get(key).cloned().unwrap_or(Value::Null)
     }
 
     /// The status, when it is one a governed run can have.

@@ -329,7 +329,7 @@ impl Activity for HttpCheck {
             let answer = if url.starts_with("https://") {
                 curl(call, url, method, left)
             } else {
-                http_get(url, method, left.min(Duration::from_secs(30)))
+                http_get(url, method, left.min(Duration::from_secs(30)), call.cancel)
             };
             match answer {
                 Ok((status, body)) => {
@@ -368,7 +368,13 @@ const MAX_BODY: u64 = 1 << 20;
 /// One HTTP/1.1 request over plain TCP: `(status, body)`. Hand-written because the check
 /// needs only a status line and a bounded body, and no client crate earns its build time for
 /// that; `https` goes through curl.
-fn http_get(url: &str, method: &str, timeout: Duration) -> Result<(u64, String), ActivityError> {
+fn http_get(
+    url: &str,
+    method: &str,
+    timeout: Duration,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<(u64, String), ActivityError> {
+    let deadline = Instant::now() + timeout;
     let bad = |m: String| ActivityError::new("InvalidArgs", m);
     let rest = url.strip_prefix("http://").ok_or_else(|| {
         bad(format!(
@@ -401,14 +407,47 @@ fn http_get(url: &str, method: &str, timeout: Duration) -> Result<(u64, String),
         .next()
         .ok_or_else(|| ActivityError::new("Error", format!("{url}: no address")))?;
     let mut stream = std::net::TcpStream::connect_timeout(&target, timeout).map_err(fail)?;
-    stream.set_read_timeout(Some(timeout)).map_err(fail)?;
     stream.set_write_timeout(Some(timeout)).map_err(fail)?;
     write!(stream, "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: chant\r\nAccept: */*\r\nConnection: close\r\n\r\n").map_err(fail)?;
+    // Read in slices until the server closes, the cap, the deadline or a cancel: a server that
+    // drips or never ends the body holds the step no longer than its time.
     let mut raw = Vec::new();
-    stream
-        .take(MAX_BODY + 16 * 1024)
-        .read_to_end(&mut raw)
-        .map_err(fail)?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(ActivityError::new(
+                "Cancelled",
+                format!("httpCheck of {url} cancelled"),
+            ));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ActivityError::new(
+                "Error",
+                format!("{url}: no complete answer in time"),
+            ));
+        }
+        stream
+            .set_read_timeout(Some(left.min(Duration::from_millis(200))))
+            .map_err(fail)?;
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                raw.extend_from_slice(&chunk[..n]);
+                if raw.len() as u64 > MAX_BODY + 16 * 1024 {
+                    break;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
     let text = String::from_utf8_lossy(&raw);
     let status = text
         .strip_prefix("HTTP/1.")

@@ -195,4 +195,30 @@ fn an_op_calls_the_activities_its_projects_lexicon_offers() {
         records[2]["error"],
         "no activity named \"awsApply\" (known: shellCmd, tinyMeasure)"
     );
+
+    // The project's lexicons are read at each run, not when the server started: once neither
+    // the config nor an import names tiny, its activity is not there.
+    std::fs::write(root.join("chant.config.json"), r#"{"lexicons":[]}"#).unwrap();
+    std::fs::write(root.join("src/things.ts"), "export const nothing = 1;\n").unwrap();
+    let out = server.serve_sync(
+        [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"op-run","arguments":{"name":"measure"}}}"#,
+        ]
+        .join("\n")
+        .as_bytes(),
+    );
+    let reply: serde_json::Value = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|m| m["id"] == 3)
+        .expect("a reply to op-run");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    let run: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        run["records"][0]["error"], "no activity named \"tinyMeasure\" (known: shellCmd)",
+        "{run}"
+    );
 }

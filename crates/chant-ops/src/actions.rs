@@ -60,8 +60,27 @@ fn undeclared_over_mcp_text(op: &str, gate: &str, set: &OpSet) -> String {
     )
 }
 
-/// The lexicons whose activities a run of `op` may call: the project's, then the one whose
-/// `Op` declared it (its base activities, such as `chantBuild`, whatever the project lists).
+/// The lexicons whose activities a run of `op` may call, read now: those of the project the
+/// Op's file is in (none when it is in no project, or its config does not load), then the
+/// lexicon whose `Op` declared it. Where the command runs from, or what a server read at its
+/// start, makes no difference.
+fn op_lexicons(
+    chant: &chant_core::session::Chant,
+    root: &std::path::Path,
+    op: &model::OpDef,
+) -> Vec<String> {
+    let budget = chant_core::model::Budget::default();
+    let of_project = op
+        .file
+        .parent()
+        .and_then(|dir| chant.locate_within(dir, Some(root), &budget).ok())
+        .and_then(|p| p.lexicon_names().ok())
+        .unwrap_or_default();
+    with_op_lexicon(&of_project, op)
+}
+
+/// `lexicons`, then the lexicon whose `Op` declared `op` (its base activities, such as
+/// `chantBuild`, whatever the project lists).
 fn with_op_lexicon(lexicons: &[String], op: &model::OpDef) -> Vec<String> {
     let mut all = lexicons.to_vec();
     if let Some(l) = &op.lexicon
@@ -81,8 +100,9 @@ pub struct ApproveGate<'a> {
     pub runtime: Option<&'a str>,
     /// The project's lexicons.
     pub lexicons: &'a [String],
-    /// Where the project's lexicons' activities are found (they are part of the plan).
-    pub registry: &'a chant_core::lexicon::Registry,
+    /// Where the lexicons of the Op's project, and their activities, are found (they are part
+    /// of the plan).
+    pub chant: &'a chant_core::session::Chant,
     /// The environment the approver's plan is computed for, if named.
     pub env: Option<&'a str>,
     /// Who approves, as the channel may claim it (`"unattested"` over MCP).
@@ -160,10 +180,10 @@ pub fn approve_gate<S: Deref<Target = OpSet>>(
     let seal = move |payload: &str| crate::attest::seal(&root, payload);
     let (gate, given_env) = (req.gate, req.env);
     let lexicons = match declared {
-        Some(op) => with_op_lexicon(req.lexicons, op),
-        None => req.lexicons.to_vec(),
+        Some(op) => op_lexicons(req.chant, &repo.root, op),
+        None => Vec::new(),
     };
-    let activities = Activities::of_project(req.registry, &lexicons);
+    let activities = Activities::of_project(&req.chant.lexicons, &lexicons);
     let activities = &activities;
     let plan_here = declared
         .map(|op| move |e: Option<&str>| runtime::plan_here(op, gate, e, given_env, activities));
@@ -232,8 +252,8 @@ pub struct RunOp<'a> {
     pub origin: Origin,
     pub runtime: Option<&'a str>,
     pub lexicons: &'a [String],
-    /// Where the project's lexicons' activities are found.
-    pub registry: &'a chant_core::lexicon::Registry,
+    /// Where the lexicons of the Op's project, and their activities, are found.
+    pub chant: &'a chant_core::session::Chant,
     /// What activities needing chant itself ask of the front end.
     pub host: &'a dyn chant_core::lexicon::ActivityHost,
     pub env: Option<&'a str>,
@@ -275,8 +295,8 @@ pub fn run_op<S: Deref<Target = OpSet>>(
         )));
     }
     let mut notes: Vec<String> = repo.sync().into_iter().collect();
-    let lexicons = with_op_lexicon(req.lexicons, op);
-    let activities = Activities::of_project(req.registry, &lexicons);
+    let lexicons = op_lexicons(req.chant, &repo.root, op);
+    let activities = Activities::of_project(&req.chant.lexicons, &lexicons);
     let opts = RunOptions {
         env: req.env.map(str::to_owned),
         origin: req.origin,

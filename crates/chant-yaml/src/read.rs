@@ -33,6 +33,8 @@ struct Builder {
     anchors: Vec<(usize, Json, usize)>,
     docs: Vec<Json>,
     nodes: usize,
+    /// Whether an alias was expanded (the refusal then says so).
+    aliased: bool,
     error: Option<String>,
     /// The scalar being pushed is a plain, untagged `<<`.
     merge_key: bool,
@@ -116,16 +118,19 @@ impl Builder {
         }
     }
 
-    fn count(&mut self, v: &Json) -> bool {
-        self.count_size(size(v))
-    }
-
-    /// Adds `n` to the values read so far; past [`MAX_NODES`] the template is refused.
+    /// Adds `n` to the values read so far; past [`MAX_NODES`] the template is refused. Each
+    /// value is counted once, when it is read (a container for itself and its keys, its items
+    /// having been counted as they came), and an alias for all it expands to.
     fn count_size(&mut self, n: usize) -> bool {
         self.nodes += n;
         if self.nodes > MAX_NODES {
+            let how = if self.aliased {
+                " (through aliases)"
+            } else {
+                ""
+            };
             self.fail(format!(
-                "Template expands to more than {MAX_NODES} values (through aliases) — refusing to import it"
+                "Template expands to more than {MAX_NODES} values{how} — refusing to import it"
             ));
             return false;
         }
@@ -196,7 +201,7 @@ impl MarkedEventReceiver for Builder {
                         }
                         _ => Json::Array(items),
                     };
-                    if self.count(&value) {
+                    if self.count_size(1) {
                         self.push(value, anchor, mark);
                     }
                 }
@@ -237,6 +242,7 @@ impl MarkedEventReceiver for Builder {
                             }
                         }
                     }
+                    let keys: usize = entries.keys().map(|k| k.len() / 64).sum();
                     let value = if merged.is_empty() {
                         Json::Object(entries)
                     } else {
@@ -245,7 +251,9 @@ impl MarkedEventReceiver for Builder {
                         }
                         Json::Object(merged)
                     };
-                    if self.count(&value) {
+                    // Merged-in entries were counted where they came from (an alias, or the
+                    // mapping written there).
+                    if self.count_size(1 + keys) {
                         self.push(value, anchor, mark);
                     }
                 }
@@ -265,13 +273,14 @@ impl MarkedEventReceiver for Builder {
                     (_, TScalarStyle::Plain) => resolve_plain(&text),
                     _ => Json::String(text),
                 };
-                if self.count(&value) {
+                if self.count_size(size(&value)) {
                     self.push(value, anchor, mark);
                 }
             }
             Event::Alias(id) => match self.anchors.iter().rposition(|(a, _, _)| *a == id) {
                 Some(at) => {
                     // Counted before it is copied: a refused alias costs nothing.
+                    self.aliased = true;
                     if self.count_size(self.anchors[at].2) {
                         let v = self.anchors[at].1.clone();
                         self.push(v, 0, mark);
@@ -343,8 +352,32 @@ mod tests {
         let text = format!("big: &s \"{big}\"\njob:\n  script: [{aliases}]\n");
         let t = std::time::Instant::now();
         let e = parse(&text).unwrap_err();
-        assert!(e.contains("expands to more than"), "{e}");
+        assert_eq!(
+            e,
+            "Template expands to more than 2000000 values (through aliases) — refusing to import it"
+        );
         assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn each_value_is_counted_once_however_deep() {
+        // 600,000 items read once are 600,000 values, not one count per enclosing level.
+        let text = format!("job:\n  script:\n{}", "    - x\n".repeat(600_000));
+        assert_eq!(
+            parse(&text).unwrap()["job"]["script"]
+                .as_array()
+                .unwrap()
+                .len(),
+            600_000
+        );
+        // 20,000 scalars 150 levels down.
+        let mut deep = String::new();
+        for d in 0..150 {
+            deep.push_str(&format!("{}k{d}:\n", "  ".repeat(d)));
+        }
+        deep.push_str(&format!("{}items:\n", "  ".repeat(150)));
+        deep.push_str(&format!("{}- y\n", "  ".repeat(150)).repeat(20_000));
+        assert!(parse(&deep).is_ok());
     }
 
     #[test]
