@@ -120,8 +120,9 @@ const TSCONFIG: &str = r#"{
 }
 "#;
 
+/// The reference's list, and `.mcp.json`: it names this machine's chant binary by path.
 const GITIGNORE: &str =
-    "dist/\nnode_modules/\n.chant/types/\n.chant/meta/\n.chant/rules/\nskills/\n";
+    "dist/\nnode_modules/\n.chant/types/\n.chant/meta/\n.chant/rules/\nskills/\n.mcp.json\n";
 
 /// The reference's `package.json`: editors find the types through it; chant needs no Node.
 fn package_json(lexicon: &str, version: &str) -> String {
@@ -290,6 +291,7 @@ mod tests {
             ]
         );
         assert!(p.files[0].content.contains("lexicons: [\"t\"]"));
+        assert!(p.files[3].content.ends_with("skills/\n.mcp.json\n"));
         let pkg: serde_json::Value = serde_json::from_str(&p.files[2].content).unwrap();
         assert_eq!(pkg["dependencies"]["@intentius/chant-lexicon-t"], "^1.2.3");
         let small = plan(&r, Some("t"), Some("small"), "1").unwrap();

@@ -338,6 +338,10 @@ pub trait ActivityHost: Send + Sync {
     /// Captures the deployed state of `environment` through the project's observers.
     fn lifecycle_snapshot(&self, environment: &str) -> Result<Json, String>;
 
+    /// `path` (relative to the run's directory) as an existing directory inside the
+    /// repository, symlinks resolved; anything else fails as `InvalidArgs`.
+    fn project_dir(&self, path: &std::path::Path) -> Result<std::path::PathBuf, ActivityError>;
+
     /// Runs `sh -c <cmd>` in `dir` (relative to the run's directory) with `env` added, in its
     /// own process group, ended by `timeout_ms` or a cancel: its stdout, trimmed.
     fn shell(

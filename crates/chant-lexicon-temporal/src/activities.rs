@@ -87,26 +87,32 @@ fn run_tool(
     )
 }
 
-/// The package.json script `name` of the project at `dir`, if it has one.
+/// The package.json script `name` of the project at `dir` (a directory the host resolved
+/// inside the repository), if it has one: a regular file, at most 1 MiB.
 fn script(dir: &Path, name: &str) -> Result<Option<String>, ActivityError> {
-    let file = dir.join("package.json");
-    let text = match std::fs::read_to_string(&file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let bytes = match fsread::read_inside(dir, Path::new("package.json"), 1 << 20) {
+        Ok(b) => b,
+        Err(e) if e.is_missing() => return Ok(None),
         Err(e) => {
             return Err(ActivityError::new(
-                "Error",
-                format!("cannot read {}: {e}", file.display()),
+                "InvalidArgs",
+                format!("cannot read {}/package.json: {e}", dir.display()),
             ));
         }
     };
-    let pkg: Json = serde_json::from_str(&text).map_err(|e| {
+    let pkg: Json = serde_json::from_slice(&bytes).map_err(|e| {
         ActivityError::new(
             "InvalidArgs",
-            format!("{} is not valid JSON: {e}", file.display()),
+            format!("{}/package.json is not valid JSON: {e}", dir.display()),
         )
     })?;
     Ok(pkg["scripts"][name].as_str().map(str::to_owned))
+}
+
+/// Whether `sh` would read `body` as more than `&&`-joined simple commands (comments, quotes,
+/// escapes, other lists, several lines): then the whole script goes to `sh` as written.
+fn needs_whole_shell(body: &str) -> bool {
+    body.contains(['#', '\'', '"', '\\', '\n', ';', '`', '(']) || body.contains("||")
 }
 
 /// A `chant build` command line, as a package.json script writes one, when that is all a
@@ -145,6 +151,16 @@ fn chant_build_words(segment: &str) -> Option<(PathBuf, Option<String>, Option<P
 /// Runs package.json script `body` of the project at `dir` (relative to the run's directory):
 /// each `&&` segment that is a `chant build` is built in process, any other runs in `sh`.
 fn run_script(call: &ActivityCall<'_>, dir: &Path, body: &str) -> Result<Json, ActivityError> {
+    if needs_whole_shell(body) {
+        let out = call.host.shell(
+            body,
+            Some(&dir.to_string_lossy()),
+            &env_of(call),
+            call.timeout_ms,
+            call.cancel,
+        )?;
+        return Ok(Json::String(out));
+    }
     let mut results = Vec::new();
     for segment in body.split("&&").map(str::trim).filter(|s| !s.is_empty()) {
         if call.cancel.load(Ordering::SeqCst) {
@@ -195,8 +211,8 @@ impl Activity for ChantBuild {
     fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
         let path = required(call, "chantBuild", "path")?;
         let named = text(call, "script");
-        let dir = PathBuf::from(path);
-        match script(&call.cwd.join(&dir), named.unwrap_or("build"))? {
+        let dir = call.host.project_dir(Path::new(path))?;
+        match script(&dir, named.unwrap_or("build"))? {
             Some(body) => run_script(call, &dir, &body),
             None if named.is_some() => Err(ActivityError::new(
                 "InvalidArgs",
@@ -228,8 +244,8 @@ impl Activity for ChantTeardown {
 
     fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
         let path = required(call, "chantTeardown", "path")?;
-        let dir = PathBuf::from(path);
-        match script(&call.cwd.join(&dir), "teardown")? {
+        let dir = call.host.project_dir(Path::new(path))?;
+        match script(&dir, "teardown")? {
             Some(body) => run_script(call, &dir, &body),
             None => Err(ActivityError::new(
                 "InvalidArgs",

@@ -323,7 +323,22 @@ fn check(entity: &str, ty: &str, p: &Json) -> Result<(), String> {
         }
         "Temporal::Schedule" => {
             word("scheduleId")?;
-            word("namespace")
+            word("namespace")?;
+            // Without a scheduleId the export's name names the file and goes into its text.
+            let named = p.get("scheduleId").is_some_and(|v| !v.is_null());
+            let safe = !entity.is_empty()
+                && entity != ".."
+                && entity
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+            if named || safe {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{}: a schedule without a scheduleId is named by its export, which must then be letters, digits, '.', '_' or '-'; give it a scheduleId",
+                    canon::to_compact(&Json::String(entity.to_owned()))
+                ))
+            }
         }
         _ => Ok(()),
     }
@@ -437,6 +452,17 @@ mod tests {
         );
         assert!(check("s", "Temporal::Schedule", &json!({"scheduleId": "../../x"})).is_err());
         assert!(check("s", "Temporal::Schedule", &json!({"scheduleId": ".."})).is_err());
+        assert!(check("ok_name", "Temporal::Schedule", &json!({})).is_ok());
+        assert!(check("../src/victim", "Temporal::Schedule", &json!({})).is_err());
+        assert!(check("x\");evil(\"", "Temporal::Schedule", &json!({})).is_err());
+        assert!(
+            check(
+                "../src/victim",
+                "Temporal::Schedule",
+                &json!({"scheduleId": "fine"})
+            )
+            .is_ok()
+        );
         assert!(
             check(
                 "srv",

@@ -157,6 +157,17 @@ impl ActivityHost for LocalHost<'_> {
         crate::runtime::run_shell(cmd, &dir, env, timeout_ms, cancel)
     }
 
+    fn project_dir(&self, path: &Path) -> Result<PathBuf, ActivityError> {
+        let dir = self.inside(path, "project path")?;
+        if !dir.is_dir() {
+            return Err(ActivityError::new(
+                "InvalidArgs",
+                format!("{}: no such directory", dir.display()),
+            ));
+        }
+        Ok(dir)
+    }
+
     fn lifecycle_snapshot(&self, environment: &str) -> Result<Json, String> {
         crate::check_env(environment)?;
         let budget = Budget::default();
@@ -213,5 +224,8 @@ impl ActivityHost for NoHost {
     }
     fn lifecycle_snapshot(&self, _: &str) -> Result<Json, String> {
         Err("no chant here".into())
+    }
+    fn project_dir(&self, _: &Path) -> Result<PathBuf, ActivityError> {
+        Err(ActivityError::new("InvalidArgs", "no repository here"))
     }
 }

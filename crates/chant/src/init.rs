@@ -214,11 +214,22 @@ fn target(
             .map_err(|e| format!("{shown} is a link that cannot be followed: {e}"))?,
         _ => path.to_path_buf(),
     };
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+    // A regular file only (never a FIFO or a device), at most 64 MiB.
+    let existing = match fsread::read_regular(&path, 64 << 20) {
+        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "{shown}: not UTF-8 text (byte {}); chant init changed nothing",
+                e.utf8_error().valid_up_to()
+            )
+        })?),
+        Err(e) if e.is_missing() => None,
+        Err(e) => {
+            return Err(format!(
+                "Cannot read {shown}: {e}; chant init changed nothing"
+            ));
+        }
     };
+    creatable(&path, &shown)?;
     let merged = mcp_clients::merge(existing.as_deref(), "chant", entry).map_err(|e| {
         format!(
             "{shown}: {e}. chant init changed nothing (in it or anywhere): fix the file, or add this under \"mcpServers\" by hand: \"chant\": {}",
@@ -257,4 +268,23 @@ fn git_init(dir: &Path) -> &'static str {
         Ok(_) => "git init failed: run it yourself before using Ops",
         Err(_) => "git is not on PATH: run git init yourself before using Ops",
     }
+}
+
+/// Whether the folder `file` goes in exists, or can be made: its nearest existing ancestor is
+/// a directory (a dangling link or a file there would fail the write after others were done).
+fn creatable(file: &Path, shown: &str) -> Result<(), String> {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if std::fs::symlink_metadata(d).is_ok() {
+            return match std::fs::metadata(d) {
+                Ok(m) if m.is_dir() => Ok(()),
+                _ => Err(format!(
+                    "Cannot write {shown}: {} is not a directory (or a link to one); chant init changed nothing",
+                    d.display()
+                )),
+            };
+        }
+        dir = d.parent();
+    }
+    Ok(())
 }

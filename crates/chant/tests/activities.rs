@@ -142,7 +142,7 @@ fn chant_build_runs_the_projects_build_script_in_process() {
     // No build script: built in process, nothing written.
     assert_eq!(records[2]["status"], "ok", "{}", records[2]);
     assert_eq!(std::fs::read_dir(&bare).unwrap().count(), 2);
-    // A project outside the repository is not built.
+    // A project outside the repository is not built, and its scripts are not run.
     assert_eq!(records[3]["status"], "fail");
     assert!(
         records[3]["error"]
@@ -347,5 +347,49 @@ fn audit_op_composites_declare_their_one_audit_step() {
     assert_eq!(
         json!([r["phase"], r["fn"], r["args"]]),
         json!(["Audit", "workflowSupplyChainAudit", {"workflowsDir": "wf", "mode": "issue"}])
+    );
+}
+
+#[test]
+fn scripts_of_projects_outside_the_repository_never_run_and_shell_syntax_goes_to_sh_whole() {
+    let (d, root) = repo(
+        r#"["temporal"]"#,
+        r#"build("../outside"), teardown("lnk"), build("p", { script: "commented" })"#,
+    );
+    let outside = d.path().canonicalize().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let marker = outside.join("ran");
+    std::fs::write(
+        outside.join("package.json"),
+        format!(
+            r#"{{"scripts": {{"build": "touch {0}", "teardown": "touch {0}"}}}}"#,
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("lnk")).unwrap();
+    let p = root.join("p");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(
+        p.join("package.json"),
+        r#"{"scripts": {"commented": "echo hi # not run && touch after-comment"}}"#,
+    )
+    .unwrap();
+    let records = run(&root, None);
+    for r in &records[..2] {
+        assert_eq!(r["status"], "fail", "{r}");
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .contains("must be inside the project"),
+            "{r}"
+        );
+    }
+    assert!(!marker.exists(), "a script outside the repository ran");
+    assert_eq!(records[2]["status"], "ok", "{}", records[2]);
+    assert!(
+        !p.join("after-comment").exists(),
+        "sh would not run what follows a comment"
     );
 }

@@ -383,3 +383,51 @@ fn links_already_there_are_followed_only_where_they_should_be() {
     );
     assert!(!proj.join("chant.config.ts").exists());
 }
+
+#[test]
+fn a_config_that_cannot_be_written_or_read_is_found_before_anything_is_written() {
+    // ~/.config/mcp is a link to nowhere: the global file cannot be written there.
+    let s = sandbox(&[]);
+    std::fs::create_dir_all(s.home.join(".config")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/dir", s.home.join(".config/mcp")).unwrap();
+    let out = init(&s, &["p", "--ide", "other"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out)
+            .1
+            .contains("is not a directory (or a link to one); chant init changed nothing"),
+        "{}",
+        text(&out).1
+    );
+    assert!(!s.work.join("p").exists());
+    // A FIFO where the config should be is refused, not waited on.
+    let s = sandbox(&[".claude"]);
+    let fifo = s.home.join(".claude/mcp.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = init(&s, &["p", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out)
+            .1
+            .starts_with("error: Cannot read ~/.claude/mcp.json"),
+        "{}",
+        text(&out).1
+    );
+    // Bytes that are not UTF-8 are named, and left alone.
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::write(&fifo, b"{\"mcpServers\": {\"\xff\": {}}}").unwrap();
+    let out = init(&s, &["p"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out).1.contains("not UTF-8 text (byte 17)"),
+        "{}",
+        text(&out).1
+    );
+    assert!(!s.work.join("p").exists());
+}
