@@ -321,6 +321,22 @@ pub struct ActivityCall<'a> {
     pub host: &'a dyn ActivityHost,
 }
 
+/// A step's `args.env` as the variables a command gets: each value as text (a string as it
+/// is, anything else as its JSON).
+pub fn step_env(args: Option<&Json>) -> Vec<(String, String)> {
+    args.and_then(|a| a.get("env"))
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+            )
+        })
+        .collect()
+}
+
 /// chant's own work an activity may ask of the process running the Op (`chantBuild` builds a
 /// project in process; `lifecycleSnapshot` records one), so a lexicon's activity needs no
 /// chant binary on PATH and knows nothing of how the front end is wired.

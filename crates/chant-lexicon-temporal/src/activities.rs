@@ -35,17 +35,7 @@ fn required<'a>(
 }
 
 fn env_of(call: &ActivityCall<'_>) -> Vec<(String, String)> {
-    arg(call, "env")
-        .and_then(Json::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                v.as_str().map_or_else(|| v.to_string(), str::to_owned),
-            )
-        })
-        .collect()
+    chant_core::lexicon::step_env(call.args)
 }
 
 /// `'…'` for `sh`: any byte is safe inside, a `'` is closed, escaped and reopened.

@@ -598,18 +598,7 @@ fn shell_cmd(
         Some(d) => cwd.join(d),
         None => cwd.to_path_buf(),
     };
-    let env: Vec<(String, String)> = args
-        .and_then(|a| a.get("env"))
-        .and_then(Json::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                v.as_str().map_or_else(|| v.to_string(), str::to_owned),
-            )
-        })
-        .collect();
+    let env = chant_core::lexicon::step_env(args);
     run_shell(cmd, &dir, &env, timeout_ms, cancel).map(Json::String)
 }
 
