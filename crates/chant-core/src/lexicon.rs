@@ -354,6 +354,10 @@ pub trait ActivityHost: Send + Sync {
     /// Captures the deployed state of `environment` through the project's observers.
     fn lifecycle_snapshot(&self, environment: &str) -> Result<Json, String>;
 
+    /// The run's project built and its digest diffed against each lexicon's last snapshot in
+    /// `environment`: `{<lexicon>: {added, removed, changed, unchanged, lexiconVersionChanges}}`.
+    fn lifecycle_diff(&self, environment: &str) -> Result<Json, String>;
+
     /// `path` (relative to the run's directory) as an existing directory inside the
     /// repository, symlinks resolved; anything else fails as `InvalidArgs`.
     fn project_dir(&self, path: &std::path::Path) -> Result<std::path::PathBuf, ActivityError>;

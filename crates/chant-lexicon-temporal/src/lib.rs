@@ -76,15 +76,7 @@ impl Lexicon for Temporal {
     }
 
     fn activities(&self) -> Vec<&dyn Activity> {
-        let mut all: Vec<&dyn Activity> = vec![
-            &activities::ChantBuild,
-            &activities::ChantTeardown,
-            &activities::HttpCheck,
-            &activities::LifecycleSnapshot,
-            &activities::PolicyGate,
-        ];
-        all.extend(activities::TOOLS.iter().map(|t| t as &dyn Activity));
-        all
+        activities::all()
     }
 
     fn activity_hints(&self) -> &[ActivityHint] {

@@ -488,33 +488,10 @@ pub(crate) fn lifecycle_diff(
     if result.is_err() {
         return Ok(ToolOutput::Text("Build failed".into()));
     }
-    let digest = chant_ops::lifecycle::build_digest(&discovery, env!("CARGO_PKG_VERSION"));
-    let lexicons: Vec<String> = match args.str("lexicon") {
-        Some(l) => vec![l.to_owned()],
-        None => {
-            let mut ls: Vec<String> = Vec::new();
-            for i in 0..discovery.entities.len() {
-                let l = &discovery.decl(i).lexicon;
-                if !ls.contains(l) {
-                    ls.push(l.clone());
-                }
-            }
-            ls
-        }
-    };
     let ledger = repo(state).ok().map(|r| r.ledger);
-    let mut out = Map::new();
-    for lex in lexicons {
-        let previous = ledger
-            .as_ref()
-            .and_then(|l| chant_ops::lifecycle::snapshot(l, env, &lex))
-            .and_then(|s| s.get("digest").cloned());
-        out.insert(
-            lex.clone(),
-            chant_ops::lifecycle::diff(&digest, previous.as_ref(), &lex),
-        );
-    }
-    Ok(ToolOutput::Json(Value::Object(out)))
+    let diffs =
+        chant_ops::lifecycle::diff_all(&discovery, ledger.as_ref(), env, args.str("lexicon"));
+    Ok(ToolOutput::Json(diffs))
 }
 
 /// `chant://ops`, `chant://ops/{name}/runs[/latest]`, `chant://state/{env}[/{lexicon}]`.

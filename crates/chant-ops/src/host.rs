@@ -201,6 +201,30 @@ impl ActivityHost for LocalHost<'_> {
         }
         Ok(json!({"environment": environment, "lexicons": out}))
     }
+
+    fn lifecycle_diff(&self, environment: &str) -> Result<Json, String> {
+        crate::check_env(environment)?;
+        let budget = Budget::default();
+        let project = self
+            .chant
+            .locate_within(&self.cwd, Some(&self.repo_root), &budget)
+            .map_err(|e| e.to_string())?;
+        let (d, built) = self.chant.build(&project, Format::Json, None, &budget);
+        if let Err(f) = built {
+            let first: Vec<&str> = f.errors.iter().take(3).map(|(_, m)| m.as_str()).collect();
+            return Err(format!(
+                "Build failed: {} (the diff compares the project's build)",
+                first.join("; ")
+            ));
+        }
+        let ledger = gitledger::Ledger::open(&self.repo_root).ok();
+        Ok(crate::lifecycle::diff_all(
+            &d,
+            ledger.as_ref(),
+            environment,
+            None,
+        ))
+    }
 }
 
 /// A host for tests of the runtime alone: it has no chant to build with.
@@ -223,6 +247,9 @@ impl ActivityHost for NoHost {
         Err(ActivityError::new("Error", "no shell here"))
     }
     fn lifecycle_snapshot(&self, _: &str) -> Result<Json, String> {
+        Err("no chant here".into())
+    }
+    fn lifecycle_diff(&self, _: &str) -> Result<Json, String> {
         Err("no chant here".into())
     }
     fn project_dir(&self, _: &Path) -> Result<PathBuf, ActivityError> {

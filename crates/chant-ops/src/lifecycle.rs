@@ -80,6 +80,35 @@ pub fn diff(current: &Json, previous: Option<&Json>, lexicon: &str) -> Json {
     json!({"added": added, "removed": removed, "changed": changed, "unchanged": unchanged, "lexiconVersionChanges": version_changes})
 }
 
+/// `{<lexicon>: DigestDiff}`: the build `d`'s digest against each lexicon's last snapshot in
+/// `env` (`lifecycle-diff`, and the `lifecycleDiff` activity). Every lexicon with resources
+/// in the build, in their order, or only `lexicon`; no ledger or no snapshot diffs against
+/// nothing (everything `added`).
+pub fn diff_all(d: &Discovery, ledger: Option<&Ledger>, env: &str, lexicon: Option<&str>) -> Json {
+    let digest = build_digest(d, env!("CARGO_PKG_VERSION"));
+    let lexicons: Vec<String> = match lexicon {
+        Some(l) => vec![l.to_owned()],
+        None => {
+            let mut ls: Vec<String> = Vec::new();
+            for i in 0..d.entities.len() {
+                let l = &d.decl(i).lexicon;
+                if !ls.contains(l) {
+                    ls.push(l.clone());
+                }
+            }
+            ls
+        }
+    };
+    let mut out = Map::new();
+    for lex in lexicons {
+        let previous = ledger
+            .and_then(|l| snapshot(l, env, &lex))
+            .and_then(|s| s.get("digest").cloned());
+        out.insert(lex.clone(), diff(&digest, previous.as_ref(), &lex));
+    }
+    Json::Object(out)
+}
+
 /// The stored snapshot of `lexicon` in `env`, parsed.
 pub fn snapshot(ledger: &Ledger, env: &str, lexicon: &str) -> Option<Json> {
     let bytes = ledger.read(&format!("{env}/{lexicon}.json")).ok()??;

@@ -277,7 +277,8 @@ fn op_composites_declare_the_reference_phases() {
         .collect();
     assert_eq!(names, ["apply", "observe-it"], "{v}");
     assert_eq!(v["errors"], json!([]));
-    // Apply: build, plan (lifecycleDiff: not run by this chant yet, so the run stops there).
+    // Apply: build, plan (the digest diff; nothing observes live state, which it says), and
+    // the gate a gated delete mode asks for.
     let out = Command::new(BIN)
         .args(["run", "apply", "--json"])
         .current_dir(&root)
@@ -294,8 +295,8 @@ fn op_composites_declare_the_reference_phases() {
         steps,
         [
             json!(["Build", "chantBuild", "ok"]),
-            json!(["Plan", "lifecycleDiff", "fail"]),
-            json!(["Rollback", "compensateApply", "fail"]),
+            json!(["Plan", "lifecycleDiff", "ok"]),
+            json!(["Approve", "gate:approve-apply", "gated"]),
         ]
     );
 }
@@ -391,5 +392,521 @@ fn scripts_of_projects_outside_the_repository_never_run_and_shell_syntax_goes_to
     assert!(
         !p.join("after-comment").exists(),
         "sh would not run what follows a comment"
+    );
+}
+
+/// `bin/<name>`: a script that appends its arguments to `calls.log` and prints `say`.
+fn fake_tool(root: &Path, name: &str, say: &str) -> PathBuf {
+    let bin = root.parent().unwrap().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = root.parent().unwrap().join("calls.log");
+    let path = bin.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho \"{name} $*\" >> '{}'\necho '{say}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn calls(root: &Path) -> Vec<String> {
+    std::fs::read_to_string(root.parent().unwrap().join("calls.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn with_bin(bin: &Path) -> String {
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap())
+}
+
+/// One activity step as the reference writes it, its whole result kept as the outcome `r`.
+fn step(function: &str, args: &str) -> String {
+    format!(
+        r#"{{ kind: "activity", fn: "{function}", args: {args}, profile: "policyCheck", outcomeAttribute: {{ name: "r" }} }}"#
+    )
+}
+
+#[test]
+fn lifecycle_diff_reconcile_and_upgrade_run_locally_and_say_what_they_cannot_do() {
+    let steps = [
+        step("lifecycleDiff", r#"{ env: "dev", live: true }"#),
+        step("reconcilePr", r#"{ env: "dev", mode: "report" }"#),
+        step("reconcilePr", r#"{ env: "dev", mode: "issue" }"#),
+        step(
+            "reconcilePr",
+            r#"{ env: "dev", mode: "issue", entries: [{ name: "x", action: "noop" }] }"#,
+        ),
+        step("reconcilePr", r#"{ env: "dev" }"#),
+        step("lexiconUpgrade", r#"{ lexicon: "aws" }"#),
+        step("lifecycleDiff", r#"{ env: "dev", live: "yes" }"#),
+    ]
+    .join(", ");
+    let (_d, root) = repo(r#"["temporal"]"#, &steps);
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("src/ns.ts"),
+        "import { TemporalNamespace } from \"@intentius/chant-lexicon-temporal\";\nexport const hello = new TemporalNamespace({ name: \"hello\", retention: \"7d\" });\n",
+    )
+    .unwrap();
+    let bin = fake_tool(&root, "gh", "https://github.com/o/r/issues/7");
+    let records = run(&root, Some(&with_bin(&bin)));
+    let diff = &records[0]["outcome"]["value"];
+    assert_eq!(records[0]["status"], "ok", "{}", records[0]);
+    assert_eq!(diff["drifted"], true);
+    assert_eq!(
+        diff["diff"],
+        json!({"temporal": {"added": ["t", "hello"], "removed": [], "changed": [], "unchanged": [], "lexiconVersionChanges": []}})
+    );
+    assert_eq!(
+        diff["output"],
+        "temporal (dev): 2 added, 0 removed, 0 changed, 0 unchanged\nADDED (2)\n  t\n  hello"
+    );
+    assert_eq!(diff["observed"], false);
+    assert!(
+        diff["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("no lexicon of this project observes deployed state"),
+        "{diff}"
+    );
+    let report = &records[1]["outcome"]["value"];
+    assert_eq!(
+        report["entries"],
+        json!([{"name": "t", "action": "create"}, {"name": "hello", "action": "create"}])
+    );
+    assert!(
+        report["summary"]
+            .as_str()
+            .unwrap()
+            .contains("| hello | create |  |")
+    );
+    assert_eq!(report.get("issueUrl"), None);
+    let issue = &records[2]["outcome"]["value"];
+    assert_eq!(issue["issueUrl"], "https://github.com/o/r/issues/7");
+    // No drift: no issue.
+    assert_eq!(records[3]["outcome"]["value"]["entries"], json!([]));
+    assert_eq!(records[3]["outcome"]["value"].get("issueUrl"), None);
+    assert_eq!(
+        calls(&root)[..1],
+        ["gh issue create --title Reconcile dev: 2 change(s) from live --body Reconcile from live environment `dev`."]
+            .map(str::to_owned),
+        "gh got the title and the body (its first line) as two words"
+    );
+    assert!(
+        records[4]["error"].as_str().unwrap().starts_with(
+            "reconcilePr mode \"pull-request\" regenerates source from the live dev environment"
+        ),
+        "{}",
+        records[4]
+    );
+    assert!(
+        records[5]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("lexiconUpgrade regenerates a lexicon's source tree"),
+        "{}",
+        records[5]
+    );
+    assert_eq!(
+        records[6]["error"],
+        "lifecycleDiff live must be true or false (got \"yes\")"
+    );
+}
+
+#[test]
+fn native_apply_drives_the_targets_tool_and_compensate_rolls_back_or_says_it_did_not() {
+    let steps = [
+        step(
+            "nativeApply",
+            r#"{ target: "kubectl", env: "dev", forceConflicts: true }"#,
+        ),
+        step(
+            "nativeApply",
+            r#"{ target: "kustomize", env: "dev", output: "k" }"#,
+        ),
+        step("nativeApply", r#"{ target: "cloudformation", env: "dev" }"#),
+        step(
+            "nativeApply",
+            r#"{ target: "kubectl", env: "dev", deleteMode: "owned-only" }"#,
+        ),
+        step("nativeApply", r#"{ target: "arm", env: "rg" }"#),
+        step(
+            "nativeApply",
+            r#"{ target: "cloudformation", env: "dev", output: "nope.json" }"#,
+        ),
+        step(
+            "nativeApply",
+            r#"{ target: "cloudformation", env: "--stack-name=other" }"#,
+        ),
+        step("nativeApply", r#"{ target: "helm", env: "dev" }"#),
+        step(
+            "compensateApply",
+            r#"{ target: "cloudformation", env: "dev" }"#,
+        ),
+        step("compensateApply", r#"{ target: "kubectl", env: "dev" }"#),
+        step(
+            "compensateApply",
+            r#"{ target: "kubectl", env: "dev", command: "echo undone > undone.txt" }"#,
+        ),
+    ]
+    .join(", ");
+    let (_d, root) = repo(r#"["temporal"]"#, &steps);
+    std::fs::create_dir_all(root.join("dist")).unwrap();
+    std::fs::create_dir_all(root.join("k")).unwrap();
+    std::fs::write(root.join("template.json"), "{}").unwrap();
+    fake_tool(
+        &root,
+        "kubectl",
+        "deployment.apps/web serverside-applied\nservice/web serverside-applied",
+    );
+    let bin = fake_tool(&root, "aws", "ok");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "t", "--json"])
+        .current_dir(&root)
+        .env("PATH", with_bin(&bin))
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:4566");
+    let out = cmd.output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let records = v["records"].as_array().unwrap();
+    let status: Vec<&str> = records
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        status,
+        [
+            "ok", "ok", "ok", "fail", "fail", "fail", "fail", "fail", "ok", "ok", "ok"
+        ],
+        "{records:?}"
+    );
+    let kubectl = &records[0]["outcome"]["value"];
+    assert_eq!(kubectl["applied"], 2);
+    assert_eq!(kubectl["fieldManager"], "chant");
+    let mut seen = calls(&root);
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "aws --endpoint-url http://127.0.0.1:4566 cloudformation deploy --template-file template.json --stack-name dev --capabilities CAPABILITY_NAMED_IAM",
+            "aws --endpoint-url http://127.0.0.1:4566 cloudformation rollback-stack --stack-name dev",
+            "kubectl apply --server-side --field-manager=chant --force-conflicts -f dist",
+            "kubectl apply --server-side --field-manager=chant -k k",
+        ]
+    );
+    let error = |i: usize| records[i]["error"].as_str().unwrap().to_owned();
+    assert!(error(3).starts_with("nativeApply deleteMode \"owned-only\" on target \"kubectl\" needs the k8s lexicon's sweep"), "{}", error(3));
+    assert!(
+        error(4).starts_with("activity \"nativeApply\" target \"arm\" needs the azure lexicon"),
+        "{}",
+        error(4)
+    );
+    assert!(
+        error(5).starts_with("nativeApply output nope.json does not exist"),
+        "{}",
+        error(5)
+    );
+    assert_eq!(
+        error(6),
+        "nativeApply env may not start with -: \"--stack-name=other\""
+    );
+    assert_eq!(
+        error(7),
+        "nativeApply target must be one of \"kubectl\", \"cloudformation\", \"kustomize\", \"arm\" (got \"helm\")"
+    );
+    assert_eq!(records[9]["outcome"]["value"]["reverted"], false);
+    assert!(
+        records[9]["outcome"]["value"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("was NOT reverted")
+    );
+    assert_eq!(records[10]["outcome"]["value"]["reverted"], true);
+    assert_eq!(
+        std::fs::read_to_string(root.join("undone.txt")).unwrap(),
+        "undone\n"
+    );
+}
+
+/// A web API of the test's own: `routes` are `(path and query, status, body)`; every other
+/// path answers 404. The requests it got (request line and headers) are in the log.
+fn api(routes: Vec<(String, u16, String)>) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&log);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            let request = String::from_utf8_lossy(&got).into_owned();
+            let path = request.split(' ').nth(1).unwrap_or("").to_owned();
+            seen.lock().unwrap().push(request);
+            let (status, body) = routes
+                .iter()
+                .find(|(p, _, _)| *p == path)
+                .map_or((404, "{}".to_owned()), |(_, st, b)| (*st, b.clone()));
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, log)
+}
+
+#[test]
+fn the_workflow_audit_resolves_each_pin_upstream_and_lists_what_it_could_not_ask() {
+    let sha = "8f4b7f84864484a7bf31766abe9204da3cbe65b3";
+    let old = "1111111111111111111111111111111111111111";
+    let r = |p: &str, st: u16, b: &str| (p.to_owned(), st, b.to_owned());
+    let (port, log) = api(vec![
+        r("/repos/actions/checkout", 200, r#"{"archived": false}"#),
+        r(&format!("/repos/actions/checkout/commits/{sha}"), 200, "{}"),
+        r(&format!("/repos/actions/checkout/commits/{old}"), 200, "{}"),
+        r(
+            "/repos/actions/checkout/tags?per_page=100",
+            200,
+            &format!(r#"[{{"name": "v4.1.1", "commit": {{"sha": "{sha}"}}}}]"#),
+        ),
+        r(
+            "/advisories?ecosystem=actions&affects=actions%2Fcheckout",
+            200,
+            "[]",
+        ),
+        r("/repos/old/thing", 200, r#"{"archived": true}"#),
+        r("/repos/old/thing/commits/v1", 200, "{}"),
+        r("/repos/old/thing/git/ref/tags/v1", 200, "{}"),
+        r("/repos/old/thing/git/ref/heads/v1", 200, "{}"),
+        r(
+            "/advisories?ecosystem=actions&affects=old%2Fthing",
+            200,
+            r#"[{"ghsa_id": "GHSA-aaaa-bbbb-cccc", "vulnerabilities": [{"package": {"name": "old/thing"}, "vulnerable_version_range": "< 2"}]}]"#,
+        ),
+        r("/repos/flaky/api", 502, "bad gateway"),
+    ]);
+    let (_d, root) = repo(
+        r#"["temporal"]"#,
+        &step(
+            "workflowSupplyChainAudit",
+            r#"{ env: { GITHUB_TOKEN: "t0ken" } }"#,
+        ),
+    );
+    std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
+    std::fs::write(
+        root.join(".github/workflows/ci.yml"),
+        format!("on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: actions/checkout@{sha} # v4.1.0\n      - uses: actions/checkout@{old}\n      - uses: old/thing@v1\n      - uses: gone/repo@v2\n      - uses: flaky/api@v1\n      - uses: ./local\n"),
+    )
+    .unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "t", "--json"])
+        .current_dir(&root)
+        .env("GITHUB_API_URL", format!("http://127.0.0.1:{port}"));
+    let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    let out = &v["records"][0]["outcome"]["value"];
+    assert_eq!(v["records"][0]["status"], "ok", "{v}");
+    let kinds: Vec<String> = out["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}@{} {}",
+                f["slug"].as_str().unwrap(),
+                &f["ref"].as_str().unwrap()[..2],
+                f["kind"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "actions/checkout@8f pin-comment-mismatch",
+            "actions/checkout@11 stale-pin",
+            "old/thing@v1 ambiguous-ref",
+            "old/thing@v1 archived",
+            "old/thing@v1 advisory",
+            "gone/repo@v2 impostor",
+        ]
+    );
+    assert_eq!(
+        out["findings"][4]["detail"],
+        "disclosed advisory GHSA-aaaa-bbbb-cccc covers old/thing (vulnerable: < 2)"
+    );
+    assert_eq!(
+        out["unchecked"],
+        json!([{"slug": "flaky/api", "ref": "v1", "reason": format!("http://127.0.0.1:{port}/repos/flaky/api answered 502")}])
+    );
+    let summary = out["summary"].as_str().unwrap();
+    assert!(summary.starts_with("## Workflow supply-chain audit\n\n6 finding(s) against live upstream truth:\n\n| Action | Ref | Finding | Detail |\n"), "{summary}");
+    assert!(
+        summary.ends_with(
+            &("1 reference(s) could not be checked:\n\n- flaky/api@v1: http://127.0.0.1:"
+                .to_owned()
+                + &port.to_string()
+                + "/repos/flaky/api answered 502\n")
+        ),
+        "{summary}"
+    );
+    let requests = log.lock().unwrap();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.contains("\r\nAuthorization: Bearer t0ken\r\n"))
+    );
+}
+
+#[test]
+fn the_pipeline_audit_resolves_includes_and_components_and_stays_inside_the_repository() {
+    let r = |p: &str, st: u16, b: &str| (p.to_owned(), st, b.to_owned());
+    let (port, _log) = api(vec![
+        r(
+            "/api/v4/projects/group%2Fci",
+            200,
+            r#"{"archived": false, "path_with_namespace": "group/ci"}"#,
+        ),
+        r(
+            "/api/v4/projects/group%2Fci/repository/commits/v1.2.0",
+            200,
+            "{}",
+        ),
+        r(
+            "/api/v4/projects/group%2Frenamed",
+            200,
+            r#"{"archived": true, "path_with_namespace": "group/new-name"}"#,
+        ),
+        r(
+            "/api/v4/projects/org%2Fcomps",
+            200,
+            r#"{"archived": false, "path_with_namespace": "org/comps"}"#,
+        ),
+    ]);
+    let steps = [
+        step("pipelineSupplyChainAudit", "{}"),
+        step(
+            "pipelineSupplyChainAudit",
+            r#"{ pipelineFile: "../../etc/passwd" }"#,
+        ),
+        step("pipelineSupplyChainAudit", r#"{ mode: "merge-request" }"#),
+    ]
+    .join(", ");
+    let (_d, root) = repo(r#"["temporal"]"#, &steps);
+    std::fs::write(
+        root.join(".gitlab-ci.yml"),
+        "include:\n  - project: group/ci\n    ref: v1.2.0\n    file: a.yml\n  - project: group/ci\n    ref: gone-tag\n    file: a.yml\n  - project: group/renamed\n    file: b.yml\n  - project: group/missing\n    file: c.yml\n  - component: 127.0.0.1/org/comps/build@~latest\n  - component: elsewhere.com/x/y/z@1.0.0\njob:\n  image: node:20\n  script: [\"true\"]\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "t", "--json"])
+        .current_dir(&root)
+        .env("CI_API_V4_URL", format!("http://127.0.0.1:{port}/api/v4"));
+    let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    let out = &v["records"][0]["outcome"]["value"];
+    let kinds: Vec<String> = out["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["identifier"].as_str().unwrap(),
+                f["kind"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "group/ci unresolved",
+            "group/renamed archived",
+            "group/renamed moved",
+            "group/missing unresolved",
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        out["findings"][0]["detail"],
+        "include \"group/ci@gone-tag\" no longer resolves upstream"
+    );
+    let unchecked: Vec<&str> = out["unchecked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["identifier"].as_str().unwrap())
+        .collect();
+    assert_eq!(unchecked, ["elsewhere.com/x/y/z", "node:20"]);
+    assert_eq!(v["records"][1]["status"], "fail");
+    assert!(
+        v["records"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("must be inside the project"),
+        "{}",
+        v["records"][1]
+    );
+    assert!(
+        v["records"][2]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("pipelineSupplyChainAudit mode \"merge-request\" would re-pin references"),
+        "{}",
+        v["records"][2]
+    );
+}
+
+#[test]
+fn a_token_reaches_curl_on_its_standard_input_never_its_command_line() {
+    let (_d, root) = repo(
+        r#"["temporal"]"#,
+        &step(
+            "workflowSupplyChainAudit",
+            r#"{ yaml: "jobs:\n  a:\n    steps:\n      - uses: o/r@v1\n", env: { GITHUB_TOKEN: "s3cret" } }"#,
+        ),
+    );
+    let bin = root.parent().unwrap().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = root.parent().unwrap().join("curl.log");
+    std::fs::write(
+        bin.join("curl"),
+        format!(
+            "#!/bin/sh\necho \"args: $*\" >> '{0}'\nsed 's/^/stdin: /' >> '{0}'\nprintf '[]\\n200'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("curl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "t", "--json"])
+        .current_dir(&root)
+        .env("PATH", with_bin(&bin))
+        .env("GITHUB_API_URL", "https://api.example.test");
+    let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    assert_eq!(v["records"][0]["status"], "ok", "{v}");
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let args: Vec<&str> = seen.lines().filter(|l| l.starts_with("args: ")).collect();
+    assert_eq!(args.len(), 5, "{seen}");
+    assert!(args[0].contains("-H @-"), "{seen}");
+    assert!(!args.iter().any(|a| a.contains("s3cret")), "{seen}");
+    assert_eq!(
+        seen.lines()
+            .filter(|l| *l == "stdin: Authorization: Bearer s3cret")
+            .count(),
+        5,
+        "{seen}"
     );
 }

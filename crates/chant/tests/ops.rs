@@ -842,7 +842,7 @@ export default Op({
     );
     assert_eq!(
         v["records"][3]["error"],
-        "no activity named \"noSuchActivity\" (known: azGroupDelete, azGroupEnsure, chantBuild, chantTeardown, flociAzDown, flociAzUp, flociDown, flociGcpDown, flociGcpUp, flociUp, helmInstall, httpCheck, k3dDown, k3dUp, kubectlApply, lifecycleSnapshot, policyGate, shellCmd, waitForReady)"
+        "no activity named \"noSuchActivity\" (known: azGroupDelete, azGroupEnsure, chantBuild, chantTeardown, compensateApply, flociAzDown, flociAzUp, flociDown, flociGcpDown, flociGcpUp, flociUp, helmInstall, httpCheck, k3dDown, k3dUp, kubectlApply, lexiconUpgrade, lifecycleDiff, lifecycleSnapshot, nativeApply, pipelineSupplyChainAudit, policyGate, reconcilePr, shellCmd, waitForReady, workflowSupplyChainAudit)"
     );
     assert_eq!(v["records"][3]["durationMs"], 0);
 }
