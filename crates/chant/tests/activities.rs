@@ -910,3 +910,96 @@ fn a_token_reaches_curl_on_its_standard_input_never_its_command_line() {
         "{seen}"
     );
 }
+
+#[test]
+fn apply_watch_and_reconcile_ops_run_end_to_end_on_one_machine() {
+    let (_d, root) = repo(r#"["temporal"]"#, "lifecycleSnapshot(\"dev\")");
+    std::fs::write(
+        root.join("ops/apply.op.ts"),
+        "import { ApplyOp } from \"@intentius/chant-lexicon-temporal\";\nexport default ApplyOp({ name: \"apply\", env: \"dev\" }).op;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("ops/watch.op.ts"),
+        "import { WatchOp } from \"@intentius/chant-lexicon-temporal\";\nexport default WatchOp({ name: \"watch\", env: \"dev\", schedule: \"0 * * * *\" }).op;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("ops/reconcile.op.ts"),
+        "import { ReconcileOp } from \"@intentius/chant-lexicon-temporal\";\nexport default ReconcileOp({ name: \"reconcile\", env: \"dev\", onDrift: \"issue\" }).op;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("package.json"),
+        r#"{"scripts": {"build": "mkdir -p dist && echo 'kind: ConfigMap' > dist/cm.yaml"}}"#,
+    )
+    .unwrap();
+    fake_tool(&root, "kubectl", "configmap/cm serverside-applied");
+    let bin = fake_tool(&root, "gh", "https://github.com/o/r/issues/9");
+    let path = with_bin(&bin);
+    let run_op = |name: &str| -> Value {
+        let out = Command::new(BIN)
+            .args(["run", name, "--json"])
+            .current_dir(&root)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let shape = |v: &Value| -> Vec<String> {
+        v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} {}",
+                    r["phase"].as_str().unwrap(),
+                    r["fn"].as_str().unwrap(),
+                    r["status"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let apply = run_op("apply");
+    assert_eq!(
+        shape(&apply),
+        [
+            "Build chantBuild ok",
+            "Plan lifecycleDiff ok",
+            "Apply nativeApply ok"
+        ]
+    );
+    assert_eq!(apply["records"][1]["outcome"]["name"], "Drift");
+    assert_eq!(apply["records"][1]["outcome"]["value"], true);
+    assert_eq!(
+        std::fs::read_to_string(root.join("dist/cm.yaml")).unwrap(),
+        "kind: ConfigMap\n"
+    );
+    assert_eq!(
+        shape(&run_op("watch")),
+        ["Snapshot lifecycleSnapshot ok", "Diff lifecycleDiff ok"]
+    );
+    let reconcile = run_op("reconcile");
+    assert_eq!(
+        shape(&reconcile),
+        [
+            "Snapshot lifecycleSnapshot ok",
+            "Plan lifecycleDiff ok",
+            "Reconcile reconcilePr ok"
+        ]
+    );
+    assert_eq!(
+        reconcile["records"][2]["outcome"],
+        json!({"name": "Issue", "value": "https://github.com/o/r/issues/9"})
+    );
+    assert!(
+        calls(&root)
+            .contains(&"kubectl apply --server-side --field-manager=chant -f dist".to_owned())
+    );
+}
