@@ -19,7 +19,7 @@ use std::path::Path;
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::{Value as Json, json};
 
-use super::{arg, choice, env_var, not_a_flag, required, run_tool};
+use super::call::{arg, choice, env_var, not_a_flag, required, run_tool};
 
 const TARGETS: [&str; 4] = ["kubectl", "cloudformation", "kustomize", "arm"];
 const DELETE_MODES: [&str; 3] = ["never", "owned-only", "gated"];
@@ -128,10 +128,10 @@ impl Activity for NativeApply {
                 if force {
                     argv.push("--force-conflicts".to_owned());
                 }
-                if let Some(ns) = super::optional(call, NAME, "namespace")? {
+                if let Some(ns) = super::call::optional(call, NAME, "namespace")? {
                     argv.extend(["-n".to_owned(), ns.to_owned()]);
                 }
-                if let Some(ctx) = super::optional(call, NAME, "context")? {
+                if let Some(ctx) = super::call::optional(call, NAME, "context")? {
                     argv.extend(["--context".to_owned(), ctx.to_owned()]);
                 }
                 argv.extend(words(&[source, output]));
@@ -164,7 +164,7 @@ impl Activity for CompensateApply {
             let out = call.host.shell(
                 command,
                 None,
-                &super::env_of(call),
+                &super::call::env_of(call),
                 call.timeout_ms,
                 call.cancel,
             )?;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::{Value as Json, json};
 
-use super::{arg, on_path, quote, required, text};
+use super::call::{arg, on_path, quote, required, text};
 
 /// `httpCheck {url, method?, status?, contains?, retries?, intervalMs?}`: `http://` URLs
 /// (loopback included) are asked in process; `https://` through `curl`.

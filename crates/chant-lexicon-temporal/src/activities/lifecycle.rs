@@ -4,7 +4,7 @@
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::{Value as Json, json};
 
-use super::{arg, required};
+use super::call::{arg, required};
 
 /// `lifecycleSnapshot {env}`.
 pub struct LifecycleSnapshot;

@@ -11,7 +11,7 @@
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::{Value as Json, json};
 
-use super::{arg, choice, gh_issue, required};
+use super::call::{arg, choice, gh_issue, required};
 
 const MODES: [&str; 3] = ["pull-request", "issue", "report"];
 

@@ -4,7 +4,7 @@
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::Value as Json;
 
-use super::{arg, not_a_flag, optional, required, run_tool};
+use super::call::{arg, not_a_flag, optional, required, run_tool};
 
 /// An activity that runs one tool with arguments made from the step's args.
 pub struct Tool {

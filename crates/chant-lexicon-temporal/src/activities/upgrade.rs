@@ -7,7 +7,7 @@
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::Value as Json;
 
-use super::required;
+use super::call::required;
 
 /// The lexicons whose upstream spec a LexiconUpgradeOp tracks (the runtime's
 /// `IN_SCOPE_LEXICONS`).
