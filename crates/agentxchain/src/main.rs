@@ -24,6 +24,15 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Protocol conformance: check an implementation against the corpus
+    Conformance {
+        #[command(subcommand)]
+        command: ConformanceCommand,
+    },
+    /// stdio-fixture-v1: reads one fixture line on stdin, prints one verdict, exits 0 pass,
+    /// 1 fail, 2 error, 3 not implemented
+    #[command(name = "conformance-adapter", hide = true)]
+    ConformanceAdapter,
     /// Serve the governance view of a project over MCP (stdio)
     #[command(name = "serve-mcp")]
     ServeMcp {
@@ -57,6 +66,29 @@ enum Command {
     Intake {
         #[command(subcommand)]
         command: IntakeCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ConformanceCommand {
+    /// Run an implementation's conformance adapter over the protocol corpus and report per tier
+    /// (exit 0 pass, 1 fail, 2 error; fixtures not implemented alone still pass)
+    Check {
+        /// Highest tier to run (1, 2 or 3); every lower tier runs too
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        tier: u64,
+        /// Only this surface (it must be claimed in capabilities.json)
+        #[arg(long, value_name = "S")]
+        surface: Option<String>,
+        /// The implementation's root, holding .agentxchain-conformance/capabilities.json
+        #[arg(long, value_name = "DIR")]
+        target: PathBuf,
+        /// The corpus (<tier>/<surface>/<id>.json); default <target>/.agentxchain-conformance/fixtures
+        #[arg(long, value_name = "DIR")]
+        fixtures: Option<PathBuf>,
+        /// `json` prints the report object
+        #[arg(long, value_name = "F", default_value = "text")]
+        format: String,
     },
 }
 
@@ -121,6 +153,62 @@ fn main() -> ExitCode {
         Command::Intake {
             command: IntakeCommand::Record(args),
         } => intake_record(args),
+        Command::ConformanceAdapter => conformance_adapter(),
+        Command::Conformance {
+            command:
+                ConformanceCommand::Check {
+                    tier,
+                    surface,
+                    target,
+                    fixtures,
+                    format,
+                },
+        } => conformance_check(tier, surface, target, fixtures, &format),
+    }
+}
+
+fn conformance_adapter() -> ExitCode {
+    let mut line = String::new();
+    let verdict = match std::io::stdin().read_line(&mut line) {
+        Ok(_) => axc_conformance::adapter::run_line(&line),
+        Err(e) => axc_conformance::adapter::run_line(&format!("<unreadable: {e}>")),
+    };
+    println!("{}", verdict.to_json());
+    ExitCode::from(verdict.exit_code() as u8)
+}
+
+fn conformance_check(
+    tier: u64,
+    surface: Option<String>,
+    target: PathBuf,
+    fixtures: Option<PathBuf>,
+    format: &str,
+) -> ExitCode {
+    if format != "text" && format != "json" {
+        eprintln!("--format must be text or json (got \"{format}\")");
+        return ExitCode::from(2);
+    }
+    let fixtures =
+        fixtures.unwrap_or_else(|| target.join(".agentxchain-conformance").join("fixtures"));
+    let check = axc_conformance::runner::Check {
+        target: &target,
+        tier,
+        surface: surface.as_deref(),
+        fixtures: &fixtures,
+    };
+    match axc_conformance::runner::check(&check) {
+        Ok((report, code)) => {
+            if format == "json" {
+                println!("{}", canon::to_pretty(&report));
+            } else {
+                print!("{}", axc_conformance::runner::render(&report));
+            }
+            ExitCode::from(code as u8)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
     }
 }
 

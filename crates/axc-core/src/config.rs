@@ -205,9 +205,10 @@ fn validate_legacy(obj: &Map<String, Value>) -> Vec<String> {
     errors
 }
 
-/// The reference's checks of the core sections: project, roles, runtimes and their
-/// cross-references, routing, gates, budget. Unknown keys are tolerated.
-fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
+/// The reference's checks of the core sections of a governed (`schema_version: "1.0"`) config:
+/// project, roles, runtimes and their cross-references, routing, gates, budget. Unknown keys
+/// are tolerated. Each issue is a sentence naming the field.
+pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
     let mut errors = Vec::new();
     match obj.get("project").filter(|p| p.is_object()) {
         None => errors.push("project must be an object with id and name".to_owned()),

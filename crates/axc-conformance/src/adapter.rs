@@ -1,0 +1,433 @@
+//! `stdio-fixture-v1`: one fixture in, one verdict out. The fixture's project is laid out in a
+//! temporary directory (config and state filled in as the reference's adapter does, the
+//! ledger, the files), the operation runs through the kernel, and its outcome is shaped as
+//! the corpus describes it and compared with `expected`.
+
+use std::path::{Component, Path};
+
+use axc_kernel::{decisions, events, gates};
+use serde_json::{Map, Value as Json, json};
+
+use crate::matcher::matches;
+
+/// A fixture's outcome: `pass`, `fail`, `error` or `not_implemented`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub status: &'static str,
+    pub message: String,
+    pub actual: Option<Json>,
+}
+
+impl Verdict {
+    /// The exit code that goes with the status: 0 pass, 1 fail, 2 error, 3 not implemented.
+    pub fn exit_code(&self) -> i32 {
+        match self.status {
+            "pass" => 0,
+            "fail" => 1,
+            "not_implemented" => 3,
+            _ => 2,
+        }
+    }
+
+    pub fn to_json(&self) -> Json {
+        let mut v = json!({"status": self.status, "message": self.message});
+        if let Some(a) = &self.actual {
+            v["actual"] = a.clone();
+        }
+        v
+    }
+
+    fn error(message: String) -> Verdict {
+        Verdict {
+            status: "error",
+            message,
+            actual: None,
+        }
+    }
+}
+
+/// The operations this implementation runs, by surface.
+pub const IMPLEMENTED: [(&str, &[&str]); 5] = [
+    ("config_schema", &["validate_config"]),
+    ("parallel_turns", &["validate_config"]),
+    ("decision_ledger", &["append_decision"]),
+    (
+        "event_lifecycle",
+        &["validate_event", "validate_event_ordering"],
+    ),
+    (
+        "gate_semantics",
+        &["evaluate_phase_exit", "evaluate_run_completion"],
+    ),
+];
+
+/// Whether every operation of `surface` runs here.
+pub fn surface_implemented(surface: &str) -> bool {
+    IMPLEMENTED.iter().any(|(s, _)| *s == surface)
+}
+
+/// One line of the runner's stdin: runs it and says how it went.
+pub fn run_line(line: &str) -> Verdict {
+    match serde_json::from_str::<Json>(line) {
+        Ok(fixture) if fixture.is_object() => run(&fixture),
+        Ok(_) => Verdict::error("the fixture is not a JSON object".to_owned()),
+        Err(e) => Verdict::error(format!("the fixture is not JSON: {e}")),
+    }
+}
+
+/// Runs one fixture.
+pub fn run(fixture: &Json) -> Verdict {
+    let id = fixture["fixture_id"].as_str().unwrap_or("<no fixture_id>");
+    let operation = fixture["input"]["operation"].as_str().unwrap_or("");
+    let known = IMPLEMENTED.iter().any(|(_, ops)| ops.contains(&operation));
+    if !known {
+        return Verdict {
+            status: "not_implemented",
+            message: format!("operation \"{operation}\" is not implemented by this adapter yet"),
+            actual: None,
+        };
+    }
+    let actual = match execute(fixture, operation) {
+        Ok(a) => a,
+        Err(e) => return Verdict::error(format!("{id}: {e}")),
+    };
+    if matches(&fixture["expected"], Some(&actual)) {
+        Verdict {
+            status: "pass",
+            message: "Fixture passed".to_owned(),
+            actual: Some(actual),
+        }
+    } else {
+        Verdict {
+            status: "fail",
+            message: format!("Expected {id} to match declared output"),
+            actual: Some(actual),
+        }
+    }
+}
+
+/// The config as the reference's adapter fills it in: schema version, project, each role's
+/// title, mandate, write authority and runtime, a `manual` runtime when a role names it,
+/// each runtime's type, routing, gates and `rules.challenge_required`.
+pub fn inflate_config(raw: &Json) -> Json {
+    let mut c = raw.as_object().cloned().unwrap_or_default();
+    c.entry("schema_version").or_insert(json!("1.0"));
+    c.entry("project")
+        .or_insert(json!({"id": "conformance-target", "name": "Conformance Target"}));
+    let mut runtimes = c
+        .get("runtimes")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut roles = Map::new();
+    for (id, role) in c
+        .get("roles")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let mut r = Map::new();
+        r.insert("title".into(), json!(id.to_uppercase()));
+        r.insert(
+            "mandate".into(),
+            json!(format!("Execute {id} responsibilities.")),
+        );
+        r.insert("write_authority".into(), json!("authoritative"));
+        r.insert("runtime".into(), json!("manual"));
+        for (k, v) in role.as_object().into_iter().flatten() {
+            // A value JavaScript reads as false keeps the default, as `a || b` does.
+            if !(matches!(
+                k.as_str(),
+                "title" | "mandate" | "write_authority" | "runtime"
+            ) && falsy(v))
+            {
+                r.insert(k.clone(), v.clone());
+            }
+        }
+        if r["runtime"] == "manual" && !runtimes.contains_key("manual") {
+            runtimes.insert("manual".into(), json!({"type": "manual"}));
+        }
+        roles.insert(id.clone(), Json::Object(r));
+    }
+    let runtimes: Map<String, Json> = runtimes
+        .into_iter()
+        .map(|(id, rt)| {
+            let mut r = Map::new();
+            r.insert("type".into(), json!("manual"));
+            for (k, v) in rt.as_object().into_iter().flatten() {
+                r.insert(k.clone(), v.clone());
+            }
+            (id, Json::Object(r))
+        })
+        .collect();
+    c.insert("roles".into(), Json::Object(roles));
+    c.insert("runtimes".into(), Json::Object(runtimes));
+    c.entry("routing").or_insert(json!({}));
+    c.entry("gates").or_insert(json!({}));
+    let mut rules = Map::new();
+    rules.insert("challenge_required".into(), json!(true));
+    for (k, v) in c
+        .get("rules")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+    {
+        rules.insert(k.clone(), v.clone());
+    }
+    c.insert("rules".into(), Json::Object(rules));
+    Json::Object(c)
+}
+
+fn falsy(v: &Json) -> bool {
+    match v {
+        Json::Null => true,
+        Json::Bool(b) => !b,
+        Json::String(s) => s.is_empty(),
+        Json::Number(n) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
+}
+
+/// The state as the reference's adapter fills it in (the fields the operations read).
+fn inflate_state(raw: &Json, config: &Json) -> Json {
+    let mut s = raw.as_object().cloned().unwrap_or_default();
+    s.entry("schema_version").or_insert(json!("1.1"));
+    s.entry("run_id").or_insert(Json::Null);
+    s.insert("project_id".into(), config["project"]["id"].clone());
+    for (k, v) in [("status", "idle"), ("phase", "planning")] {
+        if s.get(k).is_none_or(falsy) {
+            s.insert(k.into(), json!(v));
+        }
+    }
+    s.entry("active_turns").or_insert(json!({}));
+    s.entry("accepted_sequence").or_insert(json!(0));
+    s.entry("turn_sequence").or_insert(json!(0));
+    Json::Object(s)
+}
+
+/// The project a fixture describes, in a temporary directory removed when it is dropped.
+struct Workspace {
+    dir: tempfile::TempDir,
+    config: Json,
+    state: Json,
+}
+
+fn write(root: &Path, rel: &str, content: &[u8]) -> Result<(), String> {
+    let p = Path::new(rel);
+    if rel.is_empty()
+        || p.components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(format!("setup path \"{rel}\" leaves the fixture's project"));
+    }
+    let path = root.join(p);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{rel}: {e}"))?;
+    }
+    std::fs::write(&path, content).map_err(|e| format!("{rel}: {e}"))
+}
+
+fn jsonl(entries: &Json) -> Vec<u8> {
+    let mut out = String::new();
+    for e in entries.as_array().into_iter().flatten() {
+        out.push_str(&e.to_string());
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+fn materialize(fixture: &Json) -> Result<Workspace, String> {
+    let setup = &fixture["setup"];
+    let dir = tempfile::Builder::new()
+        .prefix("agentxchain-conformance-")
+        .tempdir()
+        .map_err(|e| format!("no temporary directory: {e}"))?;
+    let root = dir.path();
+    let config = inflate_config(&setup["config"]);
+    let state = inflate_state(&setup["state"], &config);
+    let pretty = |v: &Json| serde_json::to_vec_pretty(v).unwrap_or_default();
+    write(root, "agentxchain.json", &pretty(&config))?;
+    write(root, ".agentxchain/state.json", &pretty(&state))?;
+    write(
+        root,
+        ".agentxchain/history.jsonl",
+        &jsonl(&setup["history"]),
+    )?;
+    write(root, decisions::LEDGER, &jsonl(&setup["ledger"]))?;
+    for (rel, content) in setup["filesystem"].as_object().into_iter().flatten() {
+        let bytes = content
+            .as_str()
+            .map_or_else(|| content.to_string(), str::to_owned);
+        write(root, rel, bytes.as_bytes())?;
+    }
+    Ok(Workspace { dir, config, state })
+}
+
+fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
+    let args = &fixture["input"]["args"];
+    match operation {
+        "validate_config" => Ok(validate_config(&inflate_config(&args["config"]))),
+        "validate_event" => {
+            let errors = events::event_errors(&args["event"]);
+            Ok(if errors.is_empty() {
+                json!({"result": "success", "errors": []})
+            } else {
+                json!({"result": "error", "error_type": "invalid_event", "errors": errors})
+            })
+        }
+        "validate_event_ordering" => {
+            let Some(list) = args["events"].as_array().filter(|l| !l.is_empty()) else {
+                return Ok(
+                    json!({"result": "error", "error_type": "invalid_events", "errors": ["Events must be a non-empty array"]}),
+                );
+            };
+            let errors = events::ordering_errors(list);
+            Ok(if errors.is_empty() {
+                json!({"result": "success", "errors": []})
+            } else {
+                json!({"result": "error", "error_type": "ordering_violation", "errors": errors})
+            })
+        }
+        "append_decision" => {
+            let ws = materialize(fixture)?;
+            let entry = &args["entry"];
+            match decisions::append(ws.dir.path(), entry).map_err(|e| e.to_string())? {
+                Ok(len) => Ok(
+                    json!({"result": "success", "ledger_length": len, "ledger_last_entry": entry}),
+                ),
+                Err((refusal, len)) => {
+                    let mut out = refusal;
+                    out["result"] = json!("error");
+                    out["ledger_length"] = json!(len);
+                    Ok(out)
+                }
+            }
+        }
+        "evaluate_phase_exit" | "evaluate_run_completion" => {
+            let ws = materialize(fixture)?;
+            Ok(evaluate_gate(
+                fixture,
+                &ws,
+                operation == "evaluate_run_completion",
+            ))
+        }
+        other => Err(format!("operation \"{other}\" has no case")),
+    }
+}
+
+/// `validate_config`: the config's issues as the kernel reports them, classified by the first.
+fn validate_config(config: &Json) -> Json {
+    let mut errors = Vec::new();
+    let version = &config["schema_version"];
+    if version != "1.0" {
+        errors.push(format!(
+            "schema_version must be \"1.0\", got \"{}\"",
+            version
+                .as_str()
+                .map_or_else(|| version.to_string(), str::to_owned)
+        ));
+    } else if let Some(obj) = config.as_object() {
+        errors = axc_core::config::validate_governed(obj);
+    }
+    if errors.is_empty() {
+        return json!({"result": "success", "errors": []});
+    }
+    let first = errors[0].clone();
+    let quoted = |after: &str| {
+        first
+            .split_once(after)
+            .and_then(|(_, r)| r.split('"').next())
+            .map(str::to_owned)
+    };
+    let mut out = json!({"result": "error", "errors": errors});
+    if let Some(rest) = first.strip_prefix("Routing \"")
+        && let Some((phase, tail)) = rest.split_once("\": entry_role \"")
+    {
+        out["error_type"] = json!("undeclared_role_reference");
+        out["error_field"] = json!(format!("routing.{phase}.entry_role"));
+        out["referenced_role"] = json!(tail.split('"').next());
+    } else if let Some(rest) = first.strip_prefix("Role \"")
+        && let Some((role, _)) = rest.split_once("\" references unknown runtime \"")
+    {
+        out["error_type"] = json!("undeclared_runtime_reference");
+        out["error_field"] = json!(format!("roles.{role}.runtime"));
+        out["referenced_runtime"] = json!(quoted("unknown runtime \""));
+    } else if first.starts_with("Routing references unknown gate: \"") {
+        let gate = quoted("gate: \"");
+        let phase = config["routing"]
+            .as_object()
+            .and_then(|r| {
+                r.iter()
+                    .find(|(_, v)| v["exit_gate"].as_str() == gate.as_deref())
+            })
+            .map(|(p, _)| p.clone())
+            .unwrap_or_default();
+        out["error_type"] = json!("undeclared_gate_reference");
+        out["error_field"] = json!(format!("routing.{phase}.exit_gate"));
+        out["referenced_gate"] = json!(gate);
+    } else if first.starts_with("schema_version must be \"1.0\"") {
+        out["error_type"] = json!("schema_version_invalid");
+        out["expected_version"] = json!("1.0");
+        out["actual_version"] = json!(quoted("got \""));
+    } else {
+        out["error_type"] = json!("invalid_config");
+    }
+    out
+}
+
+/// `evaluate_phase_exit` / `evaluate_run_completion`: the kernel's gate result as the corpus
+/// shapes it.
+fn evaluate_gate(fixture: &Json, ws: &Workspace, completion: bool) -> Json {
+    let setup_turn = &fixture["setup"]["turn_result"];
+    let verification = match &setup_turn["verification"] {
+        Json::Null => json!({"status": "pass"}),
+        v => v.clone(),
+    };
+    let phase = ws.state["phase"].clone();
+    let root = ws.dir.path();
+    let result = if completion {
+        let request = match &setup_turn["run_completion_request"] {
+            Json::Null => json!(true),
+            v => v.clone(),
+        };
+        let turn = json!({"run_completion_request": request, "verification": verification});
+        gates::evaluate_run_completion(&ws.state, &ws.config, &turn, root)
+    } else {
+        let turn = json!({"phase_transition_request": fixture["input"]["args"]["requested_phase"], "verification": verification});
+        gates::evaluate_phase_exit(&ws.state, &ws.config, &turn, root)
+    };
+    let action = result.action.as_str();
+    match result.action {
+        gates::Action::UnknownPhase => {
+            json!({"result": "error", "action": "gate_error", "error_type": "unknown_phase", "state_unchanged": true})
+        }
+        gates::Action::AwaitingHumanApproval if completion => json!({
+            "result": "success", "action": action, "new_status": "paused",
+            "pending_run_completion": {"phase": phase, "gate": result.gate_id},
+        }),
+        gates::Action::AwaitingHumanApproval => json!({
+            "result": "success", "action": action, "new_status": "paused",
+            "pending_phase_transition": {"from": phase, "to": result.next_phase},
+        }),
+        gates::Action::Advance => {
+            json!({"result": "success", "action": "advance", "new_phase": result.next_phase})
+        }
+        gates::Action::Complete => {
+            json!({"result": "success", "action": action, "new_status": "completed"})
+        }
+        _ => {
+            let reason = if !result.missing_files.is_empty() {
+                Some("requires_files predicate failed".to_owned())
+            } else if result.missing_verification {
+                Some("requires_verification_pass predicate failed".to_owned())
+            } else {
+                result.reasons.first().cloned()
+            };
+            let mut out = json!({"result": "success", "action": action, "state_unchanged": true, "reason": reason});
+            if !completion {
+                out["phase_unchanged"] = json!(true);
+            }
+            out
+        }
+    }
+}

@@ -1,0 +1,491 @@
+//! Phase-exit and run-completion gates: whether an accepted turn's request to move to the next
+//! phase (or to finish the run) passes the current phase's exit gate — its required files and
+//! their semantics, the owning roles' participation, verification — and whether a person must
+//! approve it first. Pure over (state, config, accepted turn, project root): nothing is written.
+
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use crate::semantics;
+
+/// What a gate evaluation decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The turn asked for nothing.
+    NoRequest,
+    /// The requested phase is not in the routing.
+    UnknownPhase,
+    /// Run completion asked outside the final phase.
+    NotFinalPhase,
+    /// A predicate failed: the turn is accepted, the run stays where it is.
+    GateFailed,
+    /// Move to `next_phase` now.
+    Advance,
+    /// The run is complete.
+    Complete,
+    /// Every predicate passed; a person must approve.
+    AwaitingHumanApproval,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::NoRequest => "no_request",
+            Action::UnknownPhase => "unknown_phase",
+            Action::NotFinalPhase => "not_final_phase",
+            Action::GateFailed => "gate_failed",
+            Action::Advance => "advance",
+            Action::Complete => "complete",
+            Action::AwaitingHumanApproval => "awaiting_human_approval",
+        }
+    }
+}
+
+/// One gate evaluation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateResult {
+    pub gate_id: Option<String>,
+    pub passed: bool,
+    pub blocked_by_human_approval: bool,
+    pub reasons: Vec<String>,
+    pub missing_files: Vec<String>,
+    pub failing_files: Vec<String>,
+    pub missing_verification: bool,
+    pub next_phase: Option<String>,
+    pub action: Action,
+}
+
+impl GateResult {
+    fn new(action: Action) -> GateResult {
+        GateResult {
+            gate_id: None,
+            passed: false,
+            blocked_by_human_approval: false,
+            reasons: Vec::new(),
+            missing_files: Vec::new(),
+            failing_files: Vec::new(),
+            missing_verification: false,
+            next_phase: None,
+            action,
+        }
+    }
+
+    fn failing(&mut self, path: &str) {
+        if !self.failing_files.iter().any(|f| f == path) {
+            self.failing_files.push(path.to_owned());
+        }
+    }
+}
+
+/// The phases in the routing's declaration order.
+pub fn phase_order(config: &Json) -> Vec<&str> {
+    config["routing"]
+        .as_object()
+        .map(|r| r.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The phase after `current`, if it is not the last (or unknown).
+pub fn next_phase<'a>(config: &'a Json, current: &str) -> Option<&'a str> {
+    let phases = phase_order(config);
+    let i = phases.iter().position(|p| *p == current)?;
+    phases.get(i + 1).copied()
+}
+
+/// One artifact a gate checks: required or not, with the semantic checks it carries.
+struct Artifact {
+    path: String,
+    required: bool,
+    legacy: bool,
+    checks: Vec<(String, Option<Json>)>,
+    owned_by: Option<String>,
+}
+
+/// The gate's `requires_files` and the phase's workflow-kit artifacts, merged by path.
+fn artifacts(config: &Json, gate: &Json, phase: &str) -> Vec<Artifact> {
+    let mut out: Vec<Artifact> = Vec::new();
+    for p in gate["requires_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+    {
+        if !out.iter().any(|a| a.path == p) {
+            out.push(Artifact {
+                path: p.to_owned(),
+                required: true,
+                legacy: true,
+                checks: Vec::new(),
+                owned_by: None,
+            });
+        }
+    }
+    let kit = config["workflow_kit"]["phases"][phase]["artifacts"].as_array();
+    for a in kit.into_iter().flatten() {
+        let Some(path) = a["path"].as_str().filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let i = match out.iter().position(|x| x.path == path) {
+            Some(i) => i,
+            None => {
+                out.push(Artifact {
+                    path: path.to_owned(),
+                    required: false,
+                    legacy: false,
+                    checks: Vec::new(),
+                    owned_by: None,
+                });
+                out.len() - 1
+            }
+        };
+        let art = &mut out[i];
+        art.required = art.required || a["required"] != false;
+        if let Some(owner) = a["owned_by"].as_str() {
+            art.owned_by = Some(owner.to_owned());
+        }
+        if let Some(id) = a["semantics"].as_str() {
+            let legacy_id = if art.legacy {
+                semantics::id_for_path(path)
+            } else {
+                None
+            };
+            if Some(id) != legacy_id {
+                let cfg = Some(a["semantics_config"].clone()).filter(|c| !c.is_null());
+                art.checks.push((id.to_owned(), cfg));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `role` has an accepted turn in `phase` (the state's `history`).
+fn participated(state: &Json, phase: &str, role: &str) -> bool {
+    state["history"]
+        .as_array()
+        .is_some_and(|h| h.iter().any(|t| t["phase"] == phase && t["role"] == role))
+}
+
+/// The artifact and verification predicates of `gate` in `phase`, into `result`.
+fn predicates(
+    root: &Path,
+    config: &Json,
+    state: &Json,
+    turn: &Json,
+    gate: &Json,
+    phase: &str,
+    result: &mut GateResult,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for a in artifacts(config, gate, phase) {
+        // A path that leaves the project (absolute, `..`) is a file the gate cannot have.
+        let inside = !Path::new(&a.path).is_absolute()
+            && !Path::new(&a.path)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+        let content = inside
+            .then(|| std::fs::read(root.join(&a.path)).ok())
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let Some(content) = content else {
+            if a.required {
+                if !result.missing_files.contains(&a.path) {
+                    result.missing_files.push(a.path.clone());
+                }
+                result.failing(&a.path);
+                failures.push(format!("Required file missing: {}", a.path));
+            }
+            continue;
+        };
+        if a.legacy
+            && let Some(id) = semantics::id_for_path(&a.path)
+            && let Some(reason) = semantics::check(id, &content, None)
+        {
+            result.failing(&a.path);
+            failures.push(reason);
+        }
+        for (id, cfg) in &a.checks {
+            if let Some(reason) = semantics::check(id, &content, cfg.as_ref()) {
+                result.failing(&a.path);
+                failures.push(if reason.contains(&a.path) {
+                    reason
+                } else {
+                    format!("{}: {reason}", a.path)
+                });
+            }
+        }
+        if let Some(owner) = &a.owned_by
+            && !participated(state, phase, owner)
+        {
+            result.failing(&a.path);
+            failures.push(format!(
+                "\"{}\" requires participation from role \"{owner}\" in phase \"{phase}\", but no accepted turn from that role was found",
+                a.path
+            ));
+        }
+    }
+    if gate["requires_verification_pass"] == true {
+        let status = turn["verification"]["status"].as_str();
+        if !matches!(status, Some("pass" | "attested_pass")) {
+            result.missing_verification = true;
+            failures.push(format!(
+                "Verification status is \"{}\", requires \"pass\" or \"attested_pass\"",
+                status.filter(|s| !s.is_empty()).unwrap_or("missing")
+            ));
+        }
+    }
+    failures
+}
+
+/// The exit gate of `phase`: `None` when the phase has none; `Err(id)` when it names one the
+/// config does not define (treated as open, as the reference does).
+fn exit_gate<'a>(config: &'a Json, phase: &str) -> Option<Result<(&'a str, &'a Json), &'a str>> {
+    let id = config["routing"][phase]["exit_gate"]
+        .as_str()
+        .filter(|g| !g.is_empty())?;
+    Some(match config["gates"].get(id) {
+        Some(g) => Ok((id, g)),
+        None => Err(id),
+    })
+}
+
+/// Whether the accepted `turn`'s `phase_transition_request` may move the run from its phase.
+pub fn evaluate_phase_exit(state: &Json, config: &Json, turn: &Json, root: &Path) -> GateResult {
+    let current = state["phase"].as_str().unwrap_or("");
+    let Some(request) = turn["phase_transition_request"]
+        .as_str()
+        .filter(|r| !r.is_empty())
+    else {
+        return GateResult::new(Action::NoRequest);
+    };
+    if config["routing"].get(request).is_none() {
+        let mut r = GateResult::new(Action::UnknownPhase);
+        r.reasons = vec![format!(
+            "Requested phase \"{request}\" does not exist in routing config"
+        )];
+        return r;
+    }
+    let invalid = match next_phase(config, current) {
+        None => Some(format!(
+            "phase_transition_request \"{request}\" is invalid in final phase \"{current}\"; use run_completion_request instead."
+        )),
+        Some(next) if next != request => Some(format!(
+            "phase_transition_request \"{request}\" is invalid from phase \"{current}\"; next phase is \"{next}\"."
+        )),
+        Some(_) => None,
+    };
+    if let Some(reason) = invalid {
+        let mut r = GateResult::new(Action::GateFailed);
+        r.reasons = vec![reason];
+        return r;
+    }
+    let open = |gate_id: Option<&str>, reasons: Vec<String>| {
+        let mut r = GateResult::new(Action::Advance);
+        r.passed = true;
+        r.gate_id = gate_id.map(str::to_owned);
+        r.next_phase = Some(request.to_owned());
+        r.reasons = reasons;
+        r
+    };
+    let (gate_id, gate) = match exit_gate(config, current) {
+        None => return open(None, Vec::new()),
+        Some(Err(id)) => {
+            return open(
+                Some(id),
+                vec![format!(
+                    "Gate \"{id}\" referenced by routing but not defined in gates config — treated as open"
+                )],
+            );
+        }
+        Some(Ok(g)) => g,
+    };
+    let mut r = GateResult::new(Action::GateFailed);
+    r.gate_id = Some(gate_id.to_owned());
+    let failures = predicates(root, config, state, turn, gate, current, &mut r);
+    if !failures.is_empty() {
+        r.reasons = failures;
+        return r;
+    }
+    r.passed = true;
+    r.next_phase = Some(request.to_owned());
+    if gate["requires_human_approval"] == true {
+        r.blocked_by_human_approval = true;
+        r.action = Action::AwaitingHumanApproval;
+    } else {
+        r.action = Action::Advance;
+    }
+    r
+}
+
+/// Whether the accepted `turn`'s `run_completion_request` may complete the run.
+pub fn evaluate_run_completion(
+    state: &Json,
+    config: &Json,
+    turn: &Json,
+    root: &Path,
+) -> GateResult {
+    if !truthy(&turn["run_completion_request"]) {
+        return GateResult::new(Action::NoRequest);
+    }
+    let current = state["phase"].as_str().unwrap_or("");
+    let phases = phase_order(config);
+    if let Some(last) = phases.last()
+        && *last != current
+    {
+        let mut r = GateResult::new(Action::NotFinalPhase);
+        r.reasons = vec![format!(
+            "Run completion requested but current phase \"{current}\" is not the final phase \"{last}\""
+        )];
+        return r;
+    }
+    let complete = |gate_id: Option<&str>, reasons: Vec<String>| {
+        let mut r = GateResult::new(Action::Complete);
+        r.passed = true;
+        r.gate_id = gate_id.map(str::to_owned);
+        r.reasons = reasons;
+        r
+    };
+    let (gate_id, gate) = match exit_gate(config, current) {
+        None => return complete(None, Vec::new()),
+        Some(Err(id)) => {
+            return complete(
+                Some(id),
+                vec![format!(
+                    "Gate \"{id}\" referenced but not defined — treated as open"
+                )],
+            );
+        }
+        Some(Ok(g)) => g,
+    };
+    let mut r = GateResult::new(Action::GateFailed);
+    r.gate_id = Some(gate_id.to_owned());
+    let failures = predicates(root, config, state, turn, gate, current, &mut r);
+    if !failures.is_empty() {
+        r.reasons = failures;
+        return r;
+    }
+    r.passed = true;
+    if gate["requires_human_approval"] == true {
+        r.blocked_by_human_approval = true;
+        r.action = Action::AwaitingHumanApproval;
+    } else {
+        r.action = Action::Complete;
+    }
+    r
+}
+
+/// JavaScript's truthiness, for request fields written as `true`, a string or a number.
+fn truthy(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Json::String(s) => !s.is_empty(),
+        Json::Array(_) | Json::Object(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config() -> Json {
+        json!({
+            "routing": {
+                "planning": {"exit_gate": "signoff"},
+                "implementation": {"exit_gate": "impl"},
+                "qa": {"exit_gate": "ship"}
+            },
+            "gates": {
+                "signoff": {"requires_files": [".planning/PM_SIGNOFF.md"]},
+                "impl": {"requires_verification_pass": true},
+                "ship": {"requires_human_approval": true}
+            }
+        })
+    }
+
+    #[test]
+    fn a_phase_exit_checks_order_files_semantics_and_verification() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let state = json!({"phase": "planning"});
+        let go = json!({"phase_transition_request": "implementation"});
+        assert_eq!(
+            evaluate_phase_exit(&state, &config(), &json!({}), root).action,
+            Action::NoRequest
+        );
+        let r = evaluate_phase_exit(&state, &config(), &go, root);
+        assert_eq!(
+            (r.action, r.missing_files.clone()),
+            (
+                Action::GateFailed,
+                vec![".planning/PM_SIGNOFF.md".to_owned()]
+            )
+        );
+        std::fs::create_dir_all(root.join(".planning")).unwrap();
+        std::fs::write(root.join(".planning/PM_SIGNOFF.md"), "Approved: NO\n").unwrap();
+        let r = evaluate_phase_exit(&state, &config(), &go, root);
+        assert!(
+            r.reasons[0].starts_with("PM signoff is not approved"),
+            "{r:?}"
+        );
+        std::fs::write(root.join(".planning/PM_SIGNOFF.md"), "Approved: YES\n").unwrap();
+        let r = evaluate_phase_exit(&state, &config(), &go, root);
+        assert_eq!(
+            (r.action, r.next_phase.as_deref()),
+            (Action::Advance, Some("implementation"))
+        );
+        let skip = json!({"phase_transition_request": "qa"});
+        assert_eq!(
+            evaluate_phase_exit(&state, &config(), &skip, root).reasons,
+            [
+                "phase_transition_request \"qa\" is invalid from phase \"planning\"; next phase is \"implementation\"."
+            ]
+        );
+        let impl_state = json!({"phase": "implementation"});
+        let r = evaluate_phase_exit(&impl_state, &config(), &skip, root);
+        assert!(r.missing_verification);
+        let pass =
+            json!({"phase_transition_request": "qa", "verification": {"status": "attested_pass"}});
+        assert_eq!(
+            evaluate_phase_exit(&impl_state, &config(), &pass, root).action,
+            Action::Advance
+        );
+        let outside = json!({"routing": {"a": {"exit_gate": "g"}, "b": {}}, "gates": {"g": {"requires_files": ["../secret", "/etc/passwd"]}}});
+        let r = evaluate_phase_exit(
+            &json!({"phase": "a"}),
+            &outside,
+            &json!({"phase_transition_request": "b"}),
+            root,
+        );
+        assert_eq!(
+            r.missing_files,
+            ["../secret", "/etc/passwd"],
+            "a gate never reads outside the project"
+        );
+    }
+
+    #[test]
+    fn run_completion_needs_the_final_phase_and_may_need_a_person() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = json!({"run_completion_request": true});
+        let r = evaluate_run_completion(
+            &json!({"phase": "implementation"}),
+            &config(),
+            &done,
+            dir.path(),
+        );
+        assert_eq!(r.action, Action::NotFinalPhase);
+        let r = evaluate_run_completion(&json!({"phase": "qa"}), &config(), &done, dir.path());
+        assert_eq!(
+            (r.action, r.gate_id.as_deref()),
+            (Action::AwaitingHumanApproval, Some("ship"))
+        );
+        assert_eq!(
+            evaluate_run_completion(&json!({"phase": "qa"}), &config(), &json!({}), dir.path())
+                .action,
+            Action::NoRequest
+        );
+    }
+}
