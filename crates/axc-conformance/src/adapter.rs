@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path};
 
-use axc_kernel::{decisions, events, gates};
+use axc_kernel::{decisions, events, gates, manifest};
 use serde_json::{Map, Value as Json, json};
 
 use crate::matcher::matches;
@@ -47,7 +47,7 @@ impl Verdict {
 }
 
 /// The operations this implementation runs, by surface.
-pub const IMPLEMENTED: [(&str, &[&str]); 5] = [
+pub const IMPLEMENTED: [(&str, &[&str]); 6] = [
     ("config_schema", &["validate_config"]),
     ("parallel_turns", &["validate_config"]),
     ("decision_ledger", &["append_decision"]),
@@ -58,6 +58,10 @@ pub const IMPLEMENTED: [(&str, &[&str]); 5] = [
     (
         "gate_semantics",
         &["evaluate_phase_exit", "evaluate_run_completion"],
+    ),
+    (
+        "dispatch_manifest",
+        &["verify_dispatch_manifest", "inspect_dispatch_manifest"],
     ),
 ];
 
@@ -255,12 +259,29 @@ fn materialize(fixture: &Json) -> Result<Workspace, String> {
     )?;
     write(root, decisions::LEDGER, &jsonl(&setup["ledger"]))?;
     for (rel, content) in setup["filesystem"].as_object().into_iter().flatten() {
-        let bytes = content
-            .as_str()
-            .map_or_else(|| content.to_string(), str::to_owned);
-        write(root, rel, bytes.as_bytes())?;
+        write(root, rel, text_of(content).as_bytes())?;
+    }
+    for (turn, files) in setup["dispatch_bundle"].as_object().into_iter().flatten() {
+        let dir = bundle_rel(turn)?;
+        for (name, content) in files.as_object().into_iter().flatten() {
+            write(root, &format!("{dir}/{name}"), text_of(content).as_bytes())?;
+        }
     }
     Ok(Workspace { dir, config, state })
+}
+
+/// A fixture's file content: a string as it is, anything else as its JSON.
+fn text_of(content: &Json) -> String {
+    content
+        .as_str()
+        .map_or_else(|| content.to_string(), str::to_owned)
+}
+
+/// A turn's bundle directory, relative to the project.
+fn bundle_rel(turn: &str) -> Result<String, String> {
+    manifest::bundle_dir(Path::new(""), turn)
+        .map(|p| p.display().to_string())
+        .ok_or_else(|| format!("turn id \"{turn}\" is not one path segment"))
 }
 
 fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
@@ -310,6 +331,10 @@ fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
                 &ws,
                 operation == "evaluate_run_completion",
             ))
+        }
+        "verify_dispatch_manifest" | "inspect_dispatch_manifest" => {
+            let ws = materialize(fixture)?;
+            dispatch_manifest(fixture, &ws, operation == "inspect_dispatch_manifest")
         }
         other => Err(format!("operation \"{other}\" has no case")),
     }
@@ -430,4 +455,84 @@ fn evaluate_gate(fixture: &Json, ws: &Workspace, completion: bool) -> Json {
             out
         }
     }
+}
+
+/// `verify_dispatch_manifest` / `inspect_dispatch_manifest`: the bundle sealed by the kernel,
+/// then changed as the fixture says (files injected, tampered with or deleted, the manifest
+/// deleted or replaced), then verified.
+fn dispatch_manifest(fixture: &Json, ws: &Workspace, inspect: bool) -> Result<Json, String> {
+    let setup = &fixture["setup"];
+    let turn = fixture["input"]["args"]["turn_id"].as_str().unwrap_or("");
+    let root = ws.dir.path();
+    let active = &ws.state["active_turns"][turn];
+    let role = ["assigned_role", "role"]
+        .iter()
+        .find_map(|k| active[*k].as_str().filter(|r| !r.is_empty()))
+        .unwrap_or("dev");
+    let run_id = ws.state["run_id"]
+        .as_str()
+        .filter(|r| !r.is_empty())
+        .unwrap_or("run_001");
+    if let Err(e) = manifest::finalize(root, turn, run_id, role) {
+        return Ok(json!({"result": "error", "error_type": "finalization_failed", "error": e}));
+    }
+    let dir = bundle_rel(turn)?;
+    if !inspect {
+        for key in ["post_finalize_inject", "post_finalize_tamper"] {
+            for (name, content) in setup[key][turn].as_object().into_iter().flatten() {
+                write(root, &format!("{dir}/{name}"), text_of(content).as_bytes())?;
+            }
+        }
+        for name in setup["post_finalize_delete"][turn]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+        {
+            bundle_rel(name)?;
+            let _ = std::fs::remove_file(root.join(&dir).join(name));
+        }
+        if setup["post_finalize_delete_manifest"] == true {
+            let _ = std::fs::remove_file(root.join(&dir).join(manifest::MANIFEST));
+        }
+        match &setup["post_finalize_corrupt_manifest"][turn] {
+            Json::Null => {}
+            Json::String(text) => write(
+                root,
+                &format!("{dir}/{}", manifest::MANIFEST),
+                text.as_bytes(),
+            )?,
+            other => {
+                let text = serde_json::to_string_pretty(other).map_err(|e| e.to_string())?;
+                write(
+                    root,
+                    &format!("{dir}/{}", manifest::MANIFEST),
+                    text.as_bytes(),
+                )?;
+            }
+        }
+    }
+    let v = manifest::verify(root, turn);
+    if inspect {
+        let paths: Vec<Json> = v
+            .manifest
+            .as_ref()
+            .and_then(|m| m["files"].as_array())
+            .into_iter()
+            .flatten()
+            .map(|f| f["path"].clone())
+            .collect();
+        let contains_self = paths.iter().any(|p| p == manifest::MANIFEST);
+        return Ok(
+            json!({"result": "success", "manifest_contains_self": contains_self, "file_paths": paths}),
+        );
+    }
+    if let Some(first) = v.errors.first() {
+        return Ok(
+            json!({"result": "error", "error_type": first["type"], "verification_errors": v.errors}),
+        );
+    }
+    Ok(
+        json!({"result": "success", "manifest_valid": true, "manifest": v.manifest, "verification_errors": []}),
+    )
 }

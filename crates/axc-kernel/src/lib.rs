@@ -1,6 +1,7 @@
 //! The rules of an AgentXchain governed run, as data in and verdicts out: phase-exit and
 //! run-completion gates with the workflow artifacts' semantic checks (`gates`, `semantics`),
-//! run events and their ordering (`events`), and decision-ledger entries (`decisions`).
+//! run events and their ordering (`events`), decision-ledger entries (`decisions`), and
+//! dispatch bundles' manifests (`manifest`).
 //!
 //! It sits beside `axc-core` (which owns the files on disk and the read model) and below the
 //! CLI, the MCP server and the conformance adapter. It knows nothing of command lines, MCP or
@@ -11,4 +12,5 @@
 pub mod decisions;
 pub mod events;
 pub mod gates;
+pub mod manifest;
 pub mod semantics;
