@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path};
 
+use axc_kernel::turn_result::{self, Validation};
 use axc_kernel::{decisions, events, gates, manifest};
 use serde_json::{Map, Value as Json, json};
 
@@ -47,7 +48,7 @@ impl Verdict {
 }
 
 /// The operations this implementation runs, by surface.
-pub const IMPLEMENTED: [(&str, &[&str]); 6] = [
+pub const IMPLEMENTED: [(&str, &[&str]); 10] = [
     ("config_schema", &["validate_config"]),
     ("parallel_turns", &["validate_config"]),
     ("decision_ledger", &["append_decision"]),
@@ -63,6 +64,10 @@ pub const IMPLEMENTED: [(&str, &[&str]); 6] = [
         "dispatch_manifest",
         &["verify_dispatch_manifest", "inspect_dispatch_manifest"],
     ),
+    ("turn_result_validation", &["validate_turn_result"]),
+    ("delegation", &["validate_turn_result"]),
+    ("decision_carryover", &["validate_turn_result"]),
+    ("history", &["accept_turn"]),
 ];
 
 /// Whether every operation of `surface` runs here.
@@ -203,7 +208,47 @@ fn inflate_state(raw: &Json, config: &Json) -> Json {
             s.insert(k.into(), json!(v));
         }
     }
-    s.entry("active_turns").or_insert(json!({}));
+    let turns = s
+        .get("active_turns")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let turns: Map<String, Json> = turns
+        .into_iter()
+        .map(|(id, t)| {
+            let role = ["assigned_role", "role"]
+                .iter()
+                .find_map(|k| t[*k].as_str().filter(|r| !r.is_empty()))
+                .unwrap_or("dev")
+                .to_owned();
+            let runtime = t["runtime_id"]
+                .as_str()
+                .filter(|r| !r.is_empty())
+                .or_else(|| config["roles"][&role]["runtime"].as_str())
+                .unwrap_or("manual")
+                .to_owned();
+            let mut n = Map::new();
+            n.insert("turn_id".into(), json!(id));
+            n.insert("assigned_role".into(), json!(role));
+            n.insert("runtime_id".into(), json!(runtime));
+            n.insert("status".into(), json!("running"));
+            n.insert("attempt".into(), json!(1));
+            n.insert("assigned_sequence".into(), json!(1));
+            for (k, v) in t.as_object().into_iter().flatten() {
+                n.insert(k.clone(), v.clone());
+            }
+            let turn_id = t["turn_id"]
+                .as_str()
+                .filter(|x| !x.is_empty())
+                .unwrap_or(&id)
+                .to_owned();
+            n.insert("turn_id".into(), json!(turn_id));
+            n.insert("assigned_role".into(), json!(role));
+            n.insert("runtime_id".into(), json!(runtime));
+            (id, Json::Object(n))
+        })
+        .collect();
+    s.insert("active_turns".into(), Json::Object(turns));
     s.entry("accepted_sequence").or_insert(json!(0));
     s.entry("turn_sequence").or_insert(json!(0));
     Json::Object(s)
@@ -258,6 +303,13 @@ fn materialize(fixture: &Json) -> Result<Workspace, String> {
         &jsonl(&setup["history"]),
     )?;
     write(root, decisions::LEDGER, &jsonl(&setup["ledger"]))?;
+    let staged = match &setup["turn_result"] {
+        Json::Null => &fixture["input"]["args"]["turn_result"],
+        t => t,
+    };
+    if !staged.is_null() {
+        write(root, turn_result::STAGING_PATH, &pretty(staged))?;
+    }
     for (rel, content) in setup["filesystem"].as_object().into_iter().flatten() {
         write(root, rel, text_of(content).as_bytes())?;
     }
@@ -335,6 +387,20 @@ fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
         "verify_dispatch_manifest" | "inspect_dispatch_manifest" => {
             let ws = materialize(fixture)?;
             dispatch_manifest(fixture, &ws, operation == "inspect_dispatch_manifest")
+        }
+        "validate_turn_result" => {
+            let ws = materialize(fixture)?;
+            let v = turn_result::validate_staged(
+                ws.dir.path(),
+                &ws.state,
+                &ws.config,
+                turn_result::STAGING_PATH,
+            );
+            Ok(classify(&v))
+        }
+        "accept_turn" => {
+            let ws = materialize(fixture)?;
+            accept_turn(fixture, &ws)
         }
         other => Err(format!("operation \"{other}\" has no case")),
     }
@@ -535,4 +601,101 @@ fn dispatch_manifest(fixture: &Json, ws: &Workspace, inspect: bool) -> Result<Js
     Ok(
         json!({"result": "success", "manifest_valid": true, "manifest": v.manifest, "verification_errors": []}),
     )
+}
+
+/// A validation as the corpus shapes it: the stages passed, or the failed stage and an
+/// error type read from its first error.
+fn classify(v: &Validation) -> Json {
+    if v.ok() {
+        return json!({"result": "success", "stages_passed": turn_result::STAGES, "errors": [], "warnings": v.warnings});
+    }
+    let stage = v.stage.unwrap_or("schema");
+    let mut out = json!({"result": "error", "failed_stage": stage, "errors": v.errors, "warnings": v.warnings});
+    let first = v.errors.first().map(String::as_str).unwrap_or("");
+    if stage == "schema"
+        && let Some(field) = first.strip_prefix("Missing required field: ")
+    {
+        out["error_type"] = json!("missing_required_field");
+        out["error_field"] = json!(field);
+    } else if stage == "schema" && first.contains(".id must match pattern DEC-NNN.") {
+        out["error_type"] = json!("invalid_decision_id_format");
+        out["error_detail"] = json!("Decision ID must match DEC-NNN pattern");
+    } else if stage == "assignment" && first.starts_with("run_id mismatch") {
+        out["error_type"] = json!("run_id_mismatch");
+    } else if stage == "assignment" && first.starts_with("turn_id mismatch") {
+        out["error_type"] = json!("turn_id_mismatch");
+    } else if let Some(path) = first
+        .strip_prefix("Turn result claims modification of reserved path: ")
+        .filter(|_| stage == "artifact")
+    {
+        out["error_type"] = json!("reserved_path_violation");
+        out["error_path"] = json!(path);
+    } else if stage == "protocol" && first.starts_with("Protocol violation:") {
+        out["error_type"] = json!("challenge_requirement_violated");
+        out["error_detail"] = json!("review_only role must raise at least one objection");
+    } else if stage == "protocol" && v.errors.iter().any(|e| e.contains("mutually exclusive")) {
+        out["error_type"] = json!("mutually_exclusive_requests");
+        out["error_detail"] =
+            json!("phase_transition_request and run_completion_request cannot both be present");
+    } else {
+        out["error_type"] = json!(v.error_class.unwrap_or("validation_error"));
+    }
+    out
+}
+
+/// `accept_turn`: a turn already in history or not active is refused before anything
+/// changes; a valid staged result is appended to history as one entry and leaves the active
+/// turns, in state written after history.
+fn accept_turn(fixture: &Json, ws: &Workspace) -> Result<Json, String> {
+    let root = ws.dir.path();
+    let turn = fixture["input"]["args"]["turn_id"].as_str().unwrap_or("");
+    let history_path = root.join(".agentxchain/history.jsonl");
+    let history: Vec<Json> = std::fs::read_to_string(&history_path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if history.iter().any(|h| h["turn_id"] == turn) {
+        return Ok(
+            json!({"result": "error", "error_type": "turn_already_accepted", "history_length": history.len()}),
+        );
+    }
+    if ws.state["active_turns"].get(turn).is_none() {
+        return Ok(
+            json!({"result": "error", "error_type": "turn_not_active", "history_length": history.len(), "state_unchanged": true}),
+        );
+    }
+    let v = turn_result::validate_staged(root, &ws.state, &ws.config, turn_result::STAGING_PATH);
+    let Some(tr) = v.turn_result.as_ref().filter(|_| v.ok()) else {
+        return Ok(classify(&v));
+    };
+    let sequence = ws.state["accepted_sequence"].as_u64().unwrap_or(0) + 1;
+    let entry = json!({
+        "turn_id": tr["turn_id"], "run_id": tr["run_id"], "role": tr["role"], "status": tr["status"],
+        "summary": tr["summary"], "accepted_sequence": sequence,
+        "accepted_at": humantime_now(),
+    });
+    let mut state = ws.state.clone();
+    state["accepted_sequence"] = json!(sequence);
+    if let Some(active) = state["active_turns"].as_object_mut() {
+        active.remove(turn);
+    }
+    let mut lines = jsonl(&Json::Array(history.clone()));
+    lines.extend(format!("{entry}\n").into_bytes());
+    write(root, ".agentxchain/history.jsonl", &lines)?;
+    write(
+        root,
+        ".agentxchain/state.json",
+        &serde_json::to_vec_pretty(&state).unwrap_or_default(),
+    )?;
+    Ok(json!({
+        "result": "success",
+        "state": {"accepted_sequence": sequence, "active_turns": state["active_turns"]},
+        "history_length": history.len() + 1,
+        "history_last_entry": entry,
+    }))
+}
+
+fn humantime_now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }

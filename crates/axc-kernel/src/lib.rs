@@ -14,3 +14,4 @@ pub mod events;
 pub mod gates;
 pub mod manifest;
 pub mod semantics;
+pub mod turn_result;
