@@ -354,13 +354,25 @@ pub trait ActivityHost: Send + Sync {
     /// Captures the deployed state of `environment` through the project's observers.
     fn lifecycle_snapshot(&self, environment: &str) -> Result<Json, String>;
 
-    /// The run's project built and its digest diffed against each lexicon's last snapshot in
-    /// `environment`: `{<lexicon>: {added, removed, changed, unchanged, lexiconVersionChanges}}`.
-    fn lifecycle_diff(&self, environment: &str) -> Result<Json, String>;
+    /// The run's project built (stopped by `cancel` or after `timeout_ms`) and its digest
+    /// diffed against each lexicon's last snapshot in `environment`: `{<lexicon>: {added,
+    /// removed, changed, unchanged, lexiconVersionChanges}}`, for every lexicon the build
+    /// declares or the environment has a snapshot of.
+    fn lifecycle_diff(
+        &self,
+        environment: &str,
+        cancel: &std::sync::atomic::AtomicBool,
+        timeout_ms: u64,
+    ) -> Result<Json, String>;
 
     /// `path` (relative to the run's directory) as an existing directory inside the
     /// repository, symlinks resolved; anything else fails as `InvalidArgs`.
     fn project_dir(&self, path: &std::path::Path) -> Result<std::path::PathBuf, ActivityError>;
+
+    /// `path` (relative to the run's directory) as an existing file or directory inside the
+    /// repository, symlinks resolved (absolute); anything else fails as `InvalidArgs`. What an
+    /// activity hands a tool to read goes through here.
+    fn project_path(&self, path: &std::path::Path) -> Result<std::path::PathBuf, ActivityError>;
 
     /// Runs `sh -c <cmd>` in `dir` (relative to the run's directory) with `env` added, in its
     /// own process group, ended by `timeout_ms` or a cancel: its stdout, trimmed.

@@ -11,6 +11,42 @@ use chant_core::model::Budget;
 use chant_core::session::Chant;
 use serde_json::{Value as Json, json};
 
+/// Runs `f` with a budget that `cancel` stops (checked every 20 ms by a watcher) and that
+/// ends at `deadline`, so an evaluation that never returns holds the step no longer.
+fn under_cancel<T>(
+    cancel: &AtomicBool,
+    deadline: Option<std::time::Instant>,
+    f: impl FnOnce(&Budget) -> T,
+) -> T {
+    let flag = Arc::new(AtomicBool::new(cancel.load(Ordering::SeqCst)));
+    let stop = {
+        let flag = Arc::clone(&flag);
+        move || flag.load(Ordering::SeqCst)
+    };
+    let budget = Budget {
+        time: deadline.map(|d| d.saturating_duration_since(std::time::Instant::now())),
+        stop: Some(Arc::new(stop)),
+    };
+    std::thread::scope(|s| {
+        let watch = s.spawn(|| {
+            while !flag.load(Ordering::SeqCst) {
+                if cancel.load(Ordering::SeqCst)
+                    || deadline.is_some_and(|d| std::time::Instant::now() >= d)
+                {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                std::thread::park_timeout(std::time::Duration::from_millis(20));
+            }
+        });
+        let out = f(&budget);
+        // Ends the watcher: the work is over either way.
+        flag.store(true, Ordering::SeqCst);
+        watch.thread().unpark();
+        let _ = watch.join();
+        out
+    })
+}
+
 /// Builds and observes with `chant`, for projects inside `repo_root`.
 pub struct LocalHost<'a> {
     pub chant: &'a Chant,
@@ -41,44 +77,21 @@ impl LocalHost<'_> {
     ) -> Result<Json, String> {
         let lexicon = req.lexicon;
         let format = if req.yaml { Format::Yaml } else { Format::Json };
-        // The run's cancel stops the evaluation too.
-        let flag = Arc::new(AtomicBool::new(cancel.load(Ordering::SeqCst)));
-        let stop = {
-            let flag = Arc::clone(&flag);
-            move || flag.load(Ordering::SeqCst)
-        };
-        let budget = Budget {
-            time: None,
-            stop: Some(Arc::new(stop)),
-        };
-        let project = self
-            .chant
-            .locate_within(dir, Some(&self.repo_root), &budget)
-            .map_err(|e| e.to_string())?;
-        if let Some(l) = lexicon
-            && self.chant.lexicon(l).is_none()
-        {
-            return Err(
-                chant_core::project::ProjectError::UnknownLexicon(l.to_owned()).to_string(),
-            );
-        }
-        let (_, built) = std::thread::scope(|s| {
-            let watch = s.spawn(|| {
-                while !flag.load(Ordering::SeqCst) {
-                    if cancel.load(Ordering::SeqCst) {
-                        flag.store(true, Ordering::SeqCst);
-                    }
-                    std::thread::park_timeout(std::time::Duration::from_millis(20));
-                }
-            });
-            let out = self.chant.build(&project, format, lexicon, &budget);
-            // Ends the watcher: the build is over either way.
-            let cancelled = flag.swap(true, Ordering::SeqCst);
-            watch.thread().unpark();
-            let _ = watch.join();
-            flag.store(cancelled, Ordering::SeqCst);
-            out
-        });
+        let built = under_cancel(cancel, None, |budget| {
+            let project = self
+                .chant
+                .locate_within(dir, Some(&self.repo_root), budget)
+                .map_err(|e| e.to_string())?;
+            if let Some(l) = lexicon
+                && self.chant.lexicon(l).is_none()
+            {
+                return Err(
+                    chant_core::project::ProjectError::UnknownLexicon(l.to_owned()).to_string(),
+                );
+            }
+            let (_, built) = self.chant.build(&project, format, lexicon, budget);
+            Ok(built)
+        })?;
         let built = built.map_err(|f| {
             let first: Vec<String> = f
                 .errors
@@ -157,6 +170,17 @@ impl ActivityHost for LocalHost<'_> {
         crate::runtime::run_shell(cmd, &dir, env, timeout_ms, cancel)
     }
 
+    fn project_path(&self, path: &Path) -> Result<PathBuf, ActivityError> {
+        let found = self.inside(path, "path")?;
+        if !found.exists() {
+            return Err(ActivityError::new(
+                "InvalidArgs",
+                format!("{}: no such file or directory", found.display()),
+            ));
+        }
+        Ok(found)
+    }
+
     fn project_dir(&self, path: &Path) -> Result<PathBuf, ActivityError> {
         let dir = self.inside(path, "project path")?;
         if !dir.is_dir() {
@@ -202,28 +226,43 @@ impl ActivityHost for LocalHost<'_> {
         Ok(json!({"environment": environment, "lexicons": out}))
     }
 
-    fn lifecycle_diff(&self, environment: &str) -> Result<Json, String> {
+    fn lifecycle_diff(
+        &self,
+        environment: &str,
+        cancel: &AtomicBool,
+        timeout_ms: u64,
+    ) -> Result<Json, String> {
         crate::check_env(environment)?;
-        let budget = Budget::default();
-        let project = self
-            .chant
-            .locate_within(&self.cwd, Some(&self.repo_root), &budget)
-            .map_err(|e| e.to_string())?;
-        let (d, built) = self.chant.build(&project, Format::Json, None, &budget);
-        if let Err(f) = built {
-            let first: Vec<&str> = f.errors.iter().take(3).map(|(_, m)| m.as_str()).collect();
-            return Err(format!(
-                "Build failed: {} (the diff compares the project's build)",
-                first.join("; ")
-            ));
-        }
-        let ledger = gitledger::Ledger::open(&self.repo_root).ok();
-        Ok(crate::lifecycle::diff_all(
-            &d,
-            ledger.as_ref(),
-            environment,
-            None,
-        ))
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        under_cancel(cancel, Some(deadline), |budget| {
+            let project = self
+                .chant
+                .locate_within(&self.cwd, Some(&self.repo_root), budget)
+                .map_err(|e| e.to_string())?;
+            let (d, built) = self.chant.build(&project, Format::Json, None, budget);
+            if cancel.load(Ordering::SeqCst) {
+                return Err("cancelled".to_owned());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the build did not finish within the step's {timeout_ms} ms"
+                ));
+            }
+            if let Err(f) = built {
+                let first: Vec<&str> = f.errors.iter().take(3).map(|(_, m)| m.as_str()).collect();
+                return Err(format!(
+                    "Build failed: {} (the diff compares the project's build)",
+                    first.join("; ")
+                ));
+            }
+            let ledger = gitledger::Ledger::open(&self.repo_root).ok();
+            Ok(crate::lifecycle::diff_all(
+                &d,
+                ledger.as_ref(),
+                environment,
+                None,
+            ))
+        })
     }
 }
 
@@ -249,8 +288,11 @@ impl ActivityHost for NoHost {
     fn lifecycle_snapshot(&self, _: &str) -> Result<Json, String> {
         Err("no chant here".into())
     }
-    fn lifecycle_diff(&self, _: &str) -> Result<Json, String> {
+    fn lifecycle_diff(&self, _: &str, _: &AtomicBool, _: u64) -> Result<Json, String> {
         Err("no chant here".into())
+    }
+    fn project_path(&self, _: &Path) -> Result<PathBuf, ActivityError> {
+        Err(ActivityError::new("InvalidArgs", "no repository here"))
     }
     fn project_dir(&self, _: &Path) -> Result<PathBuf, ActivityError> {
         Err(ActivityError::new("InvalidArgs", "no repository here"))

@@ -96,6 +96,18 @@ pub fn diff_all(d: &Discovery, ledger: Option<&Ledger>, env: &str, lexicon: Opti
                     ls.push(l.clone());
                 }
             }
+            // A lexicon the build no longer declares anything of, but the environment has a
+            // snapshot of: all its resources were removed, which is drift too.
+            if crate::model::valid_name(env) {
+                for name in ledger.and_then(|l| l.list(env).ok()).unwrap_or_default() {
+                    if let Some(lex) = name.strip_suffix(".json")
+                        && !ls.iter().any(|l| l == lex)
+                        && crate::model::valid_name(lex)
+                    {
+                        ls.push(lex.to_owned());
+                    }
+                }
+            }
             ls
         }
     };

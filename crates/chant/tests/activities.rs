@@ -495,9 +495,9 @@ fn lifecycle_diff_reconcile_and_upgrade_run_locally_and_say_what_they_cannot_do(
     assert_eq!(records[3]["outcome"]["value"].get("issueUrl"), None);
     assert_eq!(
         calls(&root)[..1],
-        ["gh issue create --title Reconcile dev: 2 change(s) from live --body Reconcile from live environment `dev`."]
+        ["gh issue create --title=Reconcile dev: 2 change(s) from live --body=Reconcile from live environment `dev`."]
             .map(str::to_owned),
-        "gh got the title and the body (its first line) as two words"
+        "gh got the title and the body (its first line) as --flag=value words"
     );
     assert!(
         records[4]["error"].as_str().unwrap().starts_with(
@@ -555,12 +555,25 @@ fn native_apply_drives_the_targets_tool_and_compensate_rolls_back_or_says_it_did
             "compensateApply",
             r#"{ target: "kubectl", env: "dev", command: "echo undone > undone.txt" }"#,
         ),
+        step(
+            "nativeApply",
+            r#"{ target: "kubectl", env: "dev", output: "/etc" }"#,
+        ),
+        step(
+            "nativeApply",
+            r#"{ target: "cloudformation", env: "dev", output: "lnk/passwd" }"#,
+        ),
+        step(
+            "compensateApply",
+            r#"{ target: "kubectl", env: "dev", command: "" }"#,
+        ),
     ]
     .join(", ");
     let (_d, root) = repo(r#"["temporal"]"#, &steps);
     std::fs::create_dir_all(root.join("dist")).unwrap();
     std::fs::create_dir_all(root.join("k")).unwrap();
     std::fs::write(root.join("template.json"), "{}").unwrap();
+    std::os::unix::fs::symlink("/etc", root.join("lnk")).unwrap();
     fake_tool(
         &root,
         "kubectl",
@@ -582,7 +595,8 @@ fn native_apply_drives_the_targets_tool_and_compensate_rolls_back_or_says_it_did
     assert_eq!(
         status,
         [
-            "ok", "ok", "ok", "fail", "fail", "fail", "fail", "fail", "ok", "ok", "ok"
+            "ok", "ok", "ok", "fail", "fail", "fail", "fail", "fail", "ok", "ok", "ok", "fail",
+            "fail", "fail"
         ],
         "{records:?}"
     );
@@ -591,14 +605,31 @@ fn native_apply_drives_the_targets_tool_and_compensate_rolls_back_or_says_it_did
     assert_eq!(kubectl["fieldManager"], "chant");
     let mut seen = calls(&root);
     seen.sort();
+    let r = root.display();
     assert_eq!(
         seen,
         [
-            "aws --endpoint-url http://127.0.0.1:4566 cloudformation deploy --template-file template.json --stack-name dev --capabilities CAPABILITY_NAMED_IAM",
-            "aws --endpoint-url http://127.0.0.1:4566 cloudformation rollback-stack --stack-name dev",
-            "kubectl apply --server-side --field-manager=chant --force-conflicts -f dist",
-            "kubectl apply --server-side --field-manager=chant -k k",
-        ]
+            format!("aws --endpoint-url http://127.0.0.1:4566 cloudformation deploy --template-file {r}/template.json --stack-name dev --capabilities CAPABILITY_NAMED_IAM"),
+            "aws --endpoint-url http://127.0.0.1:4566 cloudformation rollback-stack --stack-name dev".to_owned(),
+            "aws --endpoint-url http://127.0.0.1:4566 cloudformation wait stack-rollback-complete --stack-name dev".to_owned(),
+            format!("kubectl apply --server-side --field-manager=chant --force-conflicts -f {r}/dist"),
+            format!("kubectl apply --server-side --field-manager=chant -k {r}/k"),
+        ],
+        "what a tool reads is the repository's, by the path it resolved to"
+    );
+    for i in [11, 12] {
+        assert!(
+            records[i]["error"]
+                .as_str()
+                .unwrap()
+                .contains("must be inside the project"),
+            "{}",
+            records[i]
+        );
+    }
+    assert_eq!(
+        records[13]["error"],
+        "compensateApply command must be a non-empty string (got \"\")"
     );
     let error = |i: usize| records[i]["error"].as_str().unwrap().to_owned();
     assert!(error(3).starts_with("nativeApply deleteMode \"owned-only\" on target \"kubectl\" needs the k8s lexicon's sweep"), "{}", error(3));
@@ -709,14 +740,37 @@ fn the_workflow_audit_resolves_each_pin_upstream_and_lists_what_it_could_not_ask
     std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
     std::fs::write(
         root.join(".github/workflows/ci.yml"),
-        format!("on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: actions/checkout@{sha} # v4.1.0\n      - uses: actions/checkout@{old}\n      - uses: old/thing@v1\n      - uses: gone/repo@v2\n      - uses: flaky/api@v1\n      - uses: ./local\n"),
+        format!("on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: actions/checkout@{sha} # v4.1.0\n      - uses: actions/checkout@{old}\n      - uses: old/thing@v1\n      - uses: gone/repo@v2\n      - uses: flaky/api@v1\n      - uses: ./local\n      - uses: docker://alpine\n"),
     )
     .unwrap();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["run", "t", "--json"])
-        .current_dir(&root)
-        .env("GITHUB_API_URL", format!("http://127.0.0.1:{port}"));
-    let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    let run_it = || -> Value {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", "t", "--json"])
+            .current_dir(&root)
+            .env("GITHUB_API_URL", format!("http://127.0.0.1:{port}"))
+            .env("GITHUB_TOKEN", "chants-own");
+        serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap()
+    };
+    // One reference could not be asked: the audit is not clean, and says everything it found.
+    let v = run_it();
+    assert_eq!(v["records"][0]["status"], "fail", "{v}");
+    let error = v["records"][0]["error"].as_str().unwrap();
+    assert!(error.starts_with("## Workflow supply-chain audit\n\n6 finding(s) against live upstream truth:\n\n| Action | Ref | Finding | Detail |\n"), "{error}");
+    assert!(
+        error.ends_with(
+            &("1 reference(s) could not be checked:\n\n- flaky/api@v1: http://127.0.0.1:"
+                .to_owned()
+                + &port.to_string()
+                + "/repos/flaky/api answered 502\n\n1 reference(s) not asked:\n\n- docker://alpine@: not an owner/repo@ref action on GitHub (docker:// images and other forms are not asked)\n")
+        ),
+        "{error}"
+    );
+    std::fs::write(
+        root.join(".github/workflows/ci.yml"),
+        format!("on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: actions/checkout@{sha} # v4.1.0\n      - uses: actions/checkout@{old}\n      - uses: old/thing@v1\n      - uses: gone/repo@v2\n      - uses: ./local\n      - uses: docker://alpine\n"),
+    )
+    .unwrap();
+    let v = run_it();
     let out = &v["records"][0]["outcome"]["value"];
     assert_eq!(v["records"][0]["status"], "ok", "{v}");
     let kinds: Vec<String> = out["findings"]
@@ -747,26 +801,19 @@ fn the_workflow_audit_resolves_each_pin_upstream_and_lists_what_it_could_not_ask
         out["findings"][4]["detail"],
         "disclosed advisory GHSA-aaaa-bbbb-cccc covers old/thing (vulnerable: < 2)"
     );
-    assert_eq!(
-        out["unchecked"],
-        json!([{"slug": "flaky/api", "ref": "v1", "reason": format!("http://127.0.0.1:{port}/repos/flaky/api answered 502")}])
-    );
-    let summary = out["summary"].as_str().unwrap();
-    assert!(summary.starts_with("## Workflow supply-chain audit\n\n6 finding(s) against live upstream truth:\n\n| Action | Ref | Finding | Detail |\n"), "{summary}");
+    assert_eq!(out["skipped"][0]["slug"], "docker://alpine");
     assert!(
-        summary.ends_with(
-            &("1 reference(s) could not be checked:\n\n- flaky/api@v1: http://127.0.0.1:"
-                .to_owned()
-                + &port.to_string()
-                + "/repos/flaky/api answered 502\n")
-        ),
-        "{summary}"
+        out["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Workflow supply-chain audit\n\n6 finding(s)")
     );
     let requests = log.lock().unwrap();
     assert!(
         requests
             .iter()
-            .all(|r| r.contains("\r\nAuthorization: Bearer t0ken\r\n"))
+            .all(|r| r.contains("\r\nAuthorization: Bearer t0ken\r\n")),
+        "the step's own token, never chant's"
     );
 }
 
@@ -842,13 +889,20 @@ fn the_pipeline_audit_resolves_includes_and_components_and_stays_inside_the_repo
         out["findings"][0]["detail"],
         "include \"group/ci@gone-tag\" no longer resolves upstream"
     );
-    let unchecked: Vec<&str> = out["unchecked"]
+    let skipped: Vec<&str> = out["skipped"]
         .as_array()
         .unwrap()
         .iter()
         .map(|u| u["identifier"].as_str().unwrap())
         .collect();
-    assert_eq!(unchecked, ["elsewhere.com/x/y/z", "node:20"]);
+    assert_eq!(
+        skipped,
+        [
+            "127.0.0.1/org/comps/build",
+            "elsewhere.com/x/y/z",
+            "node:20"
+        ]
+    );
     assert_eq!(v["records"][1]["status"], "fail");
     assert!(
         v["records"][1]["error"]
@@ -998,8 +1052,92 @@ fn apply_watch_and_reconcile_ops_run_end_to_end_on_one_machine() {
         reconcile["records"][2]["outcome"],
         json!({"name": "Issue", "value": "https://github.com/o/r/issues/9"})
     );
+    assert!(calls(&root).contains(&format!(
+        "kubectl apply --server-side --field-manager=chant -f {}",
+        root.join("dist").display()
+    )));
+}
+
+#[test]
+fn chants_own_token_never_goes_to_an_api_the_op_chose() {
+    let (port, log) = api(vec![(
+        "/repos/o/r".to_owned(),
+        200,
+        r#"{"archived": false}"#.to_owned(),
+    )]);
+    let (_d, root) = repo(
+        r#"["temporal"]"#,
+        &step(
+            "workflowSupplyChainAudit",
+            &format!(
+                r#"{{ yaml: "jobs:\n  a:\n    steps:\n      - uses: o/r@v1\n", env: {{ GITHUB_API_URL: "http://127.0.0.1:{port}" }} }}"#
+            ),
+        ),
+    );
+    let out = Command::new(BIN)
+        .args(["run", "t", "--json"])
+        .current_dir(&root)
+        .env("GITHUB_TOKEN", "chants-own-secret")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("chants-own-secret"));
+    let requests = log.lock().unwrap();
+    assert!(!requests.is_empty());
     assert!(
-        calls(&root)
-            .contains(&"kubectl apply --server-side --field-manager=chant -f dist".to_owned())
+        requests
+            .iter()
+            .all(|r| !r.contains("chants-own-secret") && !r.contains("Authorization")),
+        "{requests:?}"
+    );
+}
+
+#[test]
+fn a_lifecycle_diff_whose_build_never_ends_stops_at_ctrl_c() {
+    let (_d, root) = repo(
+        r#"["temporal"]"#,
+        &step("lifecycleDiff", r#"{ env: "dev" }"#),
+    );
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("src/spin.ts"),
+        "let i = 0;\nwhile (true) { i++; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"],"timeout":"120s"}"#,
+    )
+    .unwrap();
+    let child = Command::new(BIN)
+        .args(["run", "t", "--json"])
+        .current_dir(&root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let start = std::time::Instant::now();
+    sigint(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(15),
+        "took {:?} after Ctrl-C",
+        start.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Ctrl-C, as a terminal sends it.
+fn sigint(pid: u32) {
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
     );
 }

@@ -4,7 +4,7 @@
 //!
 //! | target | apply | delete modes | rollback |
 //! |---|---|---|---|
-//! | `cloudformation` | `aws cloudformation deploy` (the stack is the ownership boundary) | all | `aws cloudformation rollback-stack` |
+//! | `cloudformation` | `aws cloudformation deploy` (the stack is the ownership boundary) | all | `aws cloudformation rollback-stack`, then `wait stack-rollback-complete` |
 //! | `kubectl` | `kubectl apply --server-side --field-manager=chant -f` | `never` only | `command` only |
 //! | `kustomize` | the same with `-k` | `never` only | `command` only |
 //! | `arm` | the azure lexicon's per-resource apply | — | `command` only |
@@ -83,16 +83,23 @@ impl Activity for NativeApply {
         if target == "arm" {
             return Err(azure_missing(NAME));
         }
-        let built = Path::new(call.cwd).join(output);
-        if !built.exists() {
-            return Err(ActivityError::new(
-                "InvalidArgs",
-                format!(
-                    "nativeApply output {output} does not exist (in {}): build it first — ApplyOp's Build step writes it when the project's build script does",
-                    call.cwd.display()
-                ),
-            ));
-        }
+        // What the tool reads is inside the repository (links resolved), handed over as the
+        // absolute path it resolved to: never a file elsewhere, nor a name a tool reads as a URL.
+        let resolved = call.host.project_path(Path::new(output)).map_err(|e| {
+            if e.message.ends_with("no such file or directory") {
+                ActivityError::new(
+                    "InvalidArgs",
+                    format!(
+                        "nativeApply output {output} does not exist (in {}): build it first — ApplyOp's Build step writes it when the project's build script does",
+                        call.cwd.display()
+                    ),
+                )
+            } else {
+                ActivityError::new("InvalidArgs", format!("nativeApply output {output}: {}", e.message))
+            }
+        })?;
+        let resolved = resolved.to_string_lossy().into_owned();
+        let output = resolved.as_str();
         match target {
             "cloudformation" => {
                 // The stack bounds what `deploy` deletes: a resource CloudFormation did not
@@ -146,9 +153,10 @@ impl Activity for NativeApply {
 }
 
 /// `compensateApply {target, env, command?}`: `command` when the Op gives one (run by `sh`,
-/// as a `shell` step is), else the target's own rollback. A target with none succeeds with
-/// `reverted: false` and a warning in its record — partial state never looks reverted when it
-/// is not.
+/// as a `shell` step is), else the target's own rollback, waited for. A target with none
+/// succeeds with `reverted: false` and a warning in its record — partial state never looks
+/// reverted when it is not. It runs whenever ApplyOp's Rollback phase does, which is after
+/// any failure, the Apply step's or an earlier one's.
 pub struct CompensateApply;
 
 impl Activity for CompensateApply {
@@ -160,7 +168,17 @@ impl Activity for CompensateApply {
         const NAME: &str = "compensateApply";
         let target = choice(call, NAME, "target", &TARGETS)?;
         let env = required(call, NAME, "env")?;
-        if let Some(command) = arg(call, "command").and_then(Json::as_str) {
+        let command = match arg(call, "command") {
+            None | Some(Json::Null) => None,
+            Some(Json::String(c)) if !c.trim().is_empty() => Some(c.as_str()),
+            Some(v) => {
+                return Err(ActivityError::new(
+                    "InvalidArgs",
+                    format!("compensateApply command must be a non-empty string (got {v})"),
+                ));
+            }
+        };
+        if let Some(command) = command {
             let out = call.host.shell(
                 command,
                 None,
@@ -177,8 +195,23 @@ impl Activity for CompensateApply {
                     call,
                     &["cloudformation", "rollback-stack", "--stack-name", env],
                 );
-                let out = run_tool(call, NAME, &argv)?;
-                Ok(json!({"command": argv.join(" "), "reverted": true, "output": out}))
+                // rollback-stack only starts the rollback: the step waits for it to finish, so
+                // `reverted` means the stack is back, not that a request was sent.
+                let mut out = run_tool(call, NAME, &argv)?;
+                let wait = aws(
+                    call,
+                    &[
+                        "cloudformation",
+                        "wait",
+                        "stack-rollback-complete",
+                        "--stack-name",
+                        env,
+                    ],
+                );
+                out.push_str(&run_tool(call, NAME, &wait)?);
+                Ok(
+                    json!({"command": format!("{} && {}", argv.join(" "), wait.join(" ")), "reverted": true, "output": out}),
+                )
             }
             _ => Ok(json!({
                 "reverted": false,

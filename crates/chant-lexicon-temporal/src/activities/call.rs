@@ -101,10 +101,14 @@ pub(super) fn gh_issue(
     title: &str,
     body: &str,
 ) -> Result<String, ActivityError> {
-    let argv: Vec<String> = ["gh", "issue", "create", "--title", title, "--body", body]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+    // `--flag=value`: a title or body that starts with `-` stays a value.
+    let argv = vec![
+        "gh".to_owned(),
+        "issue".to_owned(),
+        "create".to_owned(),
+        format!("--title={title}"),
+        format!("--body={body}"),
+    ];
     run_tool(call, activity, &argv).map(|out| out.trim().to_owned())
 }
 

@@ -255,11 +255,23 @@ fn curl(
         url,
     ];
     let cmd: Vec<String> = argv.iter().map(|w| quote(w)).collect();
-    let cmd = format!("printf '%s' \"$CHANT_HTTP_HEADERS\" | {}", cmd.join(" "));
+    // `head -c` bounds what reaches chant: curl's `--max-filesize` cannot stop a body of
+    // unknown length, and an answer cut there has lost its status line, so it is refused.
+    let cap = MAX_BODY + 16;
+    let cmd = format!(
+        "printf '%s' \"$CHANT_HTTP_HEADERS\" | {} | head -c {cap}",
+        cmd.join(" ")
+    );
     let env = [("CHANT_HTTP_HEADERS".to_owned(), lines)];
     let out = call
         .host
         .shell(&cmd, None, &env, call.timeout_ms, call.cancel)?;
+    if out.len() as u64 > MAX_BODY {
+        return Err(ActivityError::new(
+            "Error",
+            format!("{url}: the answer is larger than {MAX_BODY} bytes"),
+        ));
+    }
     let (body, code) = out.rsplit_once('\n').unwrap_or(("", out.as_str()));
     let status = code
         .trim()
@@ -269,14 +281,17 @@ fn curl(
 }
 
 /// `GET url` with `headers`, for the activities that ask a web API: `(status, body)`, within
-/// the step's time (at most 30 s a request) and its cancel.
+/// `left` (at most 30 s a request) and the step's cancel.
 pub(super) fn get(
     call: &ActivityCall<'_>,
     activity: &str,
     url: &str,
     headers: &[(&str, String)],
+    left: Duration,
 ) -> Result<(u64, String), ActivityError> {
-    let left = Duration::from_millis(call.timeout_ms).min(Duration::from_secs(30));
+    let left = left
+        .min(Duration::from_secs(30))
+        .max(Duration::from_millis(1));
     if url.starts_with("https://") {
         curl(call, activity, url, "GET", headers, left)
     } else {

@@ -97,7 +97,7 @@ impl Activity for LifecycleDiff {
         };
         let diff = call
             .host
-            .lifecycle_diff(env)
+            .lifecycle_diff(env, call.cancel, call.timeout_ms)
             .map_err(|e| ActivityError::new("Error", e))?;
         let mut out = json!({
             "drifted": drifted(&diff),

@@ -140,7 +140,7 @@ impl Activity for ReconcilePr {
             _ => diff_entries(
                 &call
                     .host
-                    .lifecycle_diff(env)
+                    .lifecycle_diff(env, call.cancel, call.timeout_ms)
                     .map_err(|e| ActivityError::new("Error", e))?,
             ),
         };

@@ -22,8 +22,10 @@ use serde_json::{Value as Json, json};
 use super::call::{arg, choice, gh_issue, optional, text};
 use super::http;
 
-/// The most of one workflow or pipeline file read.
+/// The most of one workflow or pipeline file read, of all of them, and how many files.
 const MAX_FILE: u64 = 1 << 20;
+const MAX_TOTAL: u64 = 8 << 20;
+const MAX_FILES: usize = 500;
 
 /// `yaml` / `yamls` from the step, else the files under `default` (a directory of `*.yml` /
 /// `*.yaml`, or one file) inside the repository.
@@ -62,20 +64,44 @@ fn sources(
     };
     if is_dir {
         let dir = call.host.project_dir(Path::new(path))?;
-        let mut names: Vec<String> = std::fs::read_dir(&dir)
+        let mut names: Vec<String> = Vec::new();
+        for e in std::fs::read_dir(&dir)
             .map_err(|e| bad(format!("{activity} cannot list {path}: {e}")))?
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
-            .collect();
+        {
+            let e = e.map_err(|e| bad(format!("{activity} cannot list {path}: {e}")))?;
+            let name = e.file_name();
+            let Some(n) = name.to_str() else {
+                // A workflow this cannot name is one it cannot read: never skipped silently.
+                return Err(bad(format!(
+                    "{activity}: {path} holds a file whose name is not UTF-8 ({})",
+                    name.to_string_lossy()
+                )));
+            };
+            if n.ends_with(".yml") || n.ends_with(".yaml") {
+                names.push(n.to_owned());
+            }
+        }
+        if names.len() > MAX_FILES {
+            return Err(bad(format!(
+                "{activity}: {path} holds {} workflow files, more than the {MAX_FILES} an audit reads",
+                names.len()
+            )));
+        }
         names.sort();
-        names
-            .into_iter()
-            .map(|n| {
-                let shown = format!("{path}/{n}");
-                read(&dir, &n, shown.clone()).map(|t| (shown, t))
-            })
-            .collect()
+        let mut total = 0u64;
+        let mut out = Vec::new();
+        for n in names {
+            let shown = format!("{path}/{n}");
+            let text = read(&dir, &n, shown.clone())?;
+            total += text.len() as u64;
+            if total > MAX_TOTAL {
+                return Err(bad(format!(
+                    "{activity}: the workflow files under {path} hold more than {MAX_TOTAL} bytes in all"
+                )));
+            }
+            out.push((shown, text));
+        }
+        Ok(out)
     } else {
         let p = Path::new(path);
         let parent = p
@@ -91,8 +117,12 @@ fn sources(
     }
 }
 
-/// `s` as one URL path segment: everything but unreserved characters percent-encoded.
+/// `s` as one URL path segment: everything but unreserved characters percent-encoded, and a
+/// segment of dots (`.`, `..`) encoded whole, so no client folds it into another path.
 fn encode(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b == b'.') {
+        return "%2E".repeat(s.len());
+    }
     let mut out = String::new();
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -117,6 +147,8 @@ struct Upstream<'c, 'a> {
     activity: &'static str,
     base: String,
     headers: Vec<(&'static str, String)>,
+    /// When the step's time is up: no request starts after it.
+    deadline: std::time::Instant,
 }
 
 impl Upstream<'_, '_> {
@@ -125,7 +157,25 @@ impl Upstream<'_, '_> {
     /// cancel stops the step.
     fn ask(&self, path: &str) -> Result<Asked, ActivityError> {
         let url = format!("{}{path}", self.base);
-        match http::get(self.call, self.activity, &url, &self.headers) {
+        if self.call.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(ActivityError::new(
+                "Cancelled",
+                format!("{} cancelled", self.activity),
+            ));
+        }
+        let left = self
+            .deadline
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(ActivityError::new(
+                "Error",
+                format!(
+                    "{} ran out of its step's {} ms before every reference was asked",
+                    self.activity, self.call.timeout_ms
+                ),
+            ));
+        }
+        match http::get(self.call, self.activity, &url, &self.headers, left) {
             Ok((200..=299, body)) => Ok(serde_json::from_str(&body)
                 .map(Asked::Found)
                 .unwrap_or_else(|_| {
@@ -141,11 +191,14 @@ impl Upstream<'_, '_> {
     }
 }
 
-/// What an audit found, and what it could not ask.
+/// What an audit found, what it could not ask (which fails the step), and what it does not
+/// ask by design (listed, with why).
 #[derive(Default)]
 struct Outcome {
     findings: Vec<Json>,
     unchecked: Vec<Json>,
+    skipped: Vec<Json>,
+    asked: usize,
 }
 
 impl Outcome {
@@ -158,10 +211,17 @@ impl Outcome {
     }
 
     /// The reference `at` could not be checked, and why.
-    fn skip(&mut self, at: &Json, reason: String) {
+    fn unchecked(&mut self, at: &Json, reason: String) {
         let mut u = at.clone();
         u["reason"] = json!(reason);
         self.unchecked.push(u);
+    }
+
+    /// The reference `at` is not asked by this audit, and why.
+    fn skip(&mut self, at: &Json, reason: String) {
+        let mut u = at.clone();
+        u["reason"] = json!(reason);
+        self.skipped.push(u);
     }
 }
 
@@ -180,10 +240,16 @@ struct Report {
 /// The markdown summary (the reference's text), plus what could not be checked.
 fn summary(report: &Report, o: &Outcome) -> String {
     let field = |v: &Json, k: &str| v[k].as_str().unwrap_or("").to_owned();
-    let mut s = if o.findings.is_empty() {
+    let mut s = if o.findings.is_empty() && o.unchecked.is_empty() {
         format!(
-            "## {}\n\nNo live drift detected against upstream references.\n",
-            report.heading
+            "## {}\n\nNo live drift detected against upstream references ({} asked).\n",
+            report.heading, o.asked
+        )
+    } else if o.findings.is_empty() {
+        format!(
+            "## {}\n\nNo drift found in the references that could be asked; {} could not be.\n",
+            report.heading,
+            o.unchecked.len()
         )
     } else {
         let mut s = format!(
@@ -216,6 +282,19 @@ fn summary(report: &Report, o: &Outcome) -> String {
             ));
         }
     }
+    if !o.skipped.is_empty() {
+        s.push_str(&format!(
+            "\n{} reference(s) not asked:\n\n",
+            o.skipped.len()
+        ));
+        for u in &o.skipped {
+            s.push_str(&format!(
+                "- {}: {}\n",
+                (report.named)(u),
+                field(u, "reason")
+            ));
+        }
+    }
     s
 }
 
@@ -228,6 +307,11 @@ fn conclude(
     o: Outcome,
 ) -> Result<Json, ActivityError> {
     let body = summary(report, &o);
+    if !o.unchecked.is_empty() {
+        // An audit that could not ask is not a clean audit: the step fails (and is retried
+        // under its profile), with everything it did find in the message.
+        return Err(ActivityError::new("Error", body));
+    }
     let title = format!("{}: {} finding(s)", report.heading, o.findings.len());
     let issue = if mode == "issue" && !o.findings.is_empty() {
         Some(gh_issue(call, activity, &title, &body)?)
@@ -235,11 +319,37 @@ fn conclude(
         None
     };
     let mut out =
-        json!({"mode": mode, "findings": o.findings, "summary": body, "unchecked": o.unchecked});
+        json!({"mode": mode, "findings": o.findings, "summary": body, "skipped": o.skipped});
     if let Some(url) = issue {
         out["issueUrl"] = json!(url);
     }
     Ok(out)
+}
+
+/// The API to ask and the token to send it: an API the step names (`args.env`) gets only a
+/// token the step names too; chant's own token goes only to chant's own (or the default) API,
+/// never to a server an Op chose.
+fn api_and_token(
+    call: &ActivityCall<'_>,
+    url_var: &str,
+    default: &str,
+    token_var: &str,
+) -> (String, Option<String>) {
+    let step = super::call::env_of(call);
+    let from_step = |k: &str| {
+        step.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    let from_chant = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    match from_step(url_var) {
+        Some(url) => (url, from_step(token_var)),
+        None => (
+            from_chant(url_var).unwrap_or_else(|| default.to_owned()),
+            from_step(token_var).or_else(|| from_chant(token_var)),
+        ),
+    }
 }
 
 /// A mode other than `report` and `issue` is not something an audit can write.

@@ -4,8 +4,9 @@
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::{Value as Json, json};
 
-use super::{Asked, Outcome, Report, Upstream, audit_mode, conclude, encode, sources};
-use crate::activities::call::env_var;
+use super::{
+    Asked, Outcome, Report, Upstream, api_and_token, audit_mode, conclude, encode, sources,
+};
 
 const NAME: &str = "pipelineSupplyChainAudit";
 
@@ -22,9 +23,28 @@ fn pipeline_refs(text: &str) -> Result<Vec<PipelineRef>, String> {
         other => vec![other],
     };
     for inc in includes {
-        if let Some(project) = inc["project"].as_str() {
-            let r = inc["ref"].as_str().unwrap_or("HEAD");
-            out.push(("include", project.to_owned(), r.to_owned()));
+        // A project named by number, a ref written as a number (`ref: 1.0`): as text.
+        let text = |v: &Json| match v {
+            Json::String(x) => Some(x.clone()),
+            Json::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        if let Some(project) = text(&inc["project"]) {
+            let r = text(&inc["ref"]).unwrap_or_else(|| "HEAD".to_owned());
+            out.push(("include", project, r));
+        }
+        for kind in ["remote", "template"] {
+            if let Some(v) = text(&inc[kind]) {
+                out.push((
+                    if kind == "remote" {
+                        "remote"
+                    } else {
+                        "template"
+                    },
+                    v,
+                    String::new(),
+                ));
+            }
         }
         if let Some(c) = inc["component"].as_str()
             && let Some((id, v)) = c.rsplit_once('@')
@@ -101,6 +121,7 @@ fn check(
             return Ok(());
         }
     };
+    o.asked += 1;
     let base = format!("/projects/{}", encode(&project));
     let unresolved = format!("{kind} \"{id}@{r}\" no longer resolves upstream");
     let found = match gl.ask(&base)? {
@@ -110,7 +131,7 @@ fn check(
             return Ok(());
         }
         Asked::Failed(why) => {
-            o.skip(&at, why);
+            o.unchecked(&at, why);
             return Ok(());
         }
     };
@@ -131,8 +152,13 @@ fn check(
         match gl.ask(&format!("{base}/repository/commits/{}", encode(r)))? {
             Asked::Found(_) => {}
             Asked::Missing => o.find(&at, "unresolved", unresolved),
-            Asked::Failed(why) => o.skip(&at, why),
+            Asked::Failed(why) => o.unchecked(&at, why),
         }
+    } else if partial {
+        o.skip(
+            &at,
+            format!("version \"{r}\" is resolved by GitLab when the pipeline runs"),
+        );
     }
     Ok(())
 }
@@ -171,15 +197,19 @@ impl Activity for PipelineAudit {
     fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
         let mode = audit_mode(call, NAME, "merge-request")?;
         let files = sources(call, NAME, "pipelineFile", ".gitlab-ci.yml", false)?;
-        let api = env_var(call, "CI_API_V4_URL")
-            .unwrap_or_else(|| "https://gitlab.com/api/v4".to_owned());
+        let (api, token) = api_and_token(
+            call,
+            "CI_API_V4_URL",
+            "https://gitlab.com/api/v4",
+            "GITLAB_TOKEN",
+        );
         let api = api.trim_end_matches('/').to_owned();
         let api_host = api
             .split_once("://")
             .map(|(_, r)| r.split(['/', ':']).next().unwrap_or("").to_owned())
             .unwrap_or_default();
         let mut headers = Vec::new();
-        if let Some(token) = env_var(call, "GITLAB_TOKEN") {
+        if let Some(token) = token {
             headers.push(("PRIVATE-TOKEN", token));
         }
         let gl = Upstream {
@@ -187,6 +217,7 @@ impl Activity for PipelineAudit {
             activity: NAME,
             base: api,
             headers,
+            deadline: std::time::Instant::now() + std::time::Duration::from_millis(call.timeout_ms),
         };
         let mut o = Outcome::default();
         let mut seen = std::collections::HashSet::new();

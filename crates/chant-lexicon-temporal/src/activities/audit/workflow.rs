@@ -3,8 +3,9 @@
 use chant_core::lexicon::{Activity, ActivityCall, ActivityError};
 use serde_json::{Value as Json, json};
 
-use super::{Asked, Outcome, Report, Upstream, audit_mode, conclude, encode, sources};
-use crate::activities::call::env_var;
+use super::{
+    Asked, Outcome, Report, Upstream, api_and_token, audit_mode, conclude, encode, sources,
+};
 
 const NAME: &str = "workflowSupplyChainAudit";
 
@@ -19,13 +20,34 @@ struct ActionRef {
 
 fn valid_slug_part(s: &str) -> bool {
     !s.is_empty()
+        && !s.bytes().all(|b| b == b'.')
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
 }
 
+/// Each `uses:` line's value and the first word of its `# comment`, read once per file.
+fn comments(text: &str) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    for line in text.lines() {
+        let Some((_, rest)) = line.split_once("uses:") else {
+            continue;
+        };
+        let Some((value, comment)) = rest.split_once('#') else {
+            continue;
+        };
+        if let Some(word) = comment.split_whitespace().next() {
+            out.entry(value.trim().trim_matches(['"', '\'']).to_owned())
+                .or_insert_with(|| word.to_owned());
+        }
+    }
+    out
+}
+
 /// `uses` values of a workflow's steps and reusable-workflow jobs, read as YAML (so a `uses:`
-/// inside a `run:` script is not one), with the comment from the line that holds each.
-fn action_refs(text: &str) -> Result<Vec<ActionRef>, String> {
+/// inside a `run:` script is not one), with the comment from the line that holds each; and
+/// the ones this audit does not ask (`docker://`, anything not `owner/repo@ref`), listed.
+/// Local (`./`) actions are part of the repository and not references at all.
+fn action_refs(text: &str) -> Result<(Vec<ActionRef>, Vec<String>), String> {
     let doc = chant_yaml::read::parse(text)?;
     let mut uses: Vec<&str> = Vec::new();
     for job in doc["jobs"]
@@ -43,37 +65,28 @@ fn action_refs(text: &str) -> Result<Vec<ActionRef>, String> {
             }
         }
     }
-    let mut out = Vec::new();
+    let notes = comments(text);
+    let (mut out, mut skipped) = (Vec::new(), Vec::new());
     for u in uses {
-        if u.starts_with("./") || u.starts_with("docker://") {
+        if u.starts_with("./") {
             continue;
         }
-        let Some((path, reference)) = u.rsplit_once('@') else {
-            continue;
-        };
-        let mut parts = path.split('/');
-        let (Some(owner), Some(repo)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        if !valid_slug_part(owner) || !valid_slug_part(repo) || reference.is_empty() {
-            continue;
-        }
-        let comment = text
-            .lines()
-            .filter_map(|l| l.split_once("uses:").map(|(_, r)| r.trim()))
-            .find_map(|r| {
-                let (value, rest) = r.split_once('#')?;
-                (value.trim().trim_matches(['"', '\'']) == u)
-                    .then(|| rest.split_whitespace().next().map(str::to_owned))
-                    .flatten()
-            });
-        out.push(ActionRef {
-            slug: format!("{owner}/{repo}"),
-            reference: reference.to_owned(),
-            comment,
+        let parsed = u.rsplit_once('@').and_then(|(path, reference)| {
+            let mut parts = path.split('/');
+            let (owner, repo) = (parts.next()?, parts.next()?);
+            (valid_slug_part(owner) && valid_slug_part(repo) && !reference.is_empty())
+                .then(|| (format!("{owner}/{repo}"), reference))
         });
+        match parsed {
+            Some((slug, reference)) if !u.starts_with("docker://") => out.push(ActionRef {
+                slug,
+                reference: reference.to_owned(),
+                comment: notes.get(u).cloned(),
+            }),
+            _ => skipped.push(u.to_owned()),
+        }
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 fn is_sha(r: &str) -> bool {
@@ -85,7 +98,8 @@ fn is_sha(r: &str) -> bool {
 /// Everything asked of GitHub about one pinned action, into `o`.
 fn check(gh: &Upstream<'_, '_>, r: &ActionRef, o: &mut Outcome) -> Result<(), ActivityError> {
     let at = json!({"slug": r.slug, "ref": r.reference});
-    let repo = format!("/repos/{}", r.slug);
+    let (owner, name) = r.slug.split_once('/').unwrap_or((&r.slug, ""));
+    let repo = format!("/repos/{}/{}", encode(owner), encode(name));
     let archived = match gh.ask(&repo)? {
         Asked::Found(v) => v["archived"] == true,
         Asked::Missing => {
@@ -100,7 +114,7 @@ fn check(gh: &Upstream<'_, '_>, r: &ActionRef, o: &mut Outcome) -> Result<(), Ac
             return Ok(());
         }
         Asked::Failed(why) => {
-            o.skip(&at, why);
+            o.unchecked(&at, why);
             return Ok(());
         }
     };
@@ -118,7 +132,7 @@ fn check(gh: &Upstream<'_, '_>, r: &ActionRef, o: &mut Outcome) -> Result<(), Ac
             return Ok(());
         }
         Asked::Failed(why) => {
-            o.skip(&at, why);
+            o.unchecked(&at, why);
             return Ok(());
         }
     }
@@ -141,12 +155,23 @@ fn check(gh: &Upstream<'_, '_>, r: &ActionRef, o: &mut Outcome) -> Result<(), Ac
                     );
                 }
             }
-            Asked::Missing => {}
-            Asked::Failed(why) => o.skip(&at, why),
+            Asked::Missing => o.unchecked(
+                &at,
+                format!(
+                    "the tags of {} were not found, so the pin's tag could not be checked",
+                    r.slug
+                ),
+            ),
+            Asked::Failed(why) => o.unchecked(&at, why),
         }
     } else {
         let tag = gh.ask(&format!("{repo}/git/ref/tags/{}", encode(&r.reference)))?;
         let branch = gh.ask(&format!("{repo}/git/ref/heads/{}", encode(&r.reference)))?;
+        for answer in [&tag, &branch] {
+            if let Asked::Failed(why) = answer {
+                o.unchecked(&at, why.clone());
+            }
+        }
         if matches!((&tag, &branch), (Asked::Found(_), Asked::Found(_))) {
             o.find(
                 &at,
@@ -207,7 +232,7 @@ fn check(gh: &Upstream<'_, '_>, r: &ActionRef, o: &mut Outcome) -> Result<(), Ac
             }
         }
         Asked::Missing => {}
-        Asked::Failed(why) => o.skip(&at, why),
+        Asked::Failed(why) => o.unchecked(&at, why),
     }
     Ok(())
 }
@@ -240,13 +265,17 @@ impl Activity for WorkflowAudit {
     fn run(&self, call: &ActivityCall<'_>) -> Result<Json, ActivityError> {
         let mode = audit_mode(call, NAME, "pull-request")?;
         let files = sources(call, NAME, "workflowsDir", ".github/workflows", true)?;
-        let api =
-            env_var(call, "GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".to_owned());
+        let (api, token) = api_and_token(
+            call,
+            "GITHUB_API_URL",
+            "https://api.github.com",
+            "GITHUB_TOKEN",
+        );
         let mut headers = vec![
             ("Accept", "application/vnd.github+json".to_owned()),
             ("X-GitHub-Api-Version", "2022-11-28".to_owned()),
         ];
-        if let Some(token) = env_var(call, "GITHUB_TOKEN") {
+        if let Some(token) = token {
             headers.push(("Authorization", format!("Bearer {token}")));
         }
         let gh = Upstream {
@@ -254,18 +283,23 @@ impl Activity for WorkflowAudit {
             activity: NAME,
             base: api.trim_end_matches('/').to_owned(),
             headers,
+            deadline: std::time::Instant::now() + std::time::Duration::from_millis(call.timeout_ms),
         };
         let mut o = Outcome::default();
         let mut seen = std::collections::HashSet::new();
         for (file, text) in &files {
-            let refs = action_refs(text).map_err(|e| {
+            let (refs, skipped) = action_refs(text).map_err(|e| {
                 ActivityError::new(
                     "InvalidArgs",
                     format!("{file} is not YAML a workflow can be: {e}"),
                 )
             })?;
+            for u in skipped {
+                o.skip(&json!({"slug": u, "ref": ""}), "not an owner/repo@ref action on GitHub (docker:// images and other forms are not asked)".to_owned());
+            }
             for r in refs {
                 if seen.insert(format!("{}@{}", r.slug, r.reference)) {
+                    o.asked += 1;
                     check(&gh, &r, &mut o)?;
                 }
             }
@@ -281,7 +315,8 @@ mod tests {
     #[test]
     fn workflow_refs_are_the_uses_of_steps_and_jobs_with_their_comments() {
         let wf = "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@8f4b7f84864484a7bf31766abe9204da3cbe65b3 # v4.1.1\n      - uses: ./local\n      - uses: docker://alpine\n      - run: \"echo uses: evil/x@y\"\n      - uses: \"actions/setup-node@v4\"\n  b:\n    uses: org/repo/.github/workflows/w.yml@main\n";
-        let refs = action_refs(wf).unwrap();
+        let (refs, skipped) = action_refs(wf).unwrap();
+        assert_eq!(skipped, ["docker://alpine"]);
         assert_eq!(
             refs,
             vec![
