@@ -189,7 +189,7 @@ fn http_check_asks_the_url_and_checks_status_and_body() {
     let ok = serve("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world");
     let missing = serve("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
     let steps = format!(
-        r#"httpCheck("http://127.0.0.1:{ok}/health"), httpCheck("http://127.0.0.1:{ok}/", {{ contains: "world", status: 200 }}), httpCheck("http://127.0.0.1:{ok}/", {{ contains: "planet", profile: "policyCheck" }}), httpCheck("http://127.0.0.1:{missing}/", {{ profile: "policyCheck" }}), httpCheck("ftp://x/", {{ profile: "policyCheck" }})"#
+        r#"httpCheck("http://127.0.0.1:{ok}/health"), httpCheck("http://127.0.0.1:{ok}/", {{ contains: "world", status: 200 }}), httpCheck("http://127.0.0.1:{ok}/", {{ contains: "planet", profile: "policyCheck" }}), httpCheck("http://127.0.0.1:{missing}/", {{ profile: "policyCheck" }}), httpCheck("ftp://x/", {{ profile: "policyCheck" }}), httpCheck("http://127.0.0.1:{ok}/a\tb", {{ profile: "policyCheck" }})"#
     );
     let (_d, root) = repo(r#"["temporal"]"#, &steps);
     let records = run(&root, None);
@@ -213,6 +213,10 @@ fn http_check_asks_the_url_and_checks_status_and_body() {
             json!([
                 "fail",
                 "httpCheck url must be http:// or https:// (got \"ftp://x/\")"
+            ]),
+            json!([
+                "fail",
+                format!("httpCheck url \"http://127.0.0.1:{ok}/a\tb\" is not one it can ask")
             ]),
         ]
     );

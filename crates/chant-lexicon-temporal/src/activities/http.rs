@@ -120,7 +120,12 @@ fn http_get(
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    if authority.is_empty() || authority.contains('@') || path.contains([' ', '\r', '\n']) {
+    // A space or any control character would end or split the request line.
+    if authority.is_empty()
+        || authority.contains('@')
+        || authority.chars().any(char::is_control)
+        || path.chars().any(|c| c == ' ' || c.is_control())
+    {
         return Err(bad(format!(
             "{activity} url \"{url}\" is not one it can ask"
         )));
