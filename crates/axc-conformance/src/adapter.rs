@@ -48,7 +48,7 @@ impl Verdict {
 }
 
 /// The operations this implementation runs, by surface.
-pub const IMPLEMENTED: [(&str, &[&str]); 10] = [
+pub const IMPLEMENTED: [(&str, &[&str]); 11] = [
     ("config_schema", &["validate_config"]),
     ("parallel_turns", &["validate_config"]),
     ("decision_ledger", &["append_decision"]),
@@ -68,6 +68,7 @@ pub const IMPLEMENTED: [(&str, &[&str]); 10] = [
     ("delegation", &["validate_turn_result"]),
     ("decision_carryover", &["validate_turn_result"]),
     ("history", &["accept_turn"]),
+    ("hook_audit", &["run_hooks"]),
 ];
 
 /// Whether every operation of `surface` runs here.
@@ -397,6 +398,35 @@ fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
                 turn_result::STAGING_PATH,
             );
             Ok(classify(&v))
+        }
+        "run_hooks" => {
+            let ws = materialize(fixture)?;
+            let root = ws.dir.path();
+            let payload = match &args["payload"] {
+                Json::Null => json!({}),
+                p => p.clone(),
+            };
+            let run_id = ws.state["run_id"]
+                .as_str()
+                .or(payload["run_id"].as_str())
+                .unwrap_or("")
+                .to_owned();
+            let ctx = axc_kernel::hooks::HookContext {
+                run_id: &run_id,
+                turn_id: payload["turn_id"].as_str(),
+                audit_dir: root.join(".agentxchain"),
+                protected: Vec::new(),
+            };
+            let phase = args["phase"].as_str().unwrap_or("");
+            let run =
+                axc_kernel::hooks::run_hooks(root, &ws.config["hooks"], phase, &payload, &ctx);
+            Ok(json!({
+                "result": "success",
+                "hook_ok": run.ok,
+                "blocked": run.blocked,
+                "audit_entry": run.results.first().cloned().unwrap_or(Json::Null),
+                "audit_entries": run.results,
+            }))
         }
         "accept_turn" => {
             let ws = materialize(fixture)?;

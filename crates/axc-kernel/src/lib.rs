@@ -12,6 +12,7 @@
 pub mod decisions;
 pub mod events;
 pub mod gates;
+pub mod hooks;
 pub mod manifest;
 pub mod semantics;
 pub mod turn_result;

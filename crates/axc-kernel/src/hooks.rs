@@ -1,0 +1,651 @@
+//! Hooks: the commands (`process`) and webhooks (`http`) a governed project runs at a phase
+//! of a turn's life (`before_assignment`, `after_dispatch`, `before_validation`, …), each given
+//! a JSON envelope and answering a verdict (`allow`, `warn`, `block`). Blocking hooks fail
+//! closed (a timeout, a failure or output that is no verdict blocks); advisory hooks only warn.
+//! A hook that changes a protected file (state, history, decision ledger, or a path the
+//! caller adds) aborts the phase and the file is restored. Every hook's outcome is appended to
+//! `hook-audit.jsonl` as one line.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value as Json, json};
+use sha2::{Digest, Sha256};
+
+/// The phases hooks run at.
+pub const PHASES: [&str; 8] = [
+    "before_assignment",
+    "after_dispatch",
+    "before_validation",
+    "after_validation",
+    "before_acceptance",
+    "after_acceptance",
+    "before_gate",
+    "on_escalation",
+];
+/// Files no hook may change.
+pub const PROTECTED_FILES: [&str; 3] = [
+    ".agentxchain/state.json",
+    ".agentxchain/history.jsonl",
+    ".agentxchain/decision-ledger.jsonl",
+];
+const MAX_STDOUT: usize = 1 << 20;
+const MAX_STDERR: usize = 4096;
+const MAX_ANNOTATIONS: usize = 16;
+const MAX_ANNOTATION_VALUE: usize = 1000;
+
+/// Who runs the hooks and where their audit goes.
+pub struct HookContext<'a> {
+    pub run_id: &'a str,
+    pub turn_id: Option<&'a str>,
+    /// The directory of `hook-audit.jsonl` and `hook-annotations.jsonl`.
+    pub audit_dir: PathBuf,
+    /// Paths (relative to the project) protected besides [`PROTECTED_FILES`].
+    pub protected: Vec<String>,
+}
+
+/// What running a phase's hooks decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRun {
+    /// `false` when a hook blocked or tampered.
+    pub ok: bool,
+    pub blocked: bool,
+    /// Set when a hook changed a protected file: `{file, error_code, message}`.
+    pub tamper: Option<Json>,
+    /// The audit entries written, in order.
+    pub results: Vec<Json>,
+}
+
+struct Exec {
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+    exit_code: Option<i32>,
+    duration_ms: u64,
+    failed: Option<String>,
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+fn digest(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(
+        Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
+}
+
+fn read_capped(mut r: impl Read, cap: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                // Keep reading past the cap (so the child never blocks on a full pipe), keep
+                // only the first `cap` bytes.
+                let room = cap.saturating_sub(out.len());
+                out.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    out
+}
+
+fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> Exec {
+    let start = Instant::now();
+    let failed = |m: String| Exec {
+        timed_out: false,
+        stdout: String::new(),
+        stderr: m.chars().take(MAX_STDERR).collect(),
+        exit_code: None,
+        duration_ms: start.elapsed().as_millis() as u64,
+        failed: Some(m),
+    };
+    let argv: Vec<&str> = hook["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .collect();
+    let Some((program, args)) = argv.split_first() else {
+        return failed("hook command must be a non-empty list of strings".to_owned());
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(root)
+        .env(
+            "AGENTXCHAIN_HOOK_PHASE",
+            envelope["hook_phase"].as_str().unwrap_or(""),
+        )
+        .env(
+            "AGENTXCHAIN_HOOK_NAME",
+            envelope["hook_name"].as_str().unwrap_or(""),
+        )
+        .env(
+            "AGENTXCHAIN_RUN_ID",
+            envelope["run_id"].as_str().unwrap_or(""),
+        )
+        .env("AGENTXCHAIN_PROJECT_ROOT", root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Its own process group: a timeout ends the hook and whatever it started, so nothing
+    // keeps its pipes open after it.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    for (k, v) in hook["env"].as_object().into_iter().flatten() {
+        if let Some(v) = v.as_str() {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return failed(format!("{program}: {e}")),
+    };
+    let input = envelope.to_string();
+    let mut stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            // A hook that exits without reading its input is not a failure (EPIPE).
+            let _ = s.write_all(input.as_bytes());
+        }
+    });
+    let out = child
+        .stdout
+        .take()
+        .map(|o| std::thread::spawn(move || read_capped(o, MAX_STDOUT)));
+    let err = child
+        .stderr
+        .take()
+        .map(|e| std::thread::spawn(move || read_capped(e, MAX_STDERR)));
+    use wait_timeout::ChildExt;
+    let (status, timed_out) = match child.wait_timeout(timeout) {
+        Ok(Some(s)) => (Some(s), false),
+        Ok(None) => {
+            // SAFETY: signalling a process group this function made; no memory is touched.
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+            let _ = child.kill();
+            (child.wait().ok(), true)
+        }
+        Err(e) => return failed(e.to_string()),
+    };
+    let _ = writer.join();
+    let text = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+        h.and_then(|h| h.join().ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    Exec {
+        timed_out,
+        stdout: text(out),
+        stderr: text(err),
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        duration_ms: start.elapsed().as_millis() as u64,
+        failed: None,
+    }
+}
+
+/// `${VAR}` in a header value, from the hook's `env` then the process's: a missing variable
+/// is an error naming it.
+fn interpolate(value: &str, hook_env: &Json) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(j) = after.find('}') else {
+            out.push_str(&rest[i..]);
+            return Ok(out);
+        };
+        let name = &after[..j];
+        let v = hook_env[name]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| std::env::var(name).ok())
+            .ok_or_else(|| format!("header variable ${{{name}}} is not set"))?;
+        out.push_str(&v);
+        rest = &after[j + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// A `POST` of the envelope to an `http://` URL; the answer's body (2xx) is the hook's output.
+fn run_http(hook: &Json, envelope: &Json, timeout: Duration) -> Exec {
+    let start = Instant::now();
+    let fail = |m: String| Exec {
+        timed_out: false,
+        stdout: String::new(),
+        stderr: m.chars().take(MAX_STDERR).collect(),
+        exit_code: Some(1),
+        duration_ms: start.elapsed().as_millis() as u64,
+        failed: Some(m),
+    };
+    let url = hook["url"].as_str().unwrap_or("");
+    let Some(rest) = url.strip_prefix("http://") else {
+        return fail(format!(
+            "http hook url must be http:// (got \"{url}\"); this runner does not speak TLS"
+        ));
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    if authority.is_empty()
+        || authority.contains('@')
+        || (authority.to_string() + path)
+            .chars()
+            .any(|c| c == ' ' || c.is_control())
+    {
+        return fail(format!("http hook url \"{url}\" is not one it can ask"));
+    }
+    let mut headers = String::new();
+    for (k, v) in hook["headers"].as_object().into_iter().flatten() {
+        match interpolate(v.as_str().unwrap_or(""), &hook["env"]) {
+            Ok(v) if !v.contains(['\r', '\n']) && !k.contains(['\r', '\n', ':']) => {
+                headers.push_str(&format!("{k}: {v}\r\n"))
+            }
+            Ok(_) => return fail(format!("header {k} holds a line break")),
+            Err(e) => return fail(e),
+        }
+    }
+    let body = envelope.to_string();
+    let addr = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    use std::net::ToSocketAddrs;
+    let target = match addr.to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(t)) => t,
+        Ok(None) => return fail(format!("{url}: no address")),
+        Err(e) => return fail(format!("{url}: {e}")),
+    };
+    let mut stream = match std::net::TcpStream::connect_timeout(&target, timeout) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("{url}: {e}")),
+    };
+    let left = |start: Instant| {
+        timeout
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_millis(1))
+    };
+    let _ = stream.set_write_timeout(Some(left(start)));
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if let Err(e) = stream.write_all(request.as_bytes()) {
+        return fail(format!("{url}: {e}"));
+    }
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        if start.elapsed() >= timeout {
+            return Exec {
+                timed_out: true,
+                stdout: String::new(),
+                stderr: String::new(),
+                exit_code: None,
+                duration_ms: start.elapsed().as_millis() as u64,
+                failed: None,
+            };
+        }
+        let _ = stream.set_read_timeout(Some(left(start).min(Duration::from_millis(200))));
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                raw.extend_from_slice(&buf[..n]);
+                if raw.len() > MAX_STDOUT + 16 * 1024 {
+                    return fail(format!(
+                        "{url}: the answer is larger than {MAX_STDOUT} bytes"
+                    ));
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return fail(format!("{url}: {e}")),
+        }
+    }
+    let text = String::from_utf8_lossy(&raw);
+    let status = text
+        .strip_prefix("HTTP/1.")
+        .and_then(|r| r.get(2..5))
+        .and_then(|s| s.parse::<u16>().ok());
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    match status {
+        Some(200..=299) => Exec {
+            timed_out: false,
+            stdout: body,
+            stderr: String::new(),
+            exit_code: Some(0),
+            duration_ms: start.elapsed().as_millis() as u64,
+            failed: None,
+        },
+        Some(s) => fail(format!(
+            "HTTP {s}: {}",
+            body.chars().take(200).collect::<String>()
+        )),
+        None => fail(format!("{url}: the answer is not HTTP")),
+    }
+}
+
+fn parse_verdict(stdout: &str) -> Option<Json> {
+    let v: Json = serde_json::from_str(stdout.trim()).ok()?;
+    matches!(v["verdict"].as_str(), Some("allow" | "warn" | "block")).then_some(v)
+}
+
+fn annotations(v: &Json) -> Vec<Json> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .take(MAX_ANNOTATIONS)
+        .filter_map(|a| {
+            let key = a["key"].as_str().filter(|k| {
+                !k.is_empty()
+                    && k.bytes().all(|b| {
+                        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
+                    })
+            })?;
+            let value: String = a["value"]
+                .as_str()?
+                .chars()
+                .take(MAX_ANNOTATION_VALUE)
+                .collect();
+            Some(json!({"key": key, "value": value}))
+        })
+        .collect()
+}
+
+fn append(dir: &Path, file: &str, entry: &Json) {
+    let _ = std::fs::create_dir_all(dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(file))
+    {
+        let _ = f.write_all(format!("{entry}\n").as_bytes());
+    }
+}
+
+/// Runs the hooks of `phase` in order, stopping at the first that blocks or tampers.
+pub fn run_hooks(
+    root: &Path,
+    hooks: &Json,
+    phase: &str,
+    payload: &Json,
+    ctx: &HookContext<'_>,
+) -> HookRun {
+    let list: Vec<&Json> = hooks[phase].as_array().into_iter().flatten().collect();
+    let mut results = Vec::new();
+    let mut protected: Vec<String> = PROTECTED_FILES.iter().map(|s| (*s).to_owned()).collect();
+    for p in &ctx.protected {
+        if !p.trim().is_empty() && !protected.contains(p) {
+            protected.push(p.clone());
+        }
+    }
+    let audit = |e: &Json| append(&ctx.audit_dir, "hook-audit.jsonl", e);
+    for (index, hook) in list.iter().enumerate() {
+        let name = hook["name"].as_str().unwrap_or("");
+        let blocking = hook["mode"] == "blocking";
+        let transport = hook["type"].as_str().unwrap_or("process");
+        let before: Vec<(String, Option<Vec<u8>>, Option<String>)> = protected
+            .iter()
+            .map(|p| {
+                let path = root.join(p);
+                (p.clone(), std::fs::read(&path).ok(), digest(&path))
+            })
+            .collect();
+        let envelope = json!({
+            "hook_phase": phase, "hook_name": name, "run_id": ctx.run_id,
+            "project_root": root.display().to_string(), "timestamp": now(), "payload": payload,
+        });
+        let timeout = Duration::from_millis(hook["timeout_ms"].as_u64().unwrap_or(30_000));
+        let exec = if transport == "http" {
+            run_http(hook, &envelope, timeout)
+        } else {
+            run_process(root, hook, &envelope, timeout)
+        };
+        let base = |verdict: Json, message: Json, notes: Vec<Json>, action: &str| {
+            json!({
+                "timestamp": now(), "hook_phase": phase, "hook_name": name, "transport": transport,
+                "run_id": ctx.run_id, "turn_id": ctx.turn_id, "duration_ms": exec.duration_ms,
+                "verdict": verdict, "message": message, "annotations": notes,
+                "exit_code": exec.exit_code, "timed_out": exec.timed_out,
+                "stderr_excerpt": exec.stderr, "orchestrator_action": action,
+            })
+        };
+        if let Some((file, content, _)) =
+            before.iter().find(|(p, _, d)| digest(&root.join(p)) != *d)
+        {
+            // Put every protected file back as it was, then say which one was touched.
+            for (p, c, _) in &before {
+                let path = root.join(p);
+                match c {
+                    Some(bytes) => {
+                        if let Some(dir) = path.parent() {
+                            let _ = std::fs::create_dir_all(dir);
+                        }
+                        let _ = std::fs::write(&path, bytes);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                }
+            }
+            let _ = content;
+            let code = if file.ends_with("state.json") {
+                "hook_state_tamper"
+            } else if file.ends_with("history.jsonl") {
+                "hook_history_tamper"
+            } else if file.ends_with("decision-ledger.jsonl") {
+                "hook_ledger_tamper"
+            } else {
+                "hook_bundle_tamper"
+            };
+            let message =
+                format!("Hook tampered with protected file {file} (SHA-256 digest mismatch)");
+            let entry = base(
+                Json::Null,
+                json!(format!("{message}. Protected content restored.")),
+                Vec::new(),
+                "aborted_tamper",
+            );
+            audit(&entry);
+            results.push(entry);
+            return HookRun {
+                ok: false,
+                blocked: false,
+                tamper: Some(json!({"file": file, "error_code": code, "message": message})),
+                results,
+            };
+        }
+        let fallback = if blocking { "block" } else { "warn" };
+        let (verdict, message, notes, action) = if exec.timed_out {
+            (
+                fallback.to_owned(),
+                Some(format!(
+                    "Hook \"{name}\" timed out after {}ms",
+                    timeout.as_millis()
+                )),
+                Vec::new(),
+                if blocking {
+                    "blocked_timeout"
+                } else {
+                    "warned_timeout"
+                },
+            )
+        } else if exec.exit_code != Some(0) || exec.failed.is_some() {
+            let code = exec.exit_code.map_or("null".to_owned(), |c| c.to_string());
+            (
+                fallback.to_owned(),
+                Some(format!("Hook \"{name}\" failed (exit code {code})")),
+                Vec::new(),
+                if blocking {
+                    "blocked_failure"
+                } else {
+                    "warned_failure"
+                },
+            )
+        } else {
+            match parse_verdict(&exec.stdout) {
+                None => (
+                    fallback.to_owned(),
+                    Some(format!("Hook \"{name}\" produced invalid JSON output")),
+                    Vec::new(),
+                    if blocking {
+                        "blocked_invalid_output"
+                    } else {
+                        "warned_invalid_output"
+                    },
+                ),
+                Some(v) => {
+                    let said = v["verdict"].as_str().unwrap_or("allow");
+                    let message = v["message"].as_str().map(str::to_owned);
+                    let notes = annotations(&v["annotations"]);
+                    match (said, blocking) {
+                        ("block", false) => (
+                            "warn".to_owned(),
+                            message,
+                            notes,
+                            "downgraded_block_to_warn",
+                        ),
+                        ("block", true) => ("block".to_owned(), message, notes, "blocked"),
+                        ("warn", _) => ("warn".to_owned(), message, notes, "warned"),
+                        _ => ("allow".to_owned(), message, notes, "continued"),
+                    }
+                }
+            }
+        };
+        let entry = base(json!(verdict), json!(message), notes.clone(), action);
+        audit(&entry);
+        results.push(entry);
+        if phase == "after_acceptance" && !notes.is_empty() {
+            append(
+                &ctx.audit_dir,
+                "hook-annotations.jsonl",
+                &json!({"timestamp": now(), "turn_id": ctx.turn_id, "hook_name": name, "annotations": notes}),
+            );
+        }
+        if verdict == "block" && blocking {
+            for later in &list[index + 1..] {
+                let skipped = json!({
+                    "timestamp": now(), "hook_phase": phase, "hook_name": later["name"],
+                    "run_id": ctx.run_id, "turn_id": ctx.turn_id, "duration_ms": 0, "verdict": null,
+                    "message": format!("Skipped: prior hook \"{name}\" blocked"), "annotations": [],
+                    "exit_code": null, "timed_out": false, "stderr_excerpt": "", "orchestrator_action": "skipped",
+                });
+                audit(&skipped);
+                results.push(skipped);
+            }
+            return HookRun {
+                ok: false,
+                blocked: true,
+                tamper: None,
+                results,
+            };
+        }
+    }
+    HookRun {
+        ok: true,
+        blocked: false,
+        tamper: None,
+        results,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(dir: &Path) -> HookContext<'static> {
+        HookContext {
+            run_id: "run_1",
+            turn_id: Some("turn_1"),
+            audit_dir: dir.join(".agentxchain"),
+            protected: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn verdicts_modes_timeouts_and_tampering() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        std::fs::write(root.join(".agentxchain/state.json"), "{\"ok\":1}").unwrap();
+        let hooks = json!({
+            "before_assignment": [
+                {"name": "ok", "type": "process", "command": ["sh", "-c", "cat >/dev/null; echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "blocking"},
+                {"name": "slow", "type": "process", "command": ["sh", "-c", "sleep 5 & sleep 5; echo late"], "timeout_ms": 100, "mode": "advisory"},
+                {"name": "bad", "type": "process", "command": ["sh", "-c", "echo nope"], "timeout_ms": 5000, "mode": "blocking"},
+                {"name": "never", "type": "process", "command": ["true"], "timeout_ms": 5000, "mode": "blocking"}
+            ],
+            "before_validation": [
+                {"name": "tamper", "type": "process", "command": ["sh", "-c", "echo '{}' > .agentxchain/state.json; echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "blocking"}
+            ]
+        });
+        let run = run_hooks(root, &hooks, "before_assignment", &json!({}), &ctx(root));
+        let actions: Vec<&str> = run
+            .results
+            .iter()
+            .map(|r| r["orchestrator_action"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            actions,
+            [
+                "continued",
+                "warned_timeout",
+                "blocked_invalid_output",
+                "skipped"
+            ]
+        );
+        assert!((run.ok, run.blocked) == (false, true));
+        assert!(
+            run.results[1]["duration_ms"].as_u64().unwrap() < 3000,
+            "a timeout kills the hook"
+        );
+        let run = run_hooks(root, &hooks, "before_validation", &json!({}), &ctx(root));
+        assert_eq!(run.results[0]["orchestrator_action"], "aborted_tamper");
+        assert_eq!(run.tamper.unwrap()["error_code"], "hook_state_tamper");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".agentxchain/state.json")).unwrap(),
+            "{\"ok\":1}",
+            "restored"
+        );
+        let audit = std::fs::read_to_string(root.join(".agentxchain/hook-audit.jsonl")).unwrap();
+        assert_eq!(audit.lines().count(), 5);
+    }
+
+    #[test]
+    fn header_variables_come_from_the_hook_env_and_a_missing_one_is_named() {
+        assert_eq!(
+            interpolate("Bearer ${T}", &json!({"T": "x"})).unwrap(),
+            "Bearer x"
+        );
+        assert_eq!(
+            interpolate("${AXC_SURELY_UNSET_VAR}", &json!({})).unwrap_err(),
+            "header variable ${AXC_SURELY_UNSET_VAR} is not set"
+        );
+    }
+}
