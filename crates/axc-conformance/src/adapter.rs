@@ -48,7 +48,7 @@ impl Verdict {
 }
 
 /// The operations this implementation runs, by surface.
-pub const IMPLEMENTED: [(&str, &[&str]); 11] = [
+pub const IMPLEMENTED: [(&str, &[&str]); 12] = [
     ("config_schema", &["validate_config"]),
     ("parallel_turns", &["validate_config"]),
     ("decision_ledger", &["append_decision"]),
@@ -69,6 +69,17 @@ pub const IMPLEMENTED: [(&str, &[&str]); 11] = [
     ("decision_carryover", &["validate_turn_result"]),
     ("history", &["accept_turn"]),
     ("hook_audit", &["run_hooks"]),
+    (
+        "state_machine",
+        &[
+            "initialize_run",
+            "assign_turn",
+            "approve_transition",
+            "approve_completion",
+            "resolve_blocked",
+            "transition_state",
+        ],
+    ),
 ];
 
 /// Whether every operation of `surface` runs here.
@@ -399,6 +410,11 @@ fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
             );
             Ok(classify(&v))
         }
+        "initialize_run" | "assign_turn" | "approve_transition" | "approve_completion"
+        | "resolve_blocked" | "transition_state" => {
+            let ws = materialize(fixture)?;
+            Ok(transition(fixture, operation, &ws))
+        }
         "run_hooks" => {
             let ws = materialize(fixture)?;
             let root = ws.dir.path();
@@ -728,4 +744,92 @@ fn accept_turn(fixture: &Json, ws: &Workspace) -> Result<Json, String> {
 
 fn humantime_now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// The state machine's operations through the kernel's transitions; a transition that is
+/// taken is written back as the new state.
+fn transition(fixture: &Json, operation: &str, ws: &Workspace) -> Json {
+    use axc_kernel::transitions as t;
+    let args = &fixture["input"]["args"];
+    let refused = |kind: &str, error: Option<String>| {
+        let mut out = json!({"result": "error", "error_type": kind, "state_unchanged": true});
+        if let Some(e) = error {
+            out["error"] = json!(e);
+        }
+        out
+    };
+    if matches!(operation, "initialize_run" | "assign_turn") {
+        let check = validate_config(&ws.config);
+        if check["result"] != "success" {
+            return json!({"result": "error", "error_type": "invalid_config", "errors": check["errors"], "state_unchanged": true});
+        }
+    }
+    let now = humantime_now();
+    let next = match operation {
+        "initialize_run" => t::initialize(&ws.state, &ws.config, &random_id("run"), &now),
+        "assign_turn" => t::assign(
+            &ws.state,
+            &ws.config,
+            args["role_id"].as_str().unwrap_or(""),
+            &random_id("turn"),
+            &now,
+            t::turn_timeout_minutes(&ws.config),
+        ),
+        "approve_transition" => t::approve_transition(&ws.state, &now),
+        "approve_completion" => t::approve_completion(&ws.state, &now),
+        "resolve_blocked" if args["action"] == "resume" => t::resume(&ws.state),
+        "resolve_blocked" => Err(format!(
+            "resolve action {} is not one the protocol has",
+            args["action"]
+        )),
+        _ => {
+            if let Some(field) = args
+                .get("candidate_overrides")
+                .and_then(|c| t::immutable_change(&ws.state, c))
+            {
+                return refused(
+                    "immutable_field",
+                    Some(format!("{field} cannot change once set")),
+                );
+            }
+            match args["trigger"].as_str() {
+                Some("gate_requires_human_approval") => {
+                    t::pause_for_phase_gate(&ws.state, &args["gate"])
+                }
+                Some("escalation") => t::block_on_escalation(
+                    &ws.state,
+                    args["reason"].as_str().unwrap_or("unknown"),
+                    args["role_id"].as_str().unwrap_or(""),
+                ),
+                // Completion and pausing happen only through their gates, never by request.
+                _ => Err(format!(
+                    "status {} is not reached by a direct transition",
+                    args["target_status"]
+                )),
+            }
+        }
+    };
+    match next {
+        Ok(state) => {
+            let written = serde_json::to_vec_pretty(&state).unwrap_or_default();
+            if let Err(e) = write(ws.dir.path(), ".agentxchain/state.json", &written) {
+                return json!({"result": "error", "error_type": "write_failed", "error": e});
+            }
+            json!({"result": "ok", "state_assertions": state})
+        }
+        Err(e) => refused("invalid_state_transition", Some(e)),
+    }
+}
+
+/// `<prefix>_<16 hex digits>`, as the reference makes run and turn ids.
+fn random_id(prefix: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    format!("{prefix}_{:016x}", h.finish())
 }

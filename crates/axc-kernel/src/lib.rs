@@ -15,4 +15,5 @@ pub mod gates;
 pub mod hooks;
 pub mod manifest;
 pub mod semantics;
+pub mod transitions;
 pub mod turn_result;
