@@ -51,7 +51,7 @@ fn one_fixture_in_one_verdict_out_with_its_exit_code() {
         v["actual"]["action"], "awaiting_human_approval",
         "what ran, not what was expected"
     );
-    let (code, v) = adapter(&format!("{}\n", fixture("1/state_machine/SM-001.json")));
+    let (code, v) = adapter(&format!("{}\n", fixture("3/coordinator/CR-001.json")));
     assert_eq!((code, v["status"].clone()), (3, json!("not_implemented")));
     for bad in ["", "{not json\n", "[1,2]\n"] {
         let (code, v) = adapter(bad);
