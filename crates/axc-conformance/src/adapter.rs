@@ -48,7 +48,7 @@ impl Verdict {
 }
 
 /// The operations this implementation runs, by surface.
-pub const IMPLEMENTED: [(&str, &[&str]); 12] = [
+pub const IMPLEMENTED: [(&str, &[&str]); 13] = [
     ("config_schema", &["validate_config"]),
     ("parallel_turns", &["validate_config"]),
     ("decision_ledger", &["append_decision"]),
@@ -69,6 +69,10 @@ pub const IMPLEMENTED: [(&str, &[&str]); 12] = [
     ("decision_carryover", &["validate_turn_result"]),
     ("history", &["accept_turn"]),
     ("hook_audit", &["run_hooks"]),
+    (
+        "coordinator",
+        &["validate_coordinator_config", "project_repo_acceptance"],
+    ),
     (
         "state_machine",
         &[
@@ -414,6 +418,9 @@ fn execute(fixture: &Json, operation: &str) -> Result<Json, String> {
         | "resolve_blocked" | "transition_state" => {
             let ws = materialize(fixture)?;
             Ok(transition(fixture, operation, &ws))
+        }
+        "validate_coordinator_config" | "project_repo_acceptance" => {
+            coordinator(fixture, operation)
         }
         "run_hooks" => {
             let ws = materialize(fixture)?;
@@ -832,4 +839,157 @@ fn random_id(prefix: &str) -> String {
             .unwrap_or_default(),
     );
     format!("{prefix}_{:016x}", h.finish())
+}
+
+/// A tier-3 fixture's workspace: the coordinator config, each repository's own project, and
+/// the coordinator's state, barriers and logs.
+fn materialize_coordinator(fixture: &Json) -> Result<tempfile::TempDir, String> {
+    let setup = &fixture["setup"];
+    let dir = tempfile::Builder::new()
+        .prefix("agentxchain-conformance-multi-")
+        .tempdir()
+        .map_err(|e| format!("no temporary directory: {e}"))?;
+    let root = dir.path();
+    let pretty = |v: &Json| serde_json::to_vec_pretty(v).unwrap_or_default();
+    if !setup["coordinator_config"].is_null() {
+        write(
+            root,
+            "agentxchain-multi.json",
+            &pretty(&setup["coordinator_config"]),
+        )?;
+    }
+    for (id, repo) in setup["repos"].as_object().into_iter().flatten() {
+        let path = repo["path"]
+            .as_str()
+            .map_or_else(|| format!("./repos/{id}"), str::to_owned);
+        let path = path.trim_start_matches("./");
+        write(root, &format!("{path}/.agentxchain/.keep"), b"")?;
+        if !repo["config"].is_null() {
+            write(
+                root,
+                &format!("{path}/agentxchain.json"),
+                &pretty(&repo["config"]),
+            )?;
+        }
+        if !repo["state"].is_null() {
+            let config = inflate_config(&repo["config"]);
+            write(
+                root,
+                &format!("{path}/.agentxchain/state.json"),
+                &pretty(&inflate_state(&repo["state"], &config)),
+            )?;
+        }
+        if !repo["history"].is_null() {
+            write(
+                root,
+                &format!("{path}/.agentxchain/history.jsonl"),
+                &jsonl(&repo["history"]),
+            )?;
+        }
+        for (rel, content) in repo["files"].as_object().into_iter().flatten() {
+            write(root, &format!("{path}/{rel}"), text_of(content).as_bytes())?;
+        }
+    }
+    if !setup["coordinator_state"].is_null() || !setup["barriers"].is_null() {
+        let m = ".agentxchain/multirepo";
+        if !setup["coordinator_state"].is_null() {
+            write(
+                root,
+                &format!("{m}/state.json"),
+                &pretty(&setup["coordinator_state"]),
+            )?;
+        }
+        if !setup["barriers"].is_null() {
+            write(
+                root,
+                &format!("{m}/barriers.json"),
+                &pretty(&setup["barriers"]),
+            )?;
+        }
+        write(
+            root,
+            &format!("{m}/history.jsonl"),
+            &jsonl(&setup["coordinator_history"]),
+        )?;
+        write(
+            root,
+            &format!("{m}/barrier-ledger.jsonl"),
+            &jsonl(&setup["barrier_ledger"]),
+        )?;
+    }
+    Ok(dir)
+}
+
+fn coordinator(fixture: &Json, operation: &str) -> Result<Json, String> {
+    use axc_kernel::coordinator as c;
+    let dir = materialize_coordinator(fixture)?;
+    let root = dir.path();
+    let read = |rel: &str| -> Result<Json, String> {
+        let text = std::fs::read_to_string(root.join(rel)).map_err(|e| format!("{rel}: {e}"))?;
+        serde_json::from_str(&text).map_err(|e| format!("{rel}: {e}"))
+    };
+    let config = read("agentxchain-multi.json")?;
+    if operation == "validate_coordinator_config" {
+        let errors = c::validate_config(&config);
+        return Ok(match errors.first() {
+            None => json!({"result": "success", "errors": []}),
+            Some(first) => json!({
+                "result": "error",
+                "error_type": if first.starts_with("workstream_cycle:") { "workstream_cycle" } else { "invalid_coordinator_config" },
+                "errors": errors,
+            }),
+        });
+    }
+    let state = read(".agentxchain/multirepo/state.json")?;
+    let repos: Vec<(String, std::path::PathBuf)> = config["repos"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(id, r)| {
+            (
+                id.clone(),
+                root.join(r["path"].as_str().unwrap_or("").trim()),
+            )
+        })
+        .collect();
+    let args = &fixture["input"]["args"];
+    let repo = args["repo_id"].as_str().unwrap_or("");
+    let workstream = args["workstream_id"].as_str().unwrap_or("");
+    let reference = random_id("proj").replacen("proj_", &format!("proj_{workstream}_{repo}_"), 1);
+    let now = humantime_now();
+    let acceptance = c::Acceptance {
+        repo,
+        workstream,
+        turn: &args["accepted_turn"],
+        projection_ref: &reference,
+        now: &now,
+    };
+    match c::project_acceptance(root, &state, &config, &repos, &acceptance) {
+        Err(e) => Ok(json!({
+            "result": "error",
+            "error_type": if e.contains("Cross-repo write violation") { "cross_repo_write_violation" } else { "projection_failed" },
+            "error": e,
+        })),
+        Ok(p) => {
+            let history = c::history(root);
+            let snapshot: Map<String, Json> = p
+                .barriers
+                .iter()
+                .map(|(id, b)| {
+                    let status = if b["status"] == "satisfied" {
+                        b["status"].clone()
+                    } else {
+                        c::barrier_status(b, &history, &config)
+                    };
+                    (id.clone(), json!({"status": status}))
+                })
+                .collect();
+            Ok(json!({
+                "result": "success",
+                "projection_ref": p.projection_ref,
+                "barrier_effects": p.barrier_effects,
+                "barrier_snapshot": snapshot,
+            }))
+        }
+    }
 }

@@ -9,6 +9,7 @@
 //! returns a [`gates::GateResult`]; callers decide what to write and how to say it. The state
 //! machine's writes (assign, accept, transitions) are the next part to move here.
 
+pub mod coordinator;
 pub mod decisions;
 pub mod events;
 pub mod gates;
