@@ -377,3 +377,44 @@ export const TEMPORAL_NAMESPACE_DEFAULTS: Record<string, unknown> = {
 export const TEMPORAL_SCHEDULE_DEFAULTS: Record<string, unknown> = {
   state: { paused: false, note: "" }, "policies.pauseOnFailure": false, "state.paused": false, "state.note": "",
 };
+
+const TEMPORAL_DEFAULTS_BY_TYPE: Record<string, Record<string, unknown>> = {
+  "Temporal::Namespace": TEMPORAL_NAMESPACE_DEFAULTS,
+  "Temporal::Schedule": TEMPORAL_SCHEDULE_DEFAULTS,
+};
+
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v) ?? "";
+}
+
+function lastSegment(pattern: string): string {
+  const bare = pattern.replace(/\[\]$/, "");
+  const dot = bare.lastIndexOf(".");
+  return dot === -1 ? bare : bare.slice(dot + 1);
+}
+
+/**
+ * The temporal lexicon's noise rules for comparing a declared tree with a live one: `prune`
+ * drops a live-only node whose value is the type's default (so an undeclared field at rest is
+ * no drift), `orderKey` sorts the set-valued lists (`cronExpressions`, `intervals`,
+ * `nonRetryableErrorTypes`) so their order is no drift either; `args` keeps its order.
+ */
+export const temporalDeepNormalizationHooks = {
+  prune(node: { side: string; counterpart: string; entityType: string; pattern: string; value: unknown }): boolean {
+    if (node.side !== "live" || node.counterpart !== "absent") return false;
+    const defaults = TEMPORAL_DEFAULTS_BY_TYPE[node.entityType];
+    if (!defaults || !Object.prototype.hasOwnProperty.call(defaults, node.pattern)) return false;
+    const d = defaults[node.pattern];
+    return d === node.value || (typeof d === typeof node.value && canonicalJson(d) === canonicalJson(node.value));
+  },
+  orderKey(element: { pattern: string; element: unknown }): string | undefined {
+    const name = lastSegment(element.pattern);
+    const el = element.element;
+    if (name === "cronExpressions" || name === "nonRetryableErrorTypes") return typeof el === "string" ? el : canonicalJson(el);
+    if (name === "intervals") return canonicalJson(el);
+    return undefined;
+  },
+};

@@ -377,3 +377,30 @@ fn temporal_duration_helpers_and_profiles_are_exported() {
         "{setup}"
     );
 }
+
+#[test]
+fn temporal_deep_normalization_hooks_prune_defaults_and_order_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("chant.config.json"),
+        r#"{"lexicons":["temporal"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("i.ts"),
+        "import { temporalDeepNormalizationHooks as h, TemporalNamespace } from \"@intentius/chant-lexicon-temporal\";\nconst live = (pattern: string, value: unknown, entityType = \"Temporal::Schedule\") => h.prune({ side: \"live\", counterpart: \"absent\", entityType, pattern, value });\nconst r = [live(\"state\", { note: \"\", paused: false }), live(\"state.paused\", true), live(\"retention\", \"7d\", \"Temporal::Namespace\"), h.prune({ side: \"declared\", counterpart: \"absent\", entityType: \"Temporal::Namespace\", pattern: \"retention\", value: \"7d\" }), h.orderKey({ pattern: \"spec.cronExpressions[]\", element: \"0 * * * *\" }), h.orderKey({ pattern: \"action.args[]\", element: 1 }), h.orderKey({ pattern: \"spec.intervals[]\", element: { every: \"1h\", offset: \"0s\" } })];\nexport const ns = new TemporalNamespace({ name: \"n\", description: JSON.stringify(r).replace(/\"/g, \"'\") });\n",
+    )
+    .unwrap();
+    let out = chant(root, &["build", ".", "-o", "out/c.yml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let setup = std::fs::read_to_string(root.join("out/temporal-setup.sh")).unwrap();
+    assert!(
+        setup.contains("[true,false,true,false,'0 * * * *',null,'{") && setup.contains("every"),
+        "{setup}"
+    );
+}
