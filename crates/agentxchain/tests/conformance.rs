@@ -181,7 +181,7 @@ fn an_adapter_whose_exit_code_disagrees_or_that_answers_nonsense_is_an_error() {
     std::fs::create_dir_all(dir.path().join(".agentxchain-conformance")).unwrap();
     std::fs::write(
         dir.path().join("adapter.sh"),
-        "#!/bin/sh\nread line\ncase \"$line\" in *EL-001*) echo '{\"status\":\"pass\"}'; exit 1;; *EL-002*) echo 'nonsense'; exit 0;; *) echo '{\"status\":\"pass\"}';; esac\n",
+        "#!/bin/sh\nread line\ncase \"$line\" in *EL-001*) echo '{\"status\":\"pass\"}'; exit 1;; *EL-002*) echo 'nonsense'; exit 0;; *EL-003*) sleep 100 & echo '{\"status\":\"pass\"}';; *) echo '{\"status\":\"pass\"}';; esac\n",
     )
     .unwrap();
     std::fs::write(
@@ -189,6 +189,7 @@ fn an_adapter_whose_exit_code_disagrees_or_that_answers_nonsense_is_an_error() {
         r#"{"implementation": "fake", "protocol_version": "v7", "adapter": {"protocol": "stdio-fixture-v1", "command": ["sh", "adapter.sh"]}, "tiers": [1], "surfaces": {"event_lifecycle": true}}"#,
     )
     .unwrap();
+    let start = std::time::Instant::now();
     let (code, v) = check(dir.path(), &["--surface", "event_lifecycle"]);
     assert_eq!(code, 2, "{v}");
     let errors: Vec<(String, String)> = v["results"]["tier_1"]["errors"]
@@ -212,4 +213,21 @@ fn an_adapter_whose_exit_code_disagrees_or_that_answers_nonsense_is_an_error() {
         "{errors:?}"
     );
     assert_eq!(v["results"]["tier_1"]["fixtures_passed"], 6);
+    // EL-003's adapter left a child holding its output open: it went with the adapter.
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    // A corpus with nothing to check is not a pass.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["conformance", "check", "--tier", "3", "--target"])
+        .arg(dir.path())
+        .arg("--fixtures")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing would be checked"));
 }

@@ -9,8 +9,43 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json, json};
 
-/// How long one fixture may take the adapter.
+/// How long one fixture may take the adapter, and the most it may print.
 const FIXTURE_TIMEOUT: Duration = Duration::from_secs(60);
+const MAX_OUTPUT: usize = 16 << 20;
+
+/// Reads a pipe on its own thread, keeping at most [`MAX_OUTPUT`] bytes (and whether there was
+/// more); the answer arrives on the channel when the pipe closes.
+fn reader(
+    pipe: Option<impl std::io::Read + Send + 'static>,
+) -> std::sync::mpsc::Receiver<(Vec<u8>, bool)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut out, mut more) = (Vec::new(), false);
+        if let Some(mut p) = pipe {
+            let mut buf = [0u8; 8192];
+            loop {
+                match p.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let room = MAX_OUTPUT.saturating_sub(out.len());
+                        more |= n > room;
+                        out.extend_from_slice(&buf[..n.min(room)]);
+                    }
+                }
+            }
+        }
+        let _ = tx.send((out, more));
+    });
+    rx
+}
+
+/// Ends every process of the adapter's group.
+fn kill_group(pid: u32) {
+    // SAFETY: signalling a process group this module made; no memory is touched.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
+}
 
 /// What to check.
 pub struct Check<'a> {
@@ -71,10 +106,14 @@ fn fixtures(root: &Path, tier: u64, surface: Option<&str>) -> Result<Vec<Json>, 
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-            let p = e.map_err(|e| e.to_string())?.path();
-            if p.is_dir() {
+            let e = e.map_err(|e| e.to_string())?;
+            let p = e.path();
+            // Links are not followed (a loop would count a fixture many times, or never end)
+            // and only regular files are read (a FIFO would block).
+            let ty = e.file_type().map_err(|e| format!("{}: {e}", p.display()))?;
+            if ty.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
+            } else if ty.is_file() && p.extension().is_some_and(|x| x == "json") {
                 files.push(p);
             }
         }
@@ -106,60 +145,67 @@ fn fixtures(root: &Path, tier: u64, surface: Option<&str>) -> Result<Vec<Json>, 
 /// wrong (an exit code that disagrees with the status is an error too).
 fn execute(target: &Path, command: &[String], fixture: &Json) -> Json {
     let err = |m: String, actual: Json| json!({"status": "error", "message": m, "actual": actual});
-    let mut child = match Command::new(&command[0])
-        .args(&command[1..])
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..])
         .current_dir(target)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
+        .stderr(Stdio::piped());
+    // Its own process group, so the deadline ends the adapter and everything it started.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return err(format!("Failed to execute adapter: {e}"), Json::Null),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(format!("{fixture}\n").as_bytes());
-    }
-    // The pipes are read on their own threads, so a chatty adapter never blocks on a full
-    // pipe while this waits for it under the deadline.
-    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let stdout = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-    );
-    let stderr = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-    );
+    let start = std::time::Instant::now();
+    // Written on its own thread: an adapter that never reads its input still meets the
+    // deadline.
+    let input = format!("{fixture}\n");
+    let mut stdin = child.stdin.take();
+    std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            let _ = s.write_all(input.as_bytes());
+        }
+    });
+    let stdout = reader(child.stdout.take());
+    let stderr = reader(child.stderr.take());
     use wait_timeout::ChildExt;
+    let pid = child.id();
+    let timed_out = || {
+        err(
+            format!("Adapter took longer than {} s", FIXTURE_TIMEOUT.as_secs()),
+            Json::Null,
+        )
+    };
     let status = match child.wait_timeout(FIXTURE_TIMEOUT) {
         Ok(Some(s)) => s,
         Ok(None) => {
+            kill_group(pid);
             let _ = child.kill();
             let _ = child.wait();
-            return err(
-                format!("Adapter took longer than {} s", FIXTURE_TIMEOUT.as_secs()),
-                Json::Null,
-            );
+            return timed_out();
         }
         Err(e) => return err(format!("Failed to execute adapter: {e}"), Json::Null),
     };
+    // What the adapter left running goes with it; its output is what it wrote by the deadline.
+    kill_group(pid);
+    let left = FIXTURE_TIMEOUT.saturating_sub(start.elapsed()) + Duration::from_millis(200);
+    let Ok((out_bytes, too_much)) = stdout.recv_timeout(left) else {
+        return timed_out();
+    };
+    if too_much {
+        return err(
+            format!("Adapter wrote more than {MAX_OUTPUT} bytes"),
+            Json::Null,
+        );
+    }
     let out = std::process::Output {
         status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stdout: out_bytes,
+        stderr: stderr
+            .recv_timeout(Duration::from_millis(200))
+            .map(|(b, _)| b)
+            .unwrap_or_default(),
     };
     let code = out.status.code().unwrap_or(-1);
     if !(0..=3).contains(&code) {
@@ -249,6 +295,16 @@ pub fn check(c: &Check<'_>) -> Result<(Json, i32), String> {
         .filter_map(|w| w.as_str().map(str::to_owned))
         .collect();
     let list = fixtures(c.fixtures, c.tier, c.surface)?;
+    if list.is_empty() {
+        return Err(format!(
+            "No fixtures of tier {} or lower{} under {}: nothing would be checked",
+            c.tier,
+            c.surface
+                .map(|s| format!(" for surface \"{s}\""))
+                .unwrap_or_default(),
+            c.fixtures.display()
+        ));
+    }
     let claimed: Vec<u64> = caps["tiers"]
         .as_array()
         .into_iter()

@@ -119,3 +119,40 @@ fn timeless(v: Option<Value>) -> Option<Value> {
         v
     })
 }
+
+#[test]
+fn hostile_values_give_a_verdict_not_a_panic() {
+    let all = corpus();
+    let find = |id: &str| {
+        all.iter()
+            .find(|(_, f)| f["fixture_id"] == id)
+            .unwrap()
+            .1
+            .clone()
+    };
+    let mut tr = find("TR-001");
+    let staged = if tr["setup"]["turn_result"].is_null() {
+        "/input/args/turn_result"
+    } else {
+        "/setup/turn_result"
+    };
+    *tr.pointer_mut(&format!("{staged}/verification")).unwrap() = serde_json::json!({
+        "status": "pass", "evidence_summary": "npm test EXITED with code 1 as expected",
+        "machine_evidence": [{"command": "npm test", "exit_code": 1}]
+    });
+    assert_eq!(
+        axc_conformance::adapter::run(&tr).status,
+        "pass",
+        "a declared expected failure is a pass"
+    );
+    let mut ev = find("EL-001");
+    ev["input"]["args"]["event"]["timestamp"] = Value::String("Té12345".into());
+    assert_eq!(
+        axc_conformance::adapter::run(&ev).actual.unwrap()["result"],
+        "error"
+    );
+    let mut sm = find("SM-001");
+    sm["setup"]["state"]["status"] = Value::String("active".into());
+    sm["setup"]["config"]["timeouts"] = serde_json::json!({"per_turn_minutes": u64::MAX});
+    let _ = axc_conformance::adapter::run(&sm);
+}

@@ -306,48 +306,51 @@ pub fn validate_config(raw: &Json) -> Vec<String> {
     e
 }
 
-/// `workstream_cycle: circular workstream dependency detected: a -> b -> a`, for each cycle.
+/// `workstream_cycle: circular workstream dependency detected: a -> b -> a`, for each cycle,
+/// found depth first in declaration order (an explicit stack: a chain of any length is walked
+/// without recursion, each workstream once).
 fn cycles(ws: &Map<String, Json>, errors: &mut Vec<String>) {
-    fn visit<'a>(
-        id: &'a str,
-        ws: &'a Map<String, Json>,
-        lineage: &mut Vec<&'a str>,
-        visiting: &mut Vec<&'a str>,
-        visited: &mut Vec<&'a str>,
-        errors: &mut Vec<String>,
-    ) {
-        if visiting.contains(&id) {
-            let start = lineage.iter().position(|x| *x == id).unwrap_or(0);
-            let mut path: Vec<&str> = lineage[start..].to_vec();
-            path.push(id);
-            errors.push(format!(
-                "workstream_cycle: circular workstream dependency detected: {}",
-                path.join(" -> ")
-            ));
-            return;
-        }
-        if visited.contains(&id) {
-            return;
-        }
-        visiting.push(id);
-        lineage.push(id);
-        for d in ws[id]["depends_on"]
+    use std::collections::HashSet;
+    let deps = |id: &str| -> Vec<&str> {
+        ws[id]["depends_on"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(Json::as_str)
-        {
-            if let Some((key, _)) = ws.get_key_value(d) {
-                visit(key, ws, lineage, visiting, visited, errors);
+            .filter(|d| ws.contains_key(*d))
+            .collect()
+    };
+    let mut visited: HashSet<&str> = HashSet::new();
+    for start in ws.keys() {
+        if visited.contains(start.as_str()) {
+            continue;
+        }
+        let mut stack: Vec<(&str, Vec<&str>, usize)> = vec![(start.as_str(), deps(start), 0)];
+        let mut on_path: HashSet<&str> = HashSet::from([start.as_str()]);
+        while let Some((node, next, i)) = stack.last_mut() {
+            let node = *node;
+            if *i < next.len() {
+                let d = next[*i];
+                *i += 1;
+                let d = ws.get_key_value(d).map(|(k, _)| k.as_str()).unwrap_or(d);
+                if on_path.contains(d) {
+                    let from = stack.iter().position(|(n, _, _)| *n == d).unwrap_or(0);
+                    let mut path: Vec<&str> = stack[from..].iter().map(|(n, _, _)| *n).collect();
+                    path.push(d);
+                    errors.push(format!(
+                        "workstream_cycle: circular workstream dependency detected: {}",
+                        path.join(" -> ")
+                    ));
+                } else if !visited.contains(d) {
+                    on_path.insert(d);
+                    stack.push((d, deps(d), 0));
+                }
+            } else {
+                on_path.remove(node);
+                visited.insert(node);
+                stack.pop();
             }
         }
-        lineage.pop();
-        visiting.retain(|x| *x != id);
-        visited.push(id);
-    }
-    let (mut visiting, mut visited) = (Vec::new(), Vec::new());
-    for id in ws.keys() {
-        visit(id, ws, &mut Vec::new(), &mut visiting, &mut visited, errors);
     }
 }
 

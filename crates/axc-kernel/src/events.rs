@@ -61,7 +61,8 @@ pub fn timestamp(v: &Json) -> Option<SystemTime> {
         return Some(t);
     }
     // `…+02:00` / `…-05:30`: the time without its offset, moved to UTC.
-    let (base, offset) = s.split_at(s.len().checked_sub(6)?);
+    let cut = s.len().checked_sub(6).filter(|c| s.is_char_boundary(*c))?;
+    let (base, offset) = s.split_at(cut);
     let sign = match offset.as_bytes().first()? {
         b'+' => 1i64,
         b'-' => -1,
@@ -175,6 +176,11 @@ mod tests {
         assert!(event_errors(&ev("run_started", "2026-01-01T00:00:00Z", None)).is_empty());
         assert!(event_errors(&ev("run_started", "2026-01-01T00:00:00.123+02:00", None)).is_empty());
         assert_eq!(event_errors(&json!(3)), ["Event must be an object"]);
+        assert_eq!(
+            timestamp(&json!("Té12345")),
+            None,
+            "no panic on a multibyte time"
+        );
         let bad = event_errors(&json!({"event_type": "nope", "timestamp": "yesterday"}));
         assert_eq!(bad.len(), 3, "{bad:?}");
         assert_eq!(

@@ -81,8 +81,10 @@ fn digest(path: &Path) -> Option<String> {
     )
 }
 
-fn read_capped(mut r: impl Read, cap: usize) -> Vec<u8> {
+/// Reads all of `r`, keeping the first `cap` bytes, and whether there was more.
+fn read_capped(mut r: impl Read, cap: usize) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
+    let mut more = false;
     let mut buf = [0u8; 8192];
     loop {
         match r.read(&mut buf) {
@@ -91,11 +93,33 @@ fn read_capped(mut r: impl Read, cap: usize) -> Vec<u8> {
                 // Keep reading past the cap (so the child never blocks on a full pipe), keep
                 // only the first `cap` bytes.
                 let room = cap.saturating_sub(out.len());
+                more |= n > room;
                 out.extend_from_slice(&buf[..n.min(room)]);
             }
         }
     }
-    out
+    (out, more)
+}
+
+/// Reads a pipe on its own thread; the answer arrives on the channel when the pipe closes.
+fn reader(
+    pipe: Option<impl Read + Send + 'static>,
+    cap: usize,
+) -> std::sync::mpsc::Receiver<(Vec<u8>, bool)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let got = pipe.map_or((Vec::new(), false), |p| read_capped(p, cap));
+        let _ = tx.send(got);
+    });
+    rx
+}
+
+/// Ends every process of the hook's group (it and whatever it started).
+fn kill_group(pid: u32) {
+    // SAFETY: signalling a process group this module made; no memory is touched.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
 }
 
 fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> Exec {
@@ -150,50 +174,50 @@ fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> 
     };
     let input = envelope.to_string();
     let mut stdin = child.stdin.take();
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         if let Some(s) = stdin.as_mut() {
             // A hook that exits without reading its input is not a failure (EPIPE).
             let _ = s.write_all(input.as_bytes());
         }
     });
-    let out = child
-        .stdout
-        .take()
-        .map(|o| std::thread::spawn(move || read_capped(o, MAX_STDOUT)));
-    let err = child
-        .stderr
-        .take()
-        .map(|e| std::thread::spawn(move || read_capped(e, MAX_STDERR)));
+    let out = reader(child.stdout.take(), MAX_STDOUT);
+    let err = reader(child.stderr.take(), MAX_STDERR);
     use wait_timeout::ChildExt;
-    let (status, timed_out) = match child.wait_timeout(timeout) {
+    let pid = child.id();
+    let (status, mut timed_out) = match child.wait_timeout(timeout) {
         Ok(Some(s)) => (Some(s), false),
         Ok(None) => {
-            // SAFETY: signalling a process group this function made; no memory is touched.
-            unsafe {
-                libc::kill(-(child.id() as i32), libc::SIGKILL);
-            }
+            kill_group(pid);
             let _ = child.kill();
             (child.wait().ok(), true)
         }
         Err(e) => return failed(e.to_string()),
     };
-    let _ = writer.join();
-    let text = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
-        h.and_then(|h| h.join().ok())
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
+    // Whatever the hook left running dies with its group, so its pipes close; a process that
+    // escaped the group is waited for no longer than the hook's time.
+    kill_group(pid);
+    let grace = timeout.saturating_sub(start.elapsed()) + Duration::from_millis(200);
+    let take =
+        |rx: std::sync::mpsc::Receiver<(Vec<u8>, bool)>, wait: Duration| rx.recv_timeout(wait).ok();
+    let stdout = take(out, grace);
+    let stderr = take(err, Duration::from_millis(200))
+        .map(|(b, _)| b)
+        .unwrap_or_default();
+    let duration_ms = start.elapsed().as_millis() as u64;
+    // As the reference: a hook that took longer than its time timed out, however it ended.
+    timed_out |= stdout.is_none() || duration_ms > timeout.as_millis() as u64;
+    let (stdout, too_long) = stdout.unwrap_or_default();
     Exec {
         timed_out,
-        stdout: text(out),
-        stderr: text(err),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
         exit_code: if timed_out {
             None
         } else {
             status.and_then(|s| s.code())
         },
-        duration_ms: start.elapsed().as_millis() as u64,
-        failed: None,
+        duration_ms,
+        failed: too_long.then(|| format!("the hook wrote more than {MAX_STDOUT} bytes on stdout")),
     }
 }
 
@@ -598,6 +622,8 @@ mod tests {
             "before_assignment": [
                 {"name": "ok", "type": "process", "command": ["sh", "-c", "cat >/dev/null; echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "blocking"},
                 {"name": "slow", "type": "process", "command": ["sh", "-c", "sleep 5 & sleep 5; echo late"], "timeout_ms": 100, "mode": "advisory"},
+                {"name": "leaves", "type": "process", "command": ["sh", "-c", "sleep 5 & echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 1000, "mode": "advisory"},
+                {"name": "loud", "type": "process", "command": ["sh", "-c", "echo '{\"verdict\":\"allow\"}'; head -c 3000000 /dev/zero | tr '\\0' ' '"], "timeout_ms": 5000, "mode": "advisory"},
                 {"name": "bad", "type": "process", "command": ["sh", "-c", "echo nope"], "timeout_ms": 5000, "mode": "blocking"},
                 {"name": "never", "type": "process", "command": ["true"], "timeout_ms": 5000, "mode": "blocking"}
             ],
@@ -616,6 +642,8 @@ mod tests {
             [
                 "continued",
                 "warned_timeout",
+                "continued",
+                "warned_failure",
                 "blocked_invalid_output",
                 "skipped"
             ]
@@ -624,6 +652,10 @@ mod tests {
         assert!(
             run.results[1]["duration_ms"].as_u64().unwrap() < 3000,
             "a timeout kills the hook"
+        );
+        assert!(
+            run.results[2]["duration_ms"].as_u64().unwrap() < 3000,
+            "a child left behind dies with the hook"
         );
         let run = run_hooks(root, &hooks, "before_validation", &json!({}), &ctx(root));
         assert_eq!(run.results[0]["orchestrator_action"], "aborted_tamper");
@@ -634,7 +666,7 @@ mod tests {
             "restored"
         );
         let audit = std::fs::read_to_string(root.join(".agentxchain/hook-audit.jsonl")).unwrap();
-        assert_eq!(audit.lines().count(), 5);
+        assert_eq!(audit.lines().count(), 7);
     }
 
     #[test]

@@ -139,8 +139,12 @@ pub fn assign(
         ));
     }
     let sequence = state["turn_sequence"].as_u64().unwrap_or(0) + 1;
+    // At most a century: a deadline past year 9999 has no RFC 3339 form.
+    let minutes = timeout_minutes.min(100 * 366 * 24 * 60);
     let deadline = humantime::parse_rfc3339_weak(now)
-        .map(|t| t + std::time::Duration::from_secs(timeout_minutes * 60))
+        .ok()
+        .and_then(|t| t.checked_add(std::time::Duration::from_secs(minutes * 60)))
+        .filter(|t| humantime::parse_rfc3339("9999-12-31T23:59:59Z").is_ok_and(|max| *t <= max))
         .map(|t| humantime::format_rfc3339_millis(t).to_string())
         .unwrap_or_default();
     let turn = json!({

@@ -882,6 +882,28 @@ fn assignment(tr: &Json, state: &Json, active: Option<&Json>) -> Vec<String> {
 
 // ---- C: artifact ----
 
+/// `path` with `.`, empty segments and `..` folded, as the file system would read it from the
+/// project root (`None` when it leaves the project).
+fn lexical(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Whether `path`, however it is spelled (`./`, `//`, `x/..`, a trailing `/`), names a file only
+/// the orchestrator writes.
+fn reserved(path: &str) -> bool {
+    !path.starts_with('/') && lexical(path).is_some_and(|p| RESERVED_PATHS.contains(&p.as_str()))
+}
+
 fn review_path(f: &str) -> bool {
     f.starts_with(".planning/") || f.starts_with(".agentxchain/reviews/")
 }
@@ -1021,7 +1043,7 @@ fn artifact(tr: &Json, config: &Json, state: &Json, root: &Path) -> (Vec<String>
                     action.unwrap_or("")
                 ));
             }
-            if let Some(p) = path.filter(|p| RESERVED_PATHS.contains(p)) {
+            if let Some(p) = path.filter(|p| reserved(p)) {
                 e.push(format!(
                     "proposed_changes[{i}]: cannot propose changes to reserved path \"{p}\"."
                 ));
@@ -1310,4 +1332,39 @@ fn protocol(
         }
     }
     (e, w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_paths_are_matched_however_they_are_spelled() {
+        for p in [
+            ".agentxchain/state.json",
+            "./.agentxchain/state.json",
+            ".agentxchain//state.json",
+            ".agentxchain/./state.json",
+            "x/../.agentxchain/state.json",
+            ".agentxchain/state.json/",
+            "./.agentxchain/history.jsonl",
+        ] {
+            assert!(reserved(p), "{p}");
+        }
+        for p in [
+            "src/state.json",
+            ".agentxchain/staging/x.json",
+            "../.agentxchain/state.json",
+        ] {
+            assert!(!reserved(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn an_expected_failure_named_in_the_summary_is_matched_case_insensitively() {
+        let summary = json!("npm test EXITED WITH CODE 1 as expected");
+        assert!(summary_declares_exit(&summary, &json!("npm test"), 1));
+        assert!(!summary_declares_exit(&summary, &json!("npm test"), 2));
+        assert!(FIRST_TYPE.is_match("x --FIRST-TYPE y"));
+    }
 }
