@@ -404,7 +404,9 @@ fn a_proxy_that_loops_while_it_is_read_back_is_stopped_within_the_budget() {
         let t = Instant::now();
         let r = call(&mut s, id, tool, args);
         let took = t.elapsed();
-        assert!(took < Duration::from_millis(1500), "{tool}: {took:?}");
+        // The budget is 1 s; without it the proxy loops for the 60 s of the next one. The
+        // margin is for a loaded 2-core machine (mutation runs), not for the rule.
+        assert!(took < Duration::from_millis(4000), "{tool}: {took:?}");
         let text = serde_json::to_string(&r).unwrap();
         assert!(
             text.contains("budget") || text.contains("Build failed"),
@@ -415,7 +417,7 @@ fn a_proxy_that_loops_while_it_is_read_back_is_stopped_within_the_budget() {
     let t = Instant::now();
     let out = chant(&root, &["build", "--timeout", "300ms"]);
     assert!(
-        t.elapsed() < Duration::from_millis(1000),
+        t.elapsed() < Duration::from_millis(3000),
         "{:?}",
         t.elapsed()
     );
@@ -436,9 +438,10 @@ fn cancellation_and_end_of_input_interrupt_an_evaluation() {
     let t = Instant::now();
     s.close_stdin();
     let status = s.wait_exit(Duration::from_secs(5));
-    // 0.5 s of grace, then the interrupt (the bench measures it: docs/benchmarks.md).
+    // 0.5 s of grace, then the interrupt (the bench measures it: docs/benchmarks.md); the
+    // rest is margin for a loaded machine — the evaluation's own budget is 60 s.
     assert!(
-        t.elapsed() < Duration::from_secs(2),
+        t.elapsed() < Duration::from_secs(4),
         "exit took {:?}",
         t.elapsed()
     );
