@@ -161,10 +161,10 @@ pub fn inflate_config(raw: &Json) -> Json {
         r.insert("runtime".into(), json!("manual"));
         for (k, v) in role.as_object().into_iter().flatten() {
             // A value JavaScript reads as false keeps the default, as `a || b` does.
-            if !(matches!(
+            if !matches!(
                 k.as_str(),
                 "title" | "mandate" | "write_authority" | "runtime"
-            ) && falsy(v))
+            ) || axc_kernel::js::truthy(v)
             {
                 r.insert(k.clone(), v.clone());
             }
@@ -203,16 +203,6 @@ pub fn inflate_config(raw: &Json) -> Json {
     Json::Object(c)
 }
 
-fn falsy(v: &Json) -> bool {
-    match v {
-        Json::Null => true,
-        Json::Bool(b) => !b,
-        Json::String(s) => s.is_empty(),
-        Json::Number(n) => n.as_f64() == Some(0.0),
-        _ => false,
-    }
-}
-
 /// The state as the reference's adapter fills it in (the fields the operations read).
 fn inflate_state(raw: &Json, config: &Json) -> Json {
     let mut s = raw.as_object().cloned().unwrap_or_default();
@@ -220,7 +210,7 @@ fn inflate_state(raw: &Json, config: &Json) -> Json {
     s.entry("run_id").or_insert(Json::Null);
     s.insert("project_id".into(), config["project"]["id"].clone());
     for (k, v) in [("status", "idle"), ("phase", "planning")] {
-        if s.get(k).is_none_or(falsy) {
+        if s.get(k).is_none_or(|v| !axc_kernel::js::truthy(v)) {
             s.insert(k.into(), json!(v));
         }
     }

@@ -7,45 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use axc_kernel::process::{kill_group, reader};
 use serde_json::{Map, Value as Json, json};
 
 /// How long one fixture may take the adapter, and the most it may print.
 const FIXTURE_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_OUTPUT: usize = 16 << 20;
-
-/// Reads a pipe on its own thread, keeping at most [`MAX_OUTPUT`] bytes (and whether there was
-/// more); the answer arrives on the channel when the pipe closes.
-fn reader(
-    pipe: Option<impl std::io::Read + Send + 'static>,
-) -> std::sync::mpsc::Receiver<(Vec<u8>, bool)> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let (mut out, mut more) = (Vec::new(), false);
-        if let Some(mut p) = pipe {
-            let mut buf = [0u8; 8192];
-            loop {
-                match p.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let room = MAX_OUTPUT.saturating_sub(out.len());
-                        more |= n > room;
-                        out.extend_from_slice(&buf[..n.min(room)]);
-                    }
-                }
-            }
-        }
-        let _ = tx.send((out, more));
-    });
-    rx
-}
-
-/// Ends every process of the adapter's group.
-fn kill_group(pid: u32) {
-    // SAFETY: signalling a process group this module made; no memory is touched.
-    unsafe {
-        libc::kill(-(pid as i32), libc::SIGKILL);
-    }
-}
 
 /// What to check.
 pub struct Check<'a> {
@@ -167,8 +134,8 @@ fn execute(target: &Path, command: &[String], fixture: &Json) -> Json {
             let _ = s.write_all(input.as_bytes());
         }
     });
-    let stdout = reader(child.stdout.take());
-    let stderr = reader(child.stderr.take());
+    let stdout = reader(child.stdout.take(), MAX_OUTPUT);
+    let stderr = reader(child.stderr.take(), MAX_OUTPUT);
     use wait_timeout::ChildExt;
     let pid = child.id();
     let timed_out = || {

@@ -6,6 +6,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::js::{is_decision_id, nonblank};
+
 const BARRIER_TYPES: [&str; 5] = [
     "all_repos_accepted",
     "interface_alignment",
@@ -18,10 +20,6 @@ fn valid_id(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-}
-
-fn nonempty(v: &Json) -> bool {
-    v.as_str().is_some_and(|s| !s.trim().is_empty())
 }
 
 /// Every problem of a coordinator config, each `<code>: <message>` (the reference's codes).
@@ -43,13 +41,13 @@ pub fn validate_config(raw: &Json) -> Vec<String> {
             "project must be an object with id and name".into(),
         ),
         Some(_) => {
-            if !nonempty(&raw["project"]["id"]) {
+            if !nonblank(&raw["project"]["id"]) {
                 push(
                     "project_id_invalid",
                     "project.id must be a non-empty string".into(),
                 );
             }
-            if !nonempty(&raw["project"]["name"]) {
+            if !nonblank(&raw["project"]["name"]) {
                 push(
                     "project_name_invalid",
                     "project.name must be a non-empty string".into(),
@@ -75,13 +73,13 @@ pub fn validate_config(raw: &Json) -> Vec<String> {
                     push("repo_invalid", format!("repo \"{id}\" must be an object"));
                     continue;
                 }
-                if !nonempty(&repo["path"]) {
+                if !nonblank(&repo["path"]) {
                     push(
                         "repo_path_invalid",
                         format!("repo \"{id}\" path must be a non-empty string"),
                     );
                 }
-                if repo.get("default_branch").is_some() && !nonempty(&repo["default_branch"]) {
+                if repo.get("default_branch").is_some() && !nonblank(&repo["default_branch"]) {
                     push(
                         "repo_default_branch_invalid",
                         format!(
@@ -175,7 +173,7 @@ pub fn validate_config(raw: &Json) -> Vec<String> {
                         }
                     }
                 }
-                if !nonempty(&w["entry_repo"]) {
+                if !nonblank(&w["entry_repo"]) {
                     push(
                         "workstream_entry_repo_invalid",
                         format!("workstream \"{id}\" entry_repo must be a non-empty string"),
@@ -271,11 +269,7 @@ pub fn validate_config(raw: &Json) -> Vec<String> {
                             ),
                             Some(list) => {
                                 for d in list {
-                                    if !d.as_str().is_some_and(|d| {
-                                        d.strip_prefix("DEC-").is_some_and(|n| {
-                                            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
-                                        })
-                                    }) {
+                                    if !d.as_str().is_some_and(is_decision_id) {
                                         push(
                                             &format!("{prefix}_decision_invalid"),
                                             format!(

@@ -16,16 +16,10 @@ pub const CATEGORIES: [&str; 6] = [
 /// Why an entry cannot be appended to `ledger`, as `{error_type, …}`; `None` when it can.
 pub fn check_entry(entry: &Json, ledger: &[Json]) -> Option<Json> {
     let id = entry["id"].as_str().unwrap_or("");
-    let numbered = id
-        .strip_prefix("DEC-")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    if !numbered {
+    if !crate::js::is_decision_id(id) {
         return Some(json!({"error_type": "invalid_decision_id_format"}));
     }
-    if entry["statement"]
-        .as_str()
-        .is_none_or(|s| s.trim().is_empty())
-    {
+    if !crate::js::nonblank(&entry["statement"]) {
         return Some(json!({"error_type": "empty_required_field", "error_field": "statement"}));
     }
     if !entry["category"]

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::js::truthy;
 use crate::semantics;
 
 /// What a gate evaluation decided.
@@ -279,42 +280,19 @@ pub fn evaluate_phase_exit(state: &Json, config: &Json, turn: &Json, root: &Path
         r.reasons = vec![reason];
         return r;
     }
-    let open = |gate_id: Option<&str>, reasons: Vec<String>| {
-        let mut r = GateResult::new(Action::Advance);
-        r.passed = true;
-        r.gate_id = gate_id.map(str::to_owned);
-        r.next_phase = Some(request.to_owned());
-        r.reasons = reasons;
-        r
-    };
-    let (gate_id, gate) = match exit_gate(config, current) {
-        None => return open(None, Vec::new()),
-        Some(Err(id)) => {
-            return open(
-                Some(id),
-                vec![format!(
-                    "Gate \"{id}\" referenced by routing but not defined in gates config — treated as open"
-                )],
-            );
-        }
-        Some(Ok(g)) => g,
-    };
-    let mut r = GateResult::new(Action::GateFailed);
-    r.gate_id = Some(gate_id.to_owned());
-    let failures = predicates(root, config, state, turn, gate, current, &mut r);
-    if !failures.is_empty() {
-        r.reasons = failures;
-        return r;
-    }
-    r.passed = true;
-    r.next_phase = Some(request.to_owned());
-    if gate["requires_human_approval"] == true {
-        r.blocked_by_human_approval = true;
-        r.action = Action::AwaitingHumanApproval;
-    } else {
-        r.action = Action::Advance;
-    }
-    r
+    decide(
+        state,
+        config,
+        turn,
+        root,
+        Action::Advance,
+        Some(request),
+        |id| {
+            format!(
+                "Gate \"{id}\" referenced by routing but not defined in gates config — treated as open"
+            )
+        },
+    )
 }
 
 /// Whether the accepted `turn`'s `run_completion_request` may complete the run.
@@ -338,23 +316,36 @@ pub fn evaluate_run_completion(
         )];
         return r;
     }
-    let complete = |gate_id: Option<&str>, reasons: Vec<String>| {
-        let mut r = GateResult::new(Action::Complete);
+    decide(state, config, turn, root, Action::Complete, None, |id| {
+        format!("Gate \"{id}\" referenced but not defined — treated as open")
+    })
+}
+
+/// The current phase's exit gate decides a request both evaluations make the same way: no gate,
+/// or one the config does not define (said by `undefined`), passes as `pass`; a failing
+/// predicate is `GateFailed`; a gate that needs a person is `AwaitingHumanApproval`.
+/// `next_phase` is where a passing transition goes.
+fn decide(
+    state: &Json,
+    config: &Json,
+    turn: &Json,
+    root: &Path,
+    pass: Action,
+    next_phase: Option<&str>,
+    undefined: impl Fn(&str) -> String,
+) -> GateResult {
+    let current = state["phase"].as_str().unwrap_or("");
+    let passed = |gate_id: Option<&str>, reasons: Vec<String>| {
+        let mut r = GateResult::new(pass);
         r.passed = true;
         r.gate_id = gate_id.map(str::to_owned);
+        r.next_phase = next_phase.map(str::to_owned);
         r.reasons = reasons;
         r
     };
     let (gate_id, gate) = match exit_gate(config, current) {
-        None => return complete(None, Vec::new()),
-        Some(Err(id)) => {
-            return complete(
-                Some(id),
-                vec![format!(
-                    "Gate \"{id}\" referenced but not defined — treated as open"
-                )],
-            );
-        }
+        None => return passed(None, Vec::new()),
+        Some(Err(id)) => return passed(Some(id), vec![undefined(id)]),
         Some(Ok(g)) => g,
     };
     let mut r = GateResult::new(Action::GateFailed);
@@ -365,24 +356,14 @@ pub fn evaluate_run_completion(
         return r;
     }
     r.passed = true;
+    r.next_phase = next_phase.map(str::to_owned);
     if gate["requires_human_approval"] == true {
         r.blocked_by_human_approval = true;
         r.action = Action::AwaitingHumanApproval;
     } else {
-        r.action = Action::Complete;
+        r.action = pass;
     }
     r
-}
-
-/// JavaScript's truthiness, for request fields written as `true`, a string or a number.
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(_) | Json::Object(_) => true,
-    }
 }
 
 #[cfg(test)]

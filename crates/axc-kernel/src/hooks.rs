@@ -7,6 +7,8 @@
 //! `hook-audit.jsonl` as one line.
 
 use std::io::{Read, Write};
+
+use crate::process::{kill_group, reader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -79,47 +81,6 @@ fn digest(path: &Path) -> Option<String> {
             .map(|b| format!("{b:02x}"))
             .collect(),
     )
-}
-
-/// Reads all of `r`, keeping the first `cap` bytes, and whether there was more.
-fn read_capped(mut r: impl Read, cap: usize) -> (Vec<u8>, bool) {
-    let mut out = Vec::new();
-    let mut more = false;
-    let mut buf = [0u8; 8192];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                // Keep reading past the cap (so the child never blocks on a full pipe), keep
-                // only the first `cap` bytes.
-                let room = cap.saturating_sub(out.len());
-                more |= n > room;
-                out.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-    (out, more)
-}
-
-/// Reads a pipe on its own thread; the answer arrives on the channel when the pipe closes.
-fn reader(
-    pipe: Option<impl Read + Send + 'static>,
-    cap: usize,
-) -> std::sync::mpsc::Receiver<(Vec<u8>, bool)> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let got = pipe.map_or((Vec::new(), false), |p| read_capped(p, cap));
-        let _ = tx.send(got);
-    });
-    rx
-}
-
-/// Ends every process of the hook's group (it and whatever it started).
-fn kill_group(pid: u32) {
-    // SAFETY: signalling a process group this module made; no memory is touched.
-    unsafe {
-        libc::kill(-(pid as i32), libc::SIGKILL);
-    }
 }
 
 fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> Exec {

@@ -18,6 +18,7 @@ use regex::Regex;
 use serde_json::{Map, Value as Json, json};
 
 use crate::gates;
+use crate::js::{is_decision_id, nonblank, text, truthy};
 
 pub const STAGING_PATH: &str = ".agentxchain/staging/turn-result.json";
 pub const STAGES: [&str; 5] = [
@@ -53,7 +54,6 @@ fn re(p: &str) -> Regex {
     Regex::new(p).expect("a valid pattern")
 }
 static ROLE: LazyLock<Regex> = LazyLock::new(|| re(r"^[a-z0-9_-]+$"));
-static DEC: LazyLock<Regex> = LazyLock::new(|| re(r"^DEC-\d+$"));
 static OBJ: LazyLock<Regex> = LazyLock::new(|| re(r"^OBJ-\d+$"));
 static DEL: LazyLock<Regex> = LazyLock::new(|| re(r"^del-\d{3}$"));
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| re(r"^<[^>]+>$"));
@@ -183,10 +183,6 @@ fn s(v: &Json) -> Option<&str> {
     v.as_str()
 }
 
-fn nonempty(v: &Json) -> bool {
-    v.as_str().is_some_and(|x| !x.trim().is_empty())
-}
-
 fn padded(prefix: &str, i: usize) -> String {
     format!("{prefix}-{:03}", i + 1)
 }
@@ -257,7 +253,7 @@ fn normalize(tr: &Json, config: &Json, state: &Json, active: Option<&Json>) -> (
         ));
         n.insert("runtime_id".into(), json!(rt));
     }
-    if !n.get("summary").is_some_and(nonempty) {
+    if !n.get("summary").is_some_and(nonblank) {
         let role = n
             .get("role")
             .and_then(Json::as_str)
@@ -339,51 +335,28 @@ fn normalize(tr: &Json, config: &Json, state: &Json, active: Option<&Json>) -> (
     if let Some(decs) = n.get_mut("decisions").and_then(Json::as_array_mut) {
         for (i, d) in decs.iter_mut().enumerate() {
             let Some(d) = d.as_object_mut() else { continue };
-            let id = d.get("id").and_then(Json::as_str).unwrap_or("").to_owned();
-            if !DEC.is_match(&id) {
-                let new = padded("DEC", i);
-                c.push(format!(
-                    "decisions[{i}].id: rewritten \"{}\" → {new}",
-                    if id.is_empty() { "(missing)" } else { &id }
-                ));
-                d.insert("id".into(), json!(new));
-            }
-            if !d.get("statement").is_some_and(nonempty)
-                && let Some((src, v)) = ["decision", "description", "summary", "title"]
-                    .iter()
-                    .find_map(|k| {
-                        d.get(*k)
-                            .and_then(Json::as_str)
-                            .map(str::trim)
-                            .filter(|v| !v.is_empty())
-                            .map(|v| (*k, v.to_owned()))
-                    })
-            {
-                c.push(format!("decisions[{i}].statement: copied from {src}"));
-                d.insert("statement".into(), json!(v));
-            }
-            if !d.get("rationale").is_some_and(nonempty)
-                && let Some((src, v)) = ["reason", "why", "description", "decision", "statement"]
-                    .iter()
-                    .find_map(|k| {
-                        d.get(*k)
-                            .and_then(Json::as_str)
-                            .map(str::trim)
-                            .filter(|v| !v.is_empty())
-                            .map(|v| (*k, v.to_owned()))
-                    })
-            {
-                c.push(format!("decisions[{i}].rationale: copied from {src}"));
-                d.insert("rationale".into(), json!(v));
-            }
+            let at = format!("decisions[{i}]");
+            renumber(d, &at, i, "DEC", is_decision_id, &mut c);
+            fill(
+                d,
+                &at,
+                "statement",
+                &["decision", "description", "summary", "title"],
+                &mut c,
+            );
+            fill(
+                d,
+                &at,
+                "rationale",
+                &["reason", "why", "description", "decision", "statement"],
+                &mut c,
+            );
             if !d
                 .get("category")
                 .and_then(Json::as_str)
                 .is_some_and(|x| CATEGORIES.contains(&x))
             {
-                c.push(format!(
-                    "decisions[{i}].category: defaulted to \"implementation\""
-                ));
+                c.push(format!("{at}.category: defaulted to \"implementation\""));
                 d.insert("category".into(), json!("implementation"));
             }
         }
@@ -453,30 +426,61 @@ fn normalize(tr: &Json, config: &Json, state: &Json, active: Option<&Json>) -> (
     if let Some(objs) = n.get_mut("objections").and_then(Json::as_array_mut) {
         for (i, o) in objs.iter_mut().enumerate() {
             let Some(o) = o.as_object_mut() else { continue };
-            let id = o.get("id").and_then(Json::as_str).unwrap_or("").to_owned();
-            if !OBJ.is_match(&id) {
-                let new = padded("OBJ", i);
-                c.push(format!(
-                    "objections[{i}].id: rewritten \"{}\" → {new}",
-                    if id.is_empty() { "(missing)" } else { &id }
-                ));
-                o.insert("id".into(), json!(new));
-            }
-            if !o.get("statement").is_some_and(nonempty)
-                && let Some((src, v)) = ["summary", "detail"].iter().find_map(|k| {
-                    o.get(*k)
-                        .and_then(Json::as_str)
-                        .map(str::trim)
-                        .filter(|v| !v.is_empty())
-                        .map(|v| (*k, v.to_owned()))
-                })
-            {
-                c.push(format!("objections[{i}].statement: copied from {src}"));
-                o.insert("statement".into(), json!(v));
-            }
+            let at = format!("objections[{i}]");
+            renumber(o, &at, i, "OBJ", |id| OBJ.is_match(id), &mut c);
+            fill(o, &at, "statement", &["summary", "detail"], &mut c);
         }
     }
     (Json::Object(n), c)
+}
+
+/// An entry's `id`, when `valid` refuses it, rewritten to `<prefix>-NNN` (its place, from 1).
+fn renumber(
+    entry: &mut Map<String, Json>,
+    at: &str,
+    i: usize,
+    prefix: &str,
+    valid: impl Fn(&str) -> bool,
+    c: &mut Vec<String>,
+) {
+    let id = entry
+        .get("id")
+        .and_then(Json::as_str)
+        .unwrap_or("")
+        .to_owned();
+    if !valid(&id) {
+        let new = padded(prefix, i);
+        c.push(format!(
+            "{at}.id: rewritten \"{}\" → {new}",
+            if id.is_empty() { "(missing)" } else { &id }
+        ));
+        entry.insert("id".into(), json!(new));
+    }
+}
+
+/// An entry's blank `field` filled from the first of `sources` that has text.
+fn fill(
+    entry: &mut Map<String, Json>,
+    at: &str,
+    field: &str,
+    sources: &[&str],
+    c: &mut Vec<String>,
+) {
+    if entry.get(field).is_some_and(nonblank) {
+        return;
+    }
+    let found = sources.iter().find_map(|k| {
+        entry
+            .get(*k)
+            .and_then(Json::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| (*k, v.to_owned()))
+    });
+    if let Some((src, v)) = found {
+        c.push(format!("{at}.{field}: copied from {src}"));
+        entry.insert(field.into(), json!(v));
+    }
 }
 
 /// Whether the result declares produced files a checkpoint can carry.
@@ -486,18 +490,8 @@ fn checkpointable(tr: &Json) -> bool {
         .into_iter()
         .flatten()
         .any(|p| {
-            nonempty(&p["path"]) && (p["disposition"].is_null() || p["disposition"] == "artifact")
+            nonblank(&p["path"]) && (p["disposition"].is_null() || p["disposition"] == "artifact")
         })
-}
-
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::String(x) => !x.is_empty(),
-        Json::Number(x) => x.as_f64().is_some_and(|f| f != 0.0),
-        _ => true,
-    }
 }
 
 // ---- A: schema ----
@@ -533,28 +527,28 @@ fn schema(tr: &Json) -> Vec<String> {
     if tr["schema_version"] != "1.0" {
         e.push(format!(
             "schema_version must be \"1.0\", got \"{}\".",
-            js_text(&tr["schema_version"])
+            text(&tr["schema_version"])
         ));
     }
     for k in ["run_id", "turn_id"] {
-        if !nonempty(&tr[k]) {
+        if !nonblank(&tr[k]) {
             e.push(format!("{k} must be a non-empty string."));
         }
     }
     if !s(&tr["role"]).is_some_and(|r| ROLE.is_match(r)) {
         e.push("role must match pattern ^[a-z0-9_-]+$.".into());
     }
-    if !nonempty(&tr["runtime_id"]) {
+    if !nonblank(&tr["runtime_id"]) {
         e.push("runtime_id must be a non-empty string.".into());
     }
     if !s(&tr["status"]).is_some_and(|x| STATUSES.contains(&x)) {
         e.push(format!(
             "status must be one of: {}. Got \"{}\".",
             STATUSES.join(", "),
-            js_text(&tr["status"])
+            text(&tr["status"])
         ));
     }
-    if !nonempty(&tr["summary"]) {
+    if !nonblank(&tr["summary"]) {
         e.push("summary must be a non-empty string.".into());
     }
     if !s(&tr["proposed_next_role"]).is_some_and(|r| ROLE.is_match(r)) {
@@ -650,15 +644,6 @@ fn schema(tr: &Json) -> Vec<String> {
     e
 }
 
-/// A value as JavaScript's template literal shows it.
-fn js_text(v: &Json) -> String {
-    match v {
-        Json::Null => "null".into(),
-        Json::String(x) => x.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn placeholders(tr: &Json) -> Vec<String> {
     let mut e = Vec::new();
     let mut check = |field: String, v: &Json| {
@@ -726,7 +711,7 @@ fn decision(d: &Json, i: usize) -> Vec<String> {
         return vec![format!("{p} must be an object.")];
     }
     let mut e = Vec::new();
-    if !s(&d["id"]).is_some_and(|x| DEC.is_match(x)) {
+    if !s(&d["id"]).is_some_and(is_decision_id) {
         e.push(format!("{p}.id must match pattern DEC-NNN."));
     }
     if !s(&d["category"]).is_some_and(|x| CATEGORIES.contains(&x)) {
@@ -736,7 +721,7 @@ fn decision(d: &Json, i: usize) -> Vec<String> {
         ));
     }
     for k in ["statement", "rationale"] {
-        if !nonempty(&d[k]) {
+        if !nonblank(&d[k]) {
             e.push(format!("{p}.{k} must be a non-empty string."));
         }
     }
@@ -746,7 +731,7 @@ fn decision(d: &Json, i: usize) -> Vec<String> {
         e.push(format!("{p}.durability must be one of: run, repo."));
     }
     if let Some(o) = d.get("overrides") {
-        if !s(o).is_some_and(|x| DEC.is_match(x)) {
+        if !s(o).is_some_and(is_decision_id) {
             e.push(format!("{p}.overrides must match pattern DEC-NNN."));
         }
         if *o == d["id"] {
@@ -771,7 +756,7 @@ fn objection(o: &Json, i: usize) -> Vec<String> {
             SEVERITIES.join(", ")
         ));
     }
-    if !nonempty(&o["statement"]) {
+    if !nonblank(&o["statement"]) {
         e.push(format!("{p}.statement must be a non-empty string."));
     }
     if o.get("status").is_some()
@@ -797,7 +782,7 @@ fn delegation(d: &Json, i: usize) -> Vec<String> {
     if !s(&d["to_role"]).is_some_and(|x| ROLE.is_match(x)) {
         e.push(format!("{p}.to_role must match pattern ^[a-z0-9_-]+$."));
     }
-    if !nonempty(&d["charter"]) {
+    if !nonblank(&d["charter"]) {
         e.push(format!("{p}.charter must be a non-empty string."));
     }
     match d["acceptance_contract"]
@@ -809,7 +794,7 @@ fn delegation(d: &Json, i: usize) -> Vec<String> {
         )),
         Some(list) => {
             for (j, c) in list.iter().enumerate() {
-                if !nonempty(c) {
+                if !nonblank(c) {
                     e.push(format!(
                         "{p}.acceptance_contract[{j}] must be a non-empty string."
                     ));
@@ -828,7 +813,7 @@ fn delegation(d: &Json, i: usize) -> Vec<String> {
             Some(list) => {
                 let mut seen = std::collections::HashSet::new();
                 for (j, id) in list.iter().enumerate() {
-                    match s(id).filter(|x| DEC.is_match(x)) {
+                    match s(id).filter(|x| is_decision_id(x)) {
                         None => e.push(format!(
                             "{p}.required_decision_ids[{j}] must match pattern DEC-NNN."
                         )),
@@ -856,7 +841,7 @@ fn assignment(tr: &Json, state: &Json, active: Option<&Json>) -> Vec<String> {
     {
         e.push(format!(
             "run_id mismatch: turn result has \"{}\", state has \"{run}\".",
-            js_text(&tr["run_id"])
+            text(&tr["run_id"])
         ));
     }
     let Some(turn) = active else {
@@ -873,7 +858,7 @@ fn assignment(tr: &Json, state: &Json, active: Option<&Json>) -> Vec<String> {
         {
             e.push(format!(
                 "{field} mismatch: turn result has \"{}\", {says} \"{want}\".",
-                js_text(&tr[field])
+                text(&tr[field])
             ));
         }
     }
@@ -969,7 +954,7 @@ fn artifact(tr: &Json, config: &Json, state: &Json, root: &Path) -> (Vec<String>
             .into_iter()
             .flatten()
             .any(|p| {
-                nonempty(&p["path"])
+                nonblank(&p["path"])
                     && (p["disposition"].is_null() || p["disposition"] == "artifact")
             });
         if tr["files_changed"].as_array().is_none_or(Vec::is_empty) && !checkpointable {
@@ -1035,7 +1020,7 @@ fn artifact(tr: &Json, config: &Json, state: &Json, root: &Path) -> (Vec<String>
             }
             let action = s(&ch["action"]);
             if !matches!(action, Some("create" | "modify" | "delete")) {
-                e.push(format!("proposed_changes[{i}]: action must be \"create\", \"modify\", or \"delete\" (got \"{}\").", js_text(&ch["action"])));
+                e.push(format!("proposed_changes[{i}]: action must be \"create\", \"modify\", or \"delete\" (got \"{}\").", text(&ch["action"])));
             }
             if matches!(action, Some("create" | "modify")) && !ch["content"].is_string() {
                 e.push(format!(
@@ -1111,12 +1096,12 @@ fn verification(tr: &Json) -> (Vec<String>, Vec<String>) {
     if pass
         && v["commands"].as_array().is_none_or(Vec::is_empty)
         && v["machine_evidence"].as_array().is_none_or(Vec::is_empty)
-        && !nonempty(&v["evidence_summary"])
+        && !nonblank(&v["evidence_summary"])
     {
         w.push("verification.status is \"pass\" but no evidence provided (commands, machine_evidence, or evidence_summary).".into());
     }
     for (i, c) in v["commands"].as_array().into_iter().flatten().enumerate() {
-        if !nonempty(c) {
+        if !nonblank(c) {
             e.push(format!(
                 "verification.commands[{i}] must be a non-empty string."
             ));
@@ -1130,7 +1115,7 @@ fn verification(tr: &Json) -> (Vec<String>, Vec<String>) {
                 ));
                 continue;
             }
-            if !nonempty(&m["command"]) {
+            if !nonblank(&m["command"]) {
                 e.push(format!(
                     "verification.machine_evidence[{i}].command must be a non-empty string."
                 ));
@@ -1261,7 +1246,7 @@ fn protocol(
     if completes && request.is_some() {
         e.push("run_completion_request and phase_transition_request are mutually exclusive — set one or neither, not both.".into());
     }
-    if tr["status"] == "needs_human" && !nonempty(&tr["needs_human_reason"]) {
+    if tr["status"] == "needs_human" && !nonblank(&tr["needs_human_reason"]) {
         w.push("status is \"needs_human\" but needs_human_reason is empty.".into());
     }
     if let Some(dels) = tr["delegations"].as_array().filter(|d| !d.is_empty()) {
@@ -1279,11 +1264,11 @@ fn protocol(
         }
         let mut seen = std::collections::HashSet::new();
         for d in dels {
-            let id = js_text(&d["id"]);
+            let id = text(&d["id"]);
             if !seen.insert(id.clone()) {
                 e.push(format!("Duplicate delegation id \"{id}\"."));
             }
-            let to = js_text(&d["to_role"]);
+            let to = text(&d["to_role"]);
             if d["to_role"] == tr["role"] {
                 e.push(format!(
                     "Role \"{role}\" cannot delegate to itself (delegation {id})."
@@ -1315,10 +1300,10 @@ fn protocol(
                 let missing: Vec<String> = r["missing_decision_ids"]
                     .as_array()?
                     .iter()
-                    .map(js_text)
+                    .map(text)
                     .collect();
                 (!missing.is_empty())
-                    .then(|| format!("{}: {}", js_text(&r["delegation_id"]), missing.join(", ")))
+                    .then(|| format!("{}: {}", text(&r["delegation_id"]), missing.join(", ")))
             })
             .collect();
         if !unmet.is_empty() {
