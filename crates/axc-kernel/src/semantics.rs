@@ -127,24 +127,35 @@ fn scaffold_line(line: &str) -> bool {
         || line.starts_with("- [ ] Name the executable checks")
 }
 
-fn system_spec(content: &str) -> Option<String> {
-    let required = ["## Purpose", "## Interface", "## Acceptance Tests"];
-    let missing: Vec<&str> = required
+/// Of the `required` sections, those `content` does not mention, and those it has but with
+/// nothing in them other than blank or `placeholder` lines.
+fn unfilled<'a>(
+    content: &str,
+    required: &[&'a str],
+    placeholder: &dyn Fn(&str) -> bool,
+) -> (Vec<&'a str>, Vec<&'a str>) {
+    let missing = required
         .iter()
         .copied()
         .filter(|s| !content.contains(s))
         .collect();
+    let empty = required
+        .iter()
+        .copied()
+        .filter(|s| section(content, s, placeholder) == (true, false))
+        .collect();
+    (missing, empty)
+}
+
+fn system_spec(content: &str) -> Option<String> {
+    let required = ["## Purpose", "## Interface", "## Acceptance Tests"];
+    let (missing, empty) = unfilled(content, &required, &scaffold_line);
     if !missing.is_empty() {
         return Some(format!(
             "{SYSTEM_SPEC} must define {} before planning can exit.",
             missing.join(", ")
         ));
     }
-    let empty: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|s| section(content, s, &scaffold_line) == (true, false))
-        .collect();
     (!empty.is_empty()).then(|| {
         format!(
             "{} in {SYSTEM_SPEC} still contains only scaffold placeholder text. Replace placeholder content with real spec content before planning can exit.",
@@ -285,26 +296,17 @@ fn section_check(content: &str, config: Option<&Json>) -> Option<String> {
     if sections.is_empty() {
         return None;
     }
-    let missing: Vec<&str> = sections
-        .iter()
-        .copied()
-        .filter(|s| !content.contains(s))
-        .collect();
+    let placeholder = |l: &str| {
+        l.eq_ignore_ascii_case("(Content here.)")
+            || l.eq_ignore_ascii_case("(Operator fills this in.)")
+    };
+    let (missing, empty) = unfilled(content, &sections, &placeholder);
     if !missing.is_empty() {
         return Some(format!(
             "Document must contain sections: {}",
             missing.join(", ")
         ));
     }
-    let placeholder = |l: &str| {
-        l.eq_ignore_ascii_case("(Content here.)")
-            || l.eq_ignore_ascii_case("(Operator fills this in.)")
-    };
-    let empty: Vec<&str> = sections
-        .iter()
-        .copied()
-        .filter(|s| section(content, s, &placeholder) == (true, false))
-        .collect();
     (!empty.is_empty()).then(|| {
         format!(
             "Sections still contain only scaffold placeholder text: {}. Replace placeholder content before this gate can pass.",
