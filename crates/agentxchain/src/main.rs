@@ -1,6 +1,8 @@
 //! `agentxchain`: governed multi-agent runs. Argument parsing and wiring only; the rules live in
 //! `axc-core` and the MCP server in `axc-mcp`.
 
+mod governed;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +26,95 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Scaffold a governed project (the generic template): agentxchain.json, role prompts,
+    /// planning artifacts, TALK.md, an idle state
+    Init {
+        /// A governed project (the only kind this build scaffolds)
+        #[arg(long)]
+        governed: bool,
+        /// No questions; replace an existing agentxchain.json
+        #[arg(short = 'y', long)]
+        yes: bool,
+        /// Where (default: here when this is a git repository without agentxchain.json)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The project goal, written to project.goal
+        #[arg(long, value_name = "TEXT")]
+        goal: Option<String>,
+        /// Template id
+        #[arg(long, value_name = "ID", default_value = "generic")]
+        template: String,
+    },
+    /// Start the run (when idle), reactivate it (when blocked) and assign the next turn with
+    /// its dispatch bundle
+    Resume {
+        /// Assign this role instead of the routing's choice
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Re-dispatch this retained turn
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+    },
+    /// Assign the next turn (manual runtimes: the bundle is written and the command returns;
+    /// accept the staged result with accept-turn)
+    Step {
+        /// Assign this role instead of the routing's choice
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+    },
+    /// Validate the active turn's staged result and record it: history, decisions, gates,
+    /// approval policy
+    #[command(name = "accept-turn")]
+    AcceptTurn {
+        /// The turn (when several are active)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+    },
+    /// Commit exactly the files the last accepted turn declared
+    #[command(name = "checkpoint-turn")]
+    CheckpointTurn {
+        /// The accepted turn (default: the last)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+    },
+    /// A person approves the pending phase transition
+    #[command(name = "approve-transition")]
+    ApproveTransition,
+    /// A person approves the pending run completion
+    #[command(name = "approve-completion")]
+    ApproveCompletion,
+    /// Block the active run on an operator escalation (raises a human escalation)
+    Escalate {
+        /// Why (required)
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        /// More detail
+        #[arg(long, value_name = "TEXT")]
+        detail: Option<String>,
+        /// The recovery action to show instead of the default
+        #[arg(long, value_name = "TEXT")]
+        action: Option<String>,
+        /// The active turn to retain (when several are active)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+    },
+    /// Resolve the current human escalation and resume the run
+    Unblock {
+        /// The escalation id (hesc_...)
+        id: String,
+    },
+    /// Validate the staged turn result without accepting it
+    Validate {
+        /// What to validate (turn)
+        #[arg(long, value_name = "MODE", default_value = "turn")]
+        mode: String,
+        /// The turn (when several are active)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+        /// Print the verdict as JSON
+        #[arg(short = 'j', long)]
+        json: bool,
+    },
     /// Protocol conformance: check an implementation against the corpus
     Conformance {
         #[command(subcommand)]
@@ -137,6 +228,54 @@ struct RecordArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Init {
+            governed,
+            yes,
+            dir,
+            goal,
+            template,
+        } => {
+            if !governed {
+                println!(
+                    "Only governed projects are scaffolded by this build: agentxchain init --governed"
+                );
+                return ExitCode::from(1);
+            }
+            governed::init(dir.as_deref(), goal.as_deref(), &template, yes)
+        }
+        Command::Resume { role, turn } => governed::resume(axc_kernel::run::assign::Options {
+            role,
+            turn,
+            via: None,
+        }),
+        Command::Step { role } => governed::resume(axc_kernel::run::assign::Options {
+            role,
+            turn: None,
+            via: None,
+        }),
+        Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
+        Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),
+        Command::ApproveTransition => governed::approve_transition(),
+        Command::ApproveCompletion => governed::approve_completion(),
+        Command::Escalate {
+            reason,
+            detail,
+            action,
+            turn,
+        } => governed::escalate(
+            &reason,
+            detail.as_deref(),
+            action.as_deref(),
+            turn.as_deref(),
+        ),
+        Command::Unblock { id } => governed::unblock(&id),
+        Command::Validate { mode, turn, json } => {
+            if mode != "turn" {
+                println!("validate --mode {mode}: only --mode turn is available in this build");
+                return ExitCode::from(2);
+            }
+            governed::validate_turn(turn.as_deref(), json)
+        }
         Command::ServeMcp { root } => serve_mcp(root),
         Command::Status { common } => report(&common, |p, root, w| match p {
             Some(p) => read::status(p, w),

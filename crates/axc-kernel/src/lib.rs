@@ -17,6 +17,7 @@ pub mod hooks;
 pub mod js;
 pub mod manifest;
 pub mod process;
+pub mod run;
 pub mod semantics;
 pub mod transitions;
 pub mod turn_result;

@@ -1,0 +1,638 @@
+//! The governed-run commands' texts: each calls one kernel operation
+//! (`axc_kernel::run`) and prints what the reference prints, exiting as it does.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use axc_kernel::run::{
+    self, Refusal, Store, accept, approve, assign, checkpoint, config as cfg, escalate, scaffold,
+};
+use serde_json::Value as Json;
+
+const RULE: &str = "────────────────────────────────────────────";
+
+fn code(c: i32) -> ExitCode {
+    ExitCode::from(c.clamp(0, 255) as u8)
+}
+
+fn refuse(r: &Refusal) -> ExitCode {
+    println!("{}", r.message);
+    code(r.exit_code)
+}
+
+fn s(v: &Json) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+/// The project root: the nearest ancestor of the current directory holding agentxchain.json.
+fn store() -> Result<Store, ExitCode> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    match axc_core::config::find_root(&cwd) {
+        Some(root) => Ok(Store::new(root)),
+        None => {
+            println!("No agentxchain.json found. Run `agentxchain init` first.");
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+macro_rules! project {
+    () => {
+        match store() {
+            Ok(s) => s,
+            Err(c) => return c,
+        }
+    };
+}
+
+/// `init --governed`.
+pub fn init(dir: Option<&Path>, goal: Option<&str>, template: &str, yes: bool) -> ExitCode {
+    if !scaffold::TEMPLATES.contains(&template) {
+        println!("  Error: Unknown template \"{template}\".\n");
+        println!("  Available templates in this build:");
+        println!("    generic       Default governed scaffold");
+        return ExitCode::from(1);
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let in_place =
+        dir.is_none() && cwd.join(".git").exists() && !cwd.join("agentxchain.json").exists();
+    let (target, label) = match dir {
+        Some(d) => (cwd.join(d), d.display().to_string()),
+        None if in_place => (cwd.clone(), ".".to_owned()),
+        None => (
+            cwd.join("my-agentxchain-project"),
+            "my-agentxchain-project".to_owned(),
+        ),
+    };
+    let name = if dir.is_some() || in_place {
+        axc_core::util::resolve_path(&target)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "My AgentXchain Project".into())
+    } else {
+        "My AgentXchain Project".to_owned()
+    };
+    let made = match scaffold::governed(&target, &name, goal, yes) {
+        Ok(m) => m,
+        Err(r) => return refuse(&r),
+    };
+    let cfg = cfg::normalize(made.config.clone());
+    let dev_runtime = cfg::runtime_id(&cfg, "dev");
+    println!();
+    println!("  ✓ Created governed project {label}/");
+    println!();
+    println!("    ├── agentxchain.json  (governed)");
+    println!("    ├── .agentxchain/");
+    println!("    │    ├── state.json / history.jsonl / decision-ledger.jsonl");
+    println!("    │    ├── staging/");
+    println!("    │    ├── prompts/  ({})", made.roles.join(", "));
+    println!("    │    ├── reviews/");
+    println!("    │    └── dispatch/");
+    println!("    ├── .planning/");
+    println!("    │    ├── PM_SIGNOFF.md / ROADMAP.md / SYSTEM_SPEC.md");
+    println!("    │    ├── acceptance-matrix.md / ship-verdict.md");
+    println!("    │    └── RELEASE_NOTES.md");
+    println!("    └── TALK.md");
+    println!();
+    println!("  Roles: {}", made.roles.join(", "));
+    println!(
+        "  Phases: {} (default; extend via routing in agentxchain.json)",
+        made.phases.join(" → ")
+    );
+    println!("  Template: {template}");
+    println!(
+        "  Dev runtime: {dev_runtime} ({})",
+        cfg::runtime_type(&cfg, dev_runtime)
+    );
+    println!("  Protocol: governed convergence");
+    println!();
+    println!("  Ready: manual-only scaffold (no API keys and no local coding CLI required).");
+    println!(
+        "    Use agentxchain step for the first governed turn; run requires automatable runtimes."
+    );
+    println!();
+    println!("  Next:");
+    if label != "." {
+        println!("    cd {label}");
+    }
+    println!("    agentxchain doctor # verify runtimes, config, and readiness");
+    println!("    git add -A # stage the governed scaffold");
+    println!("    git commit -m \"initial governed scaffold\" # checkpoint the starting state");
+    println!("    agentxchain resume # assign the first governed turn");
+    println!("    agentxchain status # inspect phase, gate, and turn state");
+    println!();
+    ExitCode::SUCCESS
+}
+
+fn gate_context(store: &Store, config: &Json, state: &Json) {
+    println!();
+    println!("agentxchain resume");
+    println!(
+        "  Run:      {}",
+        state["run_id"].as_str().unwrap_or("(uninitialized)")
+    );
+    let phase = s(&state["phase"]);
+    println!(
+        "  Phase:    {}",
+        if phase.is_empty() { "(unknown)" } else { phase }
+    );
+    if let Some(gate) = cfg::exit_gate(config, phase) {
+        let status = state["phase_gate_status"][gate]
+            .as_str()
+            .unwrap_or("pending");
+        println!("  Gate:     {gate} ({status})");
+        let g = &config["gates"][gate];
+        let files: Vec<String> = g["requires_files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .map(|f| {
+                let name = Path::new(f)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| f.to_owned());
+                let _ = store;
+                name
+            })
+            .collect();
+        if !files.is_empty() {
+            println!("  Files:    {}", files.join(", "));
+        }
+        let mut needs = Vec::new();
+        if g["requires_human_approval"] == true {
+            needs.push("human approval");
+        }
+        if g["requires_verification_pass"] == true {
+            needs.push("verification pass");
+        }
+        if !needs.is_empty() {
+            println!("  Needs:    {}", needs.join(", "));
+        }
+    }
+    println!();
+}
+
+fn turn_assigned(config: &Json, state: &Json, turn: &Json) {
+    let id = s(&turn["turn_id"]);
+    let role = s(&turn["assigned_role"]);
+    println!();
+    println!("  Turn Assigned");
+    println!("  {RULE}");
+    println!();
+    println!("  Turn:     {id}");
+    println!("  Role:     {}", cfg::role_title(config, role));
+    println!("  Phase:    {}", s(&state["phase"]));
+    println!("  Runtime:  {}", s(&turn["runtime_id"]));
+    println!("  Attempt:  {}", turn["attempt"]);
+    println!();
+    println!("  Dispatch bundle: .agentxchain/dispatch/turns/{id}/");
+    println!("  Prompt:           .agentxchain/dispatch/turns/{id}/PROMPT.md");
+    println!("  Submit result to: .agentxchain/staging/{id}/turn-result.json");
+    println!();
+    println!("  When done, run: agentxchain validate --mode turn");
+    println!();
+}
+
+fn recovery_block(reason: &str, owner: &str, action: &str, turn: &str, detail: &str) {
+    println!("  Reason:   {reason}");
+    println!("  Owner:    {owner}");
+    println!("  Action:   {action}");
+    println!("  Turn:     {turn}");
+    println!("  Detail:   {detail}");
+}
+
+fn awaiting(state: &Json) {
+    println!("This run is awaiting approval.");
+    if let Some(gate) = state["pending_phase_transition"]["gate"].as_str() {
+        println!();
+        recovery_block(
+            "pending_phase_transition",
+            "human",
+            "agentxchain approve-transition",
+            "cleared",
+            gate,
+        );
+        println!(
+            "  Pending:  {} → {}",
+            s(&state["pending_phase_transition"]["from"]),
+            s(&state["pending_phase_transition"]["to"])
+        );
+    } else if let Some(gate) = state["pending_run_completion"]["gate"].as_str() {
+        println!();
+        recovery_block(
+            "pending_run_completion",
+            "human",
+            "agentxchain approve-completion",
+            "cleared",
+            gate,
+        );
+    }
+}
+
+/// `resume` (and the second half of `unblock`).
+pub fn resume(opts: assign::Options) -> ExitCode {
+    let store = project!();
+    let config = match cfg::load(&store) {
+        Ok(c) => c,
+        Err(r) => return refuse(&r),
+    };
+    match assign::resume(&store, &opts) {
+        Ok(r) => {
+            if let Some(id) = &r.initialized {
+                println!("Initialized governed run: {id}");
+            } else if r.reactivated && !r.redispatched {
+                println!("Resumed blocked run: {}", s(&r.state["run_id"]));
+            }
+            gate_context(&store, &config, &r.context);
+            if r.redispatched {
+                println!("Re-dispatching blocked turn: {}", s(&r.turn["turn_id"]));
+                println!("  Role:    {}", s(&r.turn["assigned_role"]));
+                println!("  Attempt: {}", r.turn["attempt"]);
+                println!();
+            }
+            turn_assigned(&config, &r.state, &r.turn);
+            ExitCode::SUCCESS
+        }
+        Err(assign::Stop::Refused(r)) => refuse(&r),
+        Err(assign::Stop::TurnsActive(turns, state)) => {
+            if let [t] = turns.as_slice() {
+                println!("A turn is already active:");
+                println!("  Turn:  {}", s(&t["turn_id"]));
+                println!("  Role:  {}", s(&t["assigned_role"]));
+                println!("  Phase: {}", s(&state["phase"]));
+                println!();
+                println!(
+                    "The dispatch bundle is at: .agentxchain/dispatch/turns/{}/",
+                    s(&t["turn_id"])
+                );
+            } else {
+                println!("{} turns are already active:", turns.len());
+                for t in &turns {
+                    println!(
+                        "  ● {} — {} ({})",
+                        s(&t["turn_id"]),
+                        s(&t["assigned_role"]),
+                        s(&t["status"])
+                    );
+                }
+                println!();
+            }
+            println!("Complete or accept/reject active turns before resuming.");
+            println!("Use agentxchain step --resume to continue waiting for an active turn.");
+            ExitCode::from(1)
+        }
+        Err(assign::Stop::AwaitingApproval(state)) => {
+            awaiting(&state);
+            ExitCode::from(1)
+        }
+        Err(assign::Stop::AssignFailed {
+            context,
+            initialized,
+            error,
+        }) => {
+            if let Some(id) = initialized {
+                println!("Initialized governed run: {id}");
+            }
+            gate_context(&store, &config, &context);
+            println!("Failed to assign turn: {error}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `accept-turn`.
+pub fn accept_turn(turn: Option<&str>) -> ExitCode {
+    let store = project!();
+    let config = match cfg::load(&store) {
+        Ok(c) => c,
+        Err(r) => return refuse(&r),
+    };
+    match accept::accept(&store, turn) {
+        Err(r) => refuse(&r),
+        Ok(accept::Accepted::Failed {
+            stage,
+            error_class,
+            errors,
+            ..
+        }) => {
+            println!();
+            println!("  Validation failed at stage {stage}");
+            println!("  {RULE}");
+            println!();
+            recovery_block(
+                &error_class,
+                "human",
+                "Fix staged result and rerun agentxchain accept-turn, or reject with agentxchain reject-turn --reason \"...\"",
+                "retained",
+                &errors.join("; "),
+            );
+            println!();
+            println!("Inspect the staged result with: agentxchain validate --mode turn");
+            ExitCode::from(1)
+        }
+        Ok(accept::Accepted::Done {
+            entry,
+            state,
+            outcome,
+        }) => {
+            println!();
+            println!("  Turn Accepted");
+            println!("  {RULE}");
+            println!();
+            println!("  Turn:     {}", s(&entry["turn_id"]));
+            println!("  Role:     {}", s(&entry["role"]));
+            println!("  Status:   {}", s(&entry["status"]));
+            println!("  Summary:  {}", s(&entry["summary"]));
+            if let Some(n) = entry["proposed_next_role"].as_str() {
+                println!("  Proposed: {n}");
+            }
+            println!("  Accepted: {}", s(&state["accepted_integration_ref"]));
+            if let Some(c) = entry["cost"]["usd"].as_f64() {
+                println!("  Cost:     ${c:.2}");
+            }
+            println!();
+            let _ = &config;
+            match outcome {
+                accept::Outcome::PausedForTransition { gate, .. } => {
+                    recovery_block(
+                        "pending_phase_transition",
+                        "human",
+                        "agentxchain approve-transition",
+                        "cleared",
+                        &gate,
+                    );
+                    println!();
+                }
+                accept::Outcome::PausedForCompletion { gate } => {
+                    recovery_block(
+                        "pending_run_completion",
+                        "human",
+                        "agentxchain approve-completion",
+                        "cleared",
+                        &gate,
+                    );
+                    println!();
+                }
+                accept::Outcome::Completed => {
+                    println!("  ✓ Run completed");
+                    println!();
+                }
+                accept::Outcome::GateFailed { gate, reasons } => {
+                    println!("  Gate not passed: {}", gate.as_deref().unwrap_or("(none)"));
+                    for r in reasons {
+                        println!("    - {r}");
+                    }
+                    println!();
+                    println!("  Next: review state, then run agentxchain resume when ready.");
+                    println!();
+                }
+                _ => {
+                    println!("  Next: review state, then run agentxchain resume when ready.");
+                    println!();
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `checkpoint-turn`.
+pub fn checkpoint_turn(turn: Option<&str>) -> ExitCode {
+    let store = project!();
+    match checkpoint::checkpoint(&store, turn) {
+        Err(r) => refuse(&r),
+        Ok(checkpoint::Checkpointed::Committed { turn_id, sha }) => {
+            println!("Checkpointed {turn_id} at {sha}.");
+            ExitCode::SUCCESS
+        }
+        Ok(checkpoint::Checkpointed::Already { turn_id, sha }) => {
+            println!("Turn {turn_id} already has checkpoint {sha}.");
+            ExitCode::SUCCESS
+        }
+        Ok(checkpoint::Checkpointed::Skipped { reason }) => {
+            println!("{reason}");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `approve-transition`.
+pub fn approve_transition() -> ExitCode {
+    let store = project!();
+    let config = match cfg::load(&store) {
+        Ok(c) => c,
+        Err(r) => return refuse(&r),
+    };
+    match approve::approve_transition(&store) {
+        Err(r) => refuse(&r),
+        Ok(a) => {
+            let p = &a.pending;
+            println!();
+            println!("  Approving Phase Transition");
+            println!("  {RULE}");
+            println!("  From:  {}", s(&p["from"]));
+            println!("  To:    {}", s(&p["to"]));
+            println!("  Gate:  {}", s(&p["gate"]));
+            println!("  Turn:  {}", s(&p["requested_by_turn"]));
+            println!();
+            println!("  ✓ Phase advanced: {} → {}", s(&p["from"]), s(&p["to"]));
+            println!("  Run status: {}", s(&a.state["status"]));
+            println!();
+            let to = s(&p["to"]);
+            let next_role = cfg::entry_role(&config, to);
+            let blocked = next_role.and_then(|r| {
+                assign::clean_baseline_error(&store, cfg::write_authority(&config, r))
+                    .map(|e| (r, e))
+            });
+            match blocked {
+                Some((role, why)) => {
+                    println!("  Next turn blocked until the workspace is checkpointed.");
+                    println!("  Role:  {role} ({})", cfg::write_authority(&config, role));
+                    println!("  Why:   {why}");
+                    println!(
+                        "  Fix:   git add -A && git commit -m \"checkpoint accepted artifacts\""
+                    );
+                    println!("  Then:  agentxchain step  (to run the first turn in {to} phase)");
+                }
+                None => println!("  Next: agentxchain step  (to run the first turn in {to} phase)"),
+            }
+            println!();
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `approve-completion`.
+pub fn approve_completion() -> ExitCode {
+    let store = project!();
+    match approve::approve_completion(&store) {
+        Err(r) => refuse(&r),
+        Ok(a) => {
+            let p = &a.pending;
+            println!();
+            println!("  Approving Run Completion");
+            println!("  {RULE}");
+            println!("  Phase:  {}", s(&a.state["phase"]));
+            println!("  Gate:   {}", s(&p["gate"]));
+            println!("  Turn:   {}", s(&p["requested_by_turn"]));
+            println!();
+            println!("  ✓ Run completed");
+            println!("  Completed at: {}", s(&a.state["completed_at"]));
+            println!();
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `escalate`.
+pub fn escalate(
+    reason: &str,
+    detail: Option<&str>,
+    action: Option<&str>,
+    turn: Option<&str>,
+) -> ExitCode {
+    let store = project!();
+    match escalate::escalate(&store, reason, detail, action, turn) {
+        Err(r) => refuse(&r),
+        Ok(e) => {
+            let esc = &e.escalation;
+            println!();
+            println!("  Run Escalated");
+            println!("  {RULE}");
+            println!();
+            println!("  Reason:   {}", s(&esc["reason"]));
+            if esc["detail"] != esc["reason"] {
+                println!("  Detail:   {}", s(&esc["detail"]));
+            }
+            println!("  Blocked:  {}", s(&e.state["blocked_on"]));
+            println!("  Source:   operator");
+            println!(
+                "  Turn:     {}",
+                esc["from_turn_id"].as_str().unwrap_or("none retained")
+            );
+            if let Some(r) = esc["from_role"].as_str() {
+                println!("  Role:     {r}");
+            }
+            println!();
+            let rec = &e.state["blocked_reason"]["recovery"];
+            println!("  Typed:    {}", s(&rec["typed_reason"]));
+            println!("  Owner:    {}", s(&rec["owner"]));
+            println!("  Action:   {}", s(&rec["recovery_action"]));
+            println!(
+                "  Retained: {}",
+                if rec["turn_retained"] == true {
+                    "yes"
+                } else {
+                    "no"
+                }
+            );
+            println!();
+            let r = &e.record;
+            let svc = r["service"]
+                .as_str()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            eprint!(
+                "\n[agentxchain] ⚠ HUMAN ESCALATION RAISED: {}{svc}\n  Type:    {}\n  Action:  {}\n  Unblock: {}\n\n",
+                s(&r["escalation_id"]),
+                s(&r["type"]),
+                s(&r["action"]),
+                s(&r["resolution_command"])
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `unblock <id>`.
+pub fn unblock(id: &str) -> ExitCode {
+    let store = project!();
+    let record = match escalate::check_unblock(&store, id) {
+        Ok(r) => r,
+        Err(r) => return refuse(&r),
+    };
+    let svc = record["service"]
+        .as_str()
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    println!();
+    println!("  Unblocking {}", s(&record["escalation_id"]));
+    println!("  Type: {}{svc}", s(&record["type"]));
+    if let Some(d) = record["detail"].as_str() {
+        println!("  Detail: {d}");
+    }
+    println!("  Continuing governed execution...");
+    println!();
+    let code = resume(assign::Options {
+        role: None,
+        turn: record["turn_id"].as_str().map(str::to_owned),
+        via: Some("operator_unblock".into()),
+    });
+    if code == ExitCode::SUCCESS {
+        eprint!(
+            "\n[agentxchain] ✓ HUMAN ESCALATION RESOLVED: {}\n  Resolved via: operator_unblock\n\n",
+            s(&record["escalation_id"])
+        );
+    }
+    code
+}
+
+/// `validate --mode turn`: the staged result of the active turn, through the five stages,
+/// without accepting it.
+pub fn validate_turn(turn: Option<&str>, json_out: bool) -> ExitCode {
+    let store = project!();
+    let config = match cfg::load(&store) {
+        Ok(c) => c,
+        Err(r) => return refuse(&r),
+    };
+    let state = match assign::load_state(&store) {
+        Ok(s) => s,
+        Err(r) => return refuse(&r),
+    };
+    let turns = state["active_turns"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let target = match turn {
+        Some(t) => turns.get(t).cloned(),
+        None if turns.len() == 1 => turns.values().next().cloned(),
+        None => None,
+    };
+    let Some(t) = target else {
+        println!("No active turn to validate (use --turn <id> when several are active).");
+        return ExitCode::from(1);
+    };
+    let id = s(&t["turn_id"]).to_owned();
+    let mut solo = state.clone();
+    solo["active_turns"] = serde_json::json!({ &id: t });
+    let rel = run::dispatch::staging_rel(&id);
+    let v = axc_kernel::turn_result::validate_staged(store.root(), &solo, &config, &rel);
+    if json_out {
+        println!(
+            "{}",
+            canon::to_pretty(&serde_json::json!({
+                "ok": v.ok(), "turn_id": id, "stage": v.stage, "error_class": v.error_class,
+                "errors": v.errors, "warnings": v.warnings,
+            }))
+        );
+    } else if v.ok() {
+        println!("✓ Turn result for {id} is valid ({rel}).");
+        for w in &v.warnings {
+            println!("  warning: {w}");
+        }
+    } else {
+        println!(
+            "✗ Turn result for {id} failed at stage {}:",
+            v.stage.unwrap_or("")
+        );
+        for e in &v.errors {
+            println!("  - {e}");
+        }
+    }
+    if v.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,444 @@
+//! `accept-turn`: the staged result of the active turn is validated (the five stages), then
+//! recorded — history, decision ledger, `TALK.md`, budget — and its phase-transition or
+//! run-completion request goes through the exit gate and the approval policy: the run
+//! advances, completes, or pauses for a person. A result that fails validation leaves the turn
+//! retained as `failed_acceptance`.
+
+use serde_json::{Value as Json, json};
+
+use super::approve::{self, Policy};
+use super::config as cfg;
+use super::store::{HISTORY, LEDGER, STATE, Store, TALK};
+use super::{Refusal, dispatch, event_turn, git, now, session, usd};
+use crate::gates::{self, Action};
+use crate::turn_result;
+
+/// What acceptance did.
+#[derive(Clone, Debug)]
+pub enum Accepted {
+    /// Validation failed at `stage`; the turn is retained.
+    Failed {
+        stage: String,
+        error_class: String,
+        errors: Vec<String>,
+        turn_id: String,
+    },
+    Done {
+        entry: Json,
+        state: Json,
+        /// `Advanced(from, to, trigger)` / `Completed` / paused / the gate failed.
+        outcome: Outcome,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Stayed,
+    Advanced {
+        from: String,
+        to: String,
+        gate: String,
+        trigger: String,
+    },
+    Completed,
+    PausedForTransition {
+        gate: String,
+        from: String,
+        to: String,
+    },
+    PausedForCompletion {
+        gate: String,
+    },
+    GateFailed {
+        gate: Option<String>,
+        reasons: Vec<String>,
+    },
+}
+
+fn target_turn(state: &Json, turn: Option<&str>) -> Result<Json, Refusal> {
+    let turns = state["active_turns"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    match turn {
+        Some(t) => turns
+            .get(t)
+            .cloned()
+            .ok_or_else(|| Refusal::new(format!("No active turn found for --turn {t}"))),
+        None => match turns.len() {
+            0 => Err(Refusal::new("No active turn to accept.")),
+            1 => Ok(turns.values().next().cloned().unwrap_or_default()),
+            _ => Err(Refusal::new(
+                "Multiple active turns exist. Use --turn <id> to specify which to accept.",
+            )),
+        },
+    }
+}
+
+fn normalized_verification(config: &Json, turn: &Json, tr: &Json) -> Json {
+    let manual = cfg::runtime_type(config, turn["runtime_id"].as_str().unwrap_or("")) == "manual";
+    let v = &tr["verification"];
+    match v["status"].as_str().unwrap_or("skipped") {
+        "pass" if manual => {
+            json!({"status": "attested_pass", "reason": "Manual runtime — human attested pass", "reproducible": false})
+        }
+        "pass" => {
+            let evidence = v["machine_evidence"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if !evidence.is_empty() && evidence.iter().all(|e| e["exit_code"] == 0) {
+                json!({"status": "pass", "reason": "Machine evidence confirms all commands passed", "reproducible": true})
+            } else {
+                json!({"status": "not_reproducible", "reason": "Pass declared without reproducible machine evidence", "reproducible": false})
+            }
+        }
+        "fail" => {
+            json!({"status": "fail", "reason": "Agent reported verification failure", "reproducible": false})
+        }
+        _ => json!({"status": "skipped", "reason": "Verification skipped", "reproducible": false}),
+    }
+}
+
+fn talk_section(entry: &Json) -> String {
+    let id = entry["turn_id"].as_str().unwrap_or("");
+    let short = id.strip_prefix("turn_").unwrap_or(id);
+    let short: String = short.chars().take(8).collect();
+    let mut s = format!(
+        "## Turn {short} — {} ({})\n\n- **Status:** {}\n- **Summary:** {}\n",
+        entry["role"].as_str().unwrap_or(""),
+        entry["phase"].as_str().unwrap_or(""),
+        entry["status"].as_str().unwrap_or(""),
+        entry["summary"].as_str().unwrap_or(""),
+    );
+    for d in entry["decisions"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "- **Decision {}:** {}\n",
+            d["id"].as_str().unwrap_or(""),
+            d["statement"].as_str().unwrap_or("")
+        ));
+    }
+    for o in entry["objections"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "- **Objection {} ({}):** {}\n",
+            o["id"].as_str().unwrap_or(""),
+            o["severity"].as_str().unwrap_or(""),
+            o["statement"].as_str().unwrap_or("")
+        ));
+    }
+    if let Some(next) = entry["proposed_next_role"].as_str() {
+        s.push_str(&format!("- **Proposed next:** {next}\n"));
+    }
+    s.push_str("\n---\n\n");
+    s
+}
+
+fn append_talk(store: &Store, section: &str) -> Result<(), Refusal> {
+    use std::io::Write;
+    let mut f = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(store.path(TALK))?;
+    f.write_all(section.as_bytes())?;
+    Ok(())
+}
+
+/// `accept-turn [--turn id]`.
+pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
+    let config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let state = super::assign::load_state(store)?;
+    let turn = target_turn(&state, turn)?;
+    let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
+    // Validation sees this turn as the one active turn.
+    let mut solo = state.clone();
+    solo["active_turns"] = json!({ &turn_id: turn.clone() });
+    let rel = dispatch::staging_rel(&turn_id);
+    let v = turn_result::validate_staged(store.root(), &solo, &config, &rel);
+    if !v.ok() {
+        let stage = v.stage.unwrap_or("schema").to_owned();
+        let reason = format!(
+            "Validation failed at stage {stage}: {}",
+            v.errors.join("; ")
+        );
+        let mut next = state.clone();
+        let t = &mut next["active_turns"][&turn_id];
+        t["status"] = json!("failed_acceptance");
+        t["failed_at"] = json!(now());
+        t["failure_reason"] = json!(reason);
+        store.write_json(STATE, &next)?;
+        store.emit(
+            "acceptance_failed",
+            &next,
+            event_turn(&turn),
+            json!({"reason": reason, "error_code": "validation_failed", "stage": stage, "errors": v.errors}),
+        )?;
+        return Ok(Accepted::Failed {
+            stage,
+            error_class: v.error_class.unwrap_or("schema_error").to_owned(),
+            errors: v.errors,
+            turn_id,
+        });
+    }
+    let tr = v.turn_result.unwrap_or_default();
+    let observed = git::observe(store.root(), &turn["baseline"]);
+    let at = now();
+    let accepted_ref = observed["head_ref"]
+        .as_str()
+        .map(|h| format!("git:{h}"))
+        .unwrap_or_else(|| "workspace:dirty".to_owned());
+    let phase = state["phase"].as_str().unwrap_or("").to_owned();
+    let sequence = state["turn_sequence"].as_u64().unwrap_or(0) + 1;
+    let role = turn["assigned_role"].as_str().unwrap_or("").to_owned();
+    let entry = json!({
+        "turn_id": turn_id,
+        "run_id": state["run_id"],
+        "role": role,
+        "phase": phase,
+        "runtime_id": turn["runtime_id"],
+        "status": tr["status"],
+        "summary": tr["summary"],
+        "decisions": tr["decisions"],
+        "objections": tr["objections"],
+        "files_changed": tr["files_changed"],
+        "artifacts_created": tr["artifacts_created"],
+        "verification": tr["verification"],
+        "normalized_verification": normalized_verification(&config, &turn, &tr),
+        "artifact": tr["artifact"],
+        "intent_id": Json::Null,
+        "observed_artifact": {
+            "derived_by": "orchestrator",
+            "baseline_ref": turn["baseline"]["head_ref"].as_str().map(|h| format!("git:{h}")),
+            "accepted_ref": accepted_ref,
+            "files_changed": observed["files_changed"],
+            "file_markers": observed["file_markers"],
+            "diff_summary": observed["diff_summary"],
+        },
+        "proposed_next_role": tr["proposed_next_role"],
+        "phase_transition_request": tr["phase_transition_request"],
+        "run_completion_request": tr["run_completion_request"] == true,
+        "assigned_sequence": turn["assigned_sequence"],
+        "accepted_sequence": sequence,
+        "concurrent_with": turn["concurrent_with"],
+        "cost": tr["cost"],
+        "accepted_at": at,
+    });
+    // The state after the turn, before its requests are decided.
+    let mut next = state.clone();
+    if let Some(m) = next["active_turns"].as_object_mut() {
+        m.remove(&turn_id);
+    }
+    if let Some(m) = next["budget_reservations"].as_object_mut() {
+        m.remove(&turn_id);
+    }
+    let cost = tr["cost"]["usd"].as_f64().unwrap_or(0.0);
+    let spent = state["budget_status"]["spent_usd"].as_f64().unwrap_or(0.0) + cost;
+    next["budget_status"] = json!({
+        "spent_usd": usd(spent),
+        "remaining_usd": config["budget"]["per_run_max_usd"].as_f64().map(|m| usd(m - spent)).unwrap_or(Json::Null),
+    });
+    next["turn_sequence"] = json!(sequence);
+    next["last_completed_turn_id"] = json!(turn_id);
+    next["accepted_integration_ref"] = json!(accepted_ref);
+    let recommended = tr["proposed_next_role"]
+        .as_str()
+        .filter(|r| *r != "human" && config["roles"].get(*r).is_some())
+        .map(|r| json!(r))
+        .unwrap_or(Json::Null);
+    next["next_recommended_role"] = recommended;
+    next["pending_delegation_review"] = Json::Null;
+
+    // Records first: the history line, the decisions, the talk file.
+    store.append_jsonl(HISTORY, &entry)?;
+    for d in tr["decisions"].as_array().into_iter().flatten() {
+        store.append_jsonl(
+            LEDGER,
+            &json!({
+                "id": d["id"], "turn_id": turn_id, "role": role, "phase": phase,
+                "runtime_id": turn["runtime_id"], "category": d["category"],
+                "statement": d["statement"], "rationale": d["rationale"],
+                "objections_against": [], "status": "accepted", "overridden_by": null,
+                "created_at": at,
+            }),
+        )?;
+    }
+    append_talk(store, &talk_section(&entry))?;
+
+    // The request, through the gate and the policy.
+    let mut outcome = Outcome::Stayed;
+    let mut after: Vec<(&str, Json, Json)> = Vec::new();
+    let mut before: Vec<(&str, Json, Json)> = Vec::new();
+    let eval_state = {
+        let mut s = state.clone();
+        s["turn_sequence"] = json!(sequence);
+        s
+    };
+    let from = phase.clone();
+    if !entry["phase_transition_request"].is_null() {
+        let g = gates::evaluate_phase_exit(&eval_state, &config, &entry, store.root());
+        let gate_id = g.gate_id.clone().unwrap_or_default();
+        let to = g.next_phase.clone().unwrap_or_default();
+        match g.action {
+            Action::Advance | Action::AwaitingHumanApproval => {
+                let policy = if g.action == Action::Advance {
+                    Policy::Open
+                } else {
+                    approve::transition_policy(&config, &from, &to, &gate_id)
+                };
+                match policy {
+                    Policy::Open | Policy::AutoApprove(_) => {
+                        let trigger = if let Policy::AutoApprove(rule) = &policy {
+                            store.append_jsonl(
+                                LEDGER,
+                                &json!({
+                                    "type": "approval_policy", "gate_type": "phase_transition",
+                                    "action": "auto_approve", "matched_rule": rule,
+                                    "from_phase": from, "to_phase": to,
+                                    "reason": format!("rule matched: {from} → {to} auto-approved"),
+                                    "gate_id": gate_id, "timestamp": at,
+                                }),
+                            )?;
+                            "auto_approved"
+                        } else {
+                            "auto"
+                        };
+                        approve::enter_phase(&mut next, &gate_id, &to);
+                        let t = event_turn(&turn);
+                        before.push((
+                            "phase_entered",
+                            t.clone(),
+                            json!({"from": from, "to": to, "gate_id": gate_id, "trigger": trigger}),
+                        ));
+                        before.push((
+                            "phase_cleanup",
+                            t,
+                            approve::cleanup_payload(&from, &to, &gate_id, trigger),
+                        ));
+                        outcome = Outcome::Advanced {
+                            from: from.clone(),
+                            to,
+                            gate: gate_id,
+                            trigger: trigger.into(),
+                        };
+                    }
+                    Policy::RequireHuman => {
+                        next["status"] = json!("paused");
+                        next["blocked_on"] = json!(format!("human_approval:{gate_id}"));
+                        next["pending_phase_transition"] = json!({"from": from, "to": to, "gate": gate_id, "requested_by_turn": turn_id});
+                        after.push((
+                            "gate_pending",
+                            Json::Null,
+                            json!({"gate_type": "phase_transition", "from": from, "to": to}),
+                        ));
+                        outcome = Outcome::PausedForTransition {
+                            gate: gate_id,
+                            from: from.clone(),
+                            to,
+                        };
+                    }
+                }
+            }
+            Action::NoRequest => {}
+            _ => {
+                next["last_gate_failure"] = json!({
+                    "gate_type": "phase_transition", "gate_id": g.gate_id, "phase": from,
+                    "from_phase": from, "to_phase": entry["phase_transition_request"],
+                    "requested_by_turn": turn_id, "failed_at": at, "passed": false,
+                    "reasons": g.reasons, "missing_files": g.missing_files,
+                    "missing_verification": g.missing_verification,
+                });
+                outcome = Outcome::GateFailed {
+                    gate: g.gate_id,
+                    reasons: g.reasons,
+                };
+            }
+        }
+    } else if entry["run_completion_request"] == true {
+        let g = gates::evaluate_run_completion(&eval_state, &config, &entry, store.root());
+        let gate_id = g.gate_id.clone().unwrap_or_default();
+        match g.action {
+            Action::Complete | Action::AwaitingHumanApproval => {
+                let history = store.read_jsonl(HISTORY);
+                let policy = if g.action == Action::Complete {
+                    Policy::Open
+                } else {
+                    approve::completion_policy(&config, &history, &gate_id)
+                };
+                match policy {
+                    Policy::Open | Policy::AutoApprove(_) => {
+                        if let Policy::AutoApprove(rule) = &policy {
+                            store.append_jsonl(
+                                LEDGER,
+                                &json!({
+                                    "type": "approval_policy", "gate_type": "run_completion",
+                                    "action": "auto_approve", "matched_rule": rule,
+                                    "reason": "run_completion policy auto-approved",
+                                    "gate_id": gate_id, "timestamp": at,
+                                }),
+                            )?;
+                        }
+                        approve::complete(&mut next, &gate_id, &at);
+                        after.push(("run_completed", Json::Null, json!({"completed_at": at})));
+                        outcome = Outcome::Completed;
+                    }
+                    Policy::RequireHuman => {
+                        next["status"] = json!("paused");
+                        next["blocked_on"] = json!(format!("human_approval:{gate_id}"));
+                        next["pending_run_completion"] = json!({"gate": gate_id, "requested_by_turn": turn_id, "requested_at": at});
+                        after.push((
+                            "gate_pending",
+                            Json::Null,
+                            json!({"gate_type": "run_completion"}),
+                        ));
+                        outcome = Outcome::PausedForCompletion { gate: gate_id };
+                    }
+                }
+            }
+            Action::NoRequest => {}
+            _ => {
+                next["last_gate_failure"] = json!({
+                    "gate_type": "run_completion", "gate_id": g.gate_id, "phase": from,
+                    "requested_by_turn": turn_id, "failed_at": at, "passed": false,
+                    "reasons": g.reasons, "missing_files": g.missing_files,
+                    "missing_verification": g.missing_verification,
+                });
+                outcome = Outcome::GateFailed {
+                    gate: g.gate_id,
+                    reasons: g.reasons,
+                };
+            }
+        }
+    }
+    if next["status"] != "paused" {
+        // Non-progress tracking restarts with every turn that moves the run.
+        next["non_progress_signature"] = Json::Null;
+        next["non_progress_count"] = json!(0);
+    }
+    store.write_json(STATE, &next)?;
+    for (kind, t, payload) in before {
+        store.emit(kind, &next, t, payload)?;
+    }
+    store.emit("turn_accepted", &next, event_turn(&turn), json!({}))?;
+    for (kind, t, payload) in after {
+        store.emit(kind, &next, t, payload)?;
+    }
+    if outcome == Outcome::Completed {
+        super::run_history::record_completed(store, &next, &config)?;
+    }
+    let _ = std::fs::remove_dir_all(store.path(&format!(".agentxchain/staging/{turn_id}")));
+    let _ = std::fs::remove_dir_all(store.path(&dispatch::bundle_rel(&turn_id)));
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "turn_accepted",
+        session::Extra {
+            role: Some(&role),
+            ..Default::default()
+        },
+    );
+    Ok(Accepted::Done {
+        entry,
+        state: next,
+        outcome,
+    })
+}

@@ -1,0 +1,270 @@
+//! Approvals: the approval policy that decides whether a passed gate needing a person may be
+//! approved by rule (`approval_policy.phase_transitions.rules`, `approval_policy.run_completion`),
+//! and the two commands a person runs — `approve-transition` and `approve-completion`.
+//! Credentialed gates are never approved by rule.
+
+use serde_json::{Value as Json, json};
+
+use super::config as cfg;
+use super::store::{STATE, Store};
+use super::{Refusal, now, session, transitions_err};
+use crate::transitions;
+
+/// What the policy says of a passed gate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Policy {
+    /// The gate needs no person: go on.
+    Open,
+    /// A rule approves it (the rule, as recorded in the ledger).
+    AutoApprove(Json),
+    RequireHuman,
+}
+
+fn credentialed(config: &Json, gate: &str) -> bool {
+    config["gates"][gate]["credentialed"] == true
+}
+
+fn when_holds(when: &Json, credentialed: bool, all_visited: bool) -> bool {
+    let Some(w) = when.as_object() else {
+        return true;
+    };
+    // The gate has passed when the policy is asked.
+    if w.get("gate_passed").is_some_and(|v| v == false) {
+        return false;
+    }
+    if w.get("credentialed_gate")
+        .is_some_and(|v| v.as_bool() != Some(credentialed))
+    {
+        return false;
+    }
+    if w.get("all_phases_visited") == Some(&json!(true)) && !all_visited {
+        return false;
+    }
+    true
+}
+
+/// The policy for moving `from` → `to` through `gate`.
+pub fn transition_policy(config: &Json, from: &str, to: &str, gate: &str) -> Policy {
+    let cred = credentialed(config, gate);
+    if cred {
+        return Policy::RequireHuman;
+    }
+    let p = &config["approval_policy"]["phase_transitions"];
+    for rule in p["rules"].as_array().into_iter().flatten() {
+        let from_ok = rule["from_phase"].as_str().is_none_or(|f| f == from);
+        let to_ok = rule["to_phase"].as_str().is_none_or(|t| t == to);
+        if from_ok && to_ok && when_holds(&rule["when"], cred, true) {
+            return if rule["action"] == "auto_approve" {
+                Policy::AutoApprove(rule.clone())
+            } else {
+                Policy::RequireHuman
+            };
+        }
+    }
+    if p["default"] == "auto_approve" {
+        Policy::AutoApprove(json!({"action": "auto_approve", "default": true}))
+    } else {
+        Policy::RequireHuman
+    }
+}
+
+/// The policy for completing the run through `gate`, given the accepted turns so far.
+pub fn completion_policy(config: &Json, history: &[Json], gate: &str) -> Policy {
+    let cred = credentialed(config, gate);
+    let p = &config["approval_policy"]["run_completion"];
+    if cred || p["action"] != "auto_approve" {
+        return Policy::RequireHuman;
+    }
+    let visited = cfg::phases(config)
+        .iter()
+        .all(|ph| history.iter().any(|h| h["phase"] == *ph));
+    if when_holds(&p["when"], cred, visited) {
+        Policy::AutoApprove(p.clone())
+    } else {
+        Policy::RequireHuman
+    }
+}
+
+/// The run enters `to` through `gate` (passed).
+pub fn enter_phase(state: &mut Json, gate: &str, to: &str) {
+    state["phase"] = json!(to);
+    state["phase_entered_at"] = json!(now());
+    if !gate.is_empty() {
+        state["phase_gate_status"][gate] = json!("passed");
+    }
+    state["last_gate_failure"] = Json::Null;
+}
+
+pub fn cleanup_payload(from: &str, to: &str, gate: &str, trigger: &str) -> Json {
+    json!({"from_phase": from, "removed_turn_ids": [], "cleared_budget_turn_ids": [], "removed_dispatch_turn_ids": [], "to_phase": to, "gate_id": gate, "trigger": trigger})
+}
+
+/// The run completes through `gate` (passed).
+pub fn complete(state: &mut Json, gate: &str, at: &str) {
+    state["status"] = json!("completed");
+    state["completed_at"] = json!(at);
+    state["blocked_on"] = Json::Null;
+    if !gate.is_empty() {
+        state["phase_gate_status"][gate] = json!("passed");
+    }
+}
+
+/// What an approval did.
+#[derive(Clone, Debug)]
+pub struct Approved {
+    pub pending: Json,
+    pub state: Json,
+}
+
+fn pending_or(state: &Json, key: &str, missing: &str) -> Result<Json, Refusal> {
+    match &state[key] {
+        Json::Null => {
+            let detail = if key == "pending_run_completion" && state["status"] == "completed" {
+                "  This run is already completed.".to_owned()
+            } else if key == "pending_run_completion" {
+                format!(
+                    "  Current phase: {}, status: {}",
+                    state["phase"].as_str().unwrap_or(""),
+                    state["status"].as_str().unwrap_or("")
+                )
+            } else {
+                format!("  Current phase: {}", state["phase"].as_str().unwrap_or(""))
+            };
+            Err(Refusal::new(format!("{missing}\n{detail}")))
+        }
+        p => Ok(p.clone()),
+    }
+}
+
+/// `approve-transition`: a person approves the pending phase transition.
+pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
+    let _config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let state = super::assign::load_state(store)?;
+    let pending = pending_or(
+        &state,
+        "pending_phase_transition",
+        "No pending phase transition to approve.",
+    )?;
+    let at = now();
+    let next = transitions::approve_transition(&state, &at).map_err(transitions_err)?;
+    let mut next = next;
+    next["pending_phase_transition"] = Json::Null;
+    store.write_json(STATE, &next)?;
+    let from = pending["from"].clone();
+    let to = pending["to"].clone();
+    let gate = pending["gate"].clone();
+    store.emit(
+        "gate_approved",
+        &next,
+        json!({"turn_id": pending["requested_by_turn"], "role_id": null}),
+        json!({"gate_id": gate, "gate_type": "phase_transition", "from": from, "to": to, "requested_by_turn": pending["requested_by_turn"]}),
+    )?;
+    store.emit(
+        "phase_entered",
+        &next,
+        json!({"turn_id": pending["requested_by_turn"], "role_id": null}),
+        json!({"from": from, "to": to, "gate_id": gate, "trigger": "human_approved", "requested_by_turn": pending["requested_by_turn"]}),
+    )?;
+    store.emit(
+        "phase_cleanup",
+        &next,
+        Json::Null,
+        cleanup_payload(
+            from.as_str().unwrap_or(""),
+            to.as_str().unwrap_or(""),
+            gate.as_str().unwrap_or(""),
+            "human_approved",
+        ),
+    )?;
+    let _ = session::checkpoint(store, &next, "phase_approved", Default::default());
+    Ok(Approved {
+        pending,
+        state: next,
+    })
+}
+
+/// `approve-completion`: a person approves the pending run completion.
+pub fn approve_completion(store: &Store) -> Result<Approved, Refusal> {
+    let _config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let state = super::assign::load_state(store)?;
+    let pending = pending_or(
+        &state,
+        "pending_run_completion",
+        "No pending run completion to approve.",
+    )?;
+    let at = now();
+    let next = transitions::approve_completion(&state, &at).map_err(transitions_err)?;
+    store.write_json(STATE, &next)?;
+    store.emit(
+        "gate_approved",
+        &next,
+        Json::Null,
+        json!({"gate_type": "run_completion"}),
+    )?;
+    store.emit(
+        "run_completed",
+        &next,
+        Json::Null,
+        json!({"completed_at": at}),
+    )?;
+    super::run_history::record_completed(store, &next, &_config)?;
+    let _ = session::checkpoint(store, &next, "run_completed", Default::default());
+    Ok(Approved {
+        pending,
+        state: next,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Json {
+        json!({
+            "routing": {"planning": {"exit_gate": "a"}, "implementation": {"exit_gate": "b"}},
+            "gates": {"a": {"credentialed": false}, "b": {"credentialed": true}},
+            "approval_policy": {
+                "phase_transitions": {"default": "require_human", "rules": [
+                    {"from_phase": "planning", "to_phase": "implementation", "action": "auto_approve", "when": {"gate_passed": true, "credentialed_gate": false}}
+                ]},
+                "run_completion": {"action": "auto_approve", "when": {"gate_passed": true, "all_phases_visited": true, "credentialed_gate": false}}
+            }
+        })
+    }
+
+    #[test]
+    fn a_matching_rule_approves_and_anything_else_needs_a_person() {
+        let c = config();
+        assert!(matches!(
+            transition_policy(&c, "planning", "implementation", "a"),
+            Policy::AutoApprove(_)
+        ));
+        assert_eq!(
+            transition_policy(&c, "implementation", "qa", "a"),
+            Policy::RequireHuman
+        );
+        // A credentialed gate is never approved by rule.
+        assert_eq!(
+            transition_policy(&c, "planning", "implementation", "b"),
+            Policy::RequireHuman
+        );
+    }
+
+    #[test]
+    fn completion_by_rule_needs_every_phase_visited() {
+        let c = config();
+        let one = vec![json!({"phase": "planning"})];
+        assert_eq!(completion_policy(&c, &one, "a"), Policy::RequireHuman);
+        let both = vec![
+            json!({"phase": "planning"}),
+            json!({"phase": "implementation"}),
+        ];
+        assert!(matches!(
+            completion_policy(&c, &both, "a"),
+            Policy::AutoApprove(_)
+        ));
+        assert_eq!(completion_policy(&c, &both, "b"), Policy::RequireHuman);
+    }
+}

@@ -1,0 +1,378 @@
+//! `resume` (and `step`'s first half): start the run when it is idle, reactivate it when it is
+//! blocked (re-dispatching the retained turn), and assign the next turn with its baseline,
+//! budget reservation and dispatch bundle.
+
+use serde_json::{Value as Json, json};
+
+use super::config as cfg;
+use super::store::{STATE, Store};
+use super::{Refusal, dispatch, escalate, event_turn, git, new_id, now, paths, session};
+use crate::transitions;
+
+/// How `resume` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--role`: the role to assign instead of the routing's choice.
+    pub role: Option<String>,
+    /// `--turn`: the retained turn to re-dispatch.
+    pub turn: Option<String>,
+    /// Who resumes a blocked run (`operator_unblock` from `unblock`).
+    pub via: Option<String>,
+}
+
+/// What `resume` did.
+#[derive(Clone, Debug)]
+pub struct Resumed {
+    /// A new run was started with this id.
+    pub initialized: Option<String>,
+    /// A blocked run was reactivated.
+    pub reactivated: bool,
+    /// The retained turn was dispatched again (not a new turn).
+    pub redispatched: bool,
+    /// The state the run context is printed from (before the turn was assigned).
+    pub context: Json,
+    pub turn: Json,
+    pub state: Json,
+}
+
+/// Why `resume` stopped before assigning, with what the command line prints.
+#[derive(Clone, Debug)]
+pub enum Stop {
+    Refused(Refusal),
+    /// Turns are active already (the command lists them).
+    TurnsActive(Vec<Json>, Json),
+    /// A gate awaits a person.
+    AwaitingApproval(Json),
+    /// The assignment itself was refused (`Failed to assign turn: …`), after the run context.
+    AssignFailed {
+        context: Json,
+        initialized: Option<String>,
+        error: String,
+    },
+}
+
+impl From<Refusal> for Stop {
+    fn from(r: Refusal) -> Stop {
+        Stop::Refused(r)
+    }
+}
+
+pub fn load_state(store: &Store) -> Result<Json, Refusal> {
+    store.read_json(STATE)?.ok_or_else(|| {
+        Refusal::new("No governed state.json found. Run `agentxchain init --governed` first.")
+    })
+}
+
+/// The role the routing assigns next: the recommended one, else the phase's entry role.
+fn next_role(state: &Json, config: &Json) -> Option<String> {
+    state["next_recommended_role"]
+        .as_str()
+        .filter(|r| config["roles"].get(*r).is_some())
+        .or_else(|| cfg::entry_role(config, state["phase"].as_str().unwrap_or("")))
+        .map(str::to_owned)
+}
+
+/// The clean-baseline rule for code-writing turns: dirty agent files refuse the assignment,
+/// naming the accepted turn that must be checkpointed first when they are all its files.
+pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
+    if authority == "review_only" || !git::is_repo(store.root()) {
+        return None;
+    }
+    let dirty: Vec<String> = git::working_tree_changes(store.root())
+        .into_iter()
+        .filter(|p| !paths::is_baseline_exempt(p))
+        .collect();
+    if dirty.is_empty() {
+        return None;
+    }
+    if let Some(last) = store
+        .last_jsonl(super::store::HISTORY)
+        .as_ref()
+        .filter(|e| e["checkpoint_sha"].is_null())
+    {
+        let files: Vec<&str> = last["observed_artifact"]["files_changed"]
+            .as_array()
+            .or(last["files_changed"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .filter(|f| !paths::is_operational(f))
+            .collect();
+        if !files.is_empty() && dirty.iter().all(|d| files.contains(&d.as_str())) {
+            let id = last["turn_id"].as_str().unwrap_or("");
+            return Some(format!(
+                "Accepted turn {id} is not checkpointed yet. Run agentxchain checkpoint-turn --turn {id} before assigning the next code-writing turn."
+            ));
+        }
+    }
+    Some(format!(
+        "Working tree has uncommitted changes in actor-owned files: {}. Authoritative/proposed turns require a clean baseline in v1. Commit or stash those changes before assigning the next code-writing turn.",
+        dirty.join(", ")
+    ))
+}
+
+/// Assigns a turn of `role` in the active `state` and dispatches it: the new state (written),
+/// the turn.
+pub fn assign_and_dispatch(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    role: &str,
+) -> Result<(Json, Json), String> {
+    let turn_id = new_id("turn");
+    let assigned_at = now();
+    let minutes = transitions::turn_timeout_minutes(config);
+    let mut next = transitions::assign(state, config, role, &turn_id, &assigned_at, minutes)?;
+    // Budget: the turn reserves the per-turn maximum out of what is left.
+    let mut reservations = state["budget_reservations"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    if let (Some(cost), Some(remaining)) = (
+        cfg::per_turn_budget(config).filter(|c| *c > 0.0),
+        state["budget_status"]["remaining_usd"].as_f64(),
+    ) {
+        let reserved: f64 = reservations
+            .values()
+            .filter_map(|r| r["reserved_usd"].as_f64())
+            .sum();
+        let available = remaining - reserved;
+        let warn = config["budget"]["on_exceed"] == "warn";
+        if cost > available && !warn {
+            return Err(format!(
+                "Cannot assign turn: estimated cost ${cost:.2} exceeds available budget ${available:.2} (after reservations)"
+            ));
+        }
+        reservations.insert(
+            turn_id.clone(),
+            json!({"reserved_usd": super::usd(cost), "role_id": role, "created_at": now()}),
+        );
+    }
+    if let Some(e) = clean_baseline_error(store, cfg::write_authority(config, role)) {
+        return Err(e);
+    }
+    let baseline = git::capture_baseline(store.root(), &now());
+    let assigned = next["active_turns"][&turn_id].clone();
+    let turn = json!({
+        "turn_id": turn_id,
+        "run_id": assigned["run_id"],
+        "assigned_role": role,
+        "status": "dispatched",
+        "attempt": 1,
+        "assigned_at": assigned_at,
+        "deadline_at": assigned["deadline_at"],
+        "runtime_id": assigned["runtime_id"],
+        "baseline": baseline,
+        "assigned_sequence": assigned["assigned_sequence"],
+        "concurrent_with": assigned["concurrent_with"],
+        "dispatched_at": now(),
+    });
+    next["active_turns"][&turn_id] = turn.clone();
+    next["budget_reservations"] = Json::Object(reservations);
+    if next.get("delegation_queue").is_none() {
+        next["delegation_queue"] = json!([]);
+    }
+    dispatch::write_bundle(store, &next, config, &turn).map_err(|r| r.message)?;
+    store.write_json(STATE, &next).map_err(|r| r.message)?;
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "turn_assigned",
+        session::Extra {
+            role: Some(role),
+            dispatch_dir: Some(dispatch::bundle_rel(&turn_id)),
+            turn_baseline: Some(&baseline),
+        },
+    );
+    store
+        .emit("turn_dispatched", &next, event_turn(&turn), json!({}))
+        .map_err(|r| r.message)?;
+    Ok((next, turn))
+}
+
+/// Re-dispatches the retained `turn` of an active run (same id and attempt, a fresh bundle).
+fn redispatch(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    turn_id: &str,
+) -> Result<(Json, Json), Refusal> {
+    let mut next = state.clone();
+    let turn = &mut next["active_turns"][turn_id];
+    turn["status"] = json!("dispatched");
+    turn["dispatched_at"] = json!(now());
+    let turn = turn.clone();
+    dispatch::write_bundle(store, &next, config, &turn)?;
+    store.write_json(STATE, &next)?;
+    let role = turn["assigned_role"].as_str().unwrap_or("");
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "turn_assigned",
+        session::Extra {
+            role: Some(role),
+            dispatch_dir: Some(dispatch::bundle_rel(turn_id)),
+            turn_baseline: None,
+        },
+    );
+    store.emit("turn_dispatched", &next, event_turn(&turn), json!({}))?;
+    Ok((next, turn))
+}
+
+/// Reactivates a blocked run: active, nothing blocking, the open escalation resolved.
+fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
+    let mut next = transitions::resume(state).map_err(Refusal::new)?;
+    next["escalation"] = Json::Null;
+    store.write_json(STATE, &next)?;
+    escalate::resolve_current(store, state, via)?;
+    let was_escalation = state["blocked_on"]
+        .as_str()
+        .is_some_and(|b| b.starts_with("escalation:"));
+    if was_escalation {
+        let active = crate::turn_result::active_turn(state);
+        let esc = &state["escalation"];
+        let turn_id = if esc["from_turn_id"].is_null() {
+            active.map(|t| t["turn_id"].clone()).unwrap_or(Json::Null)
+        } else {
+            esc["from_turn_id"].clone()
+        };
+        let role = if esc["from_role"].is_null() {
+            active
+                .map(|t| t["assigned_role"].clone())
+                .unwrap_or(Json::Null)
+        } else {
+            esc["from_role"].clone()
+        };
+        store.append_jsonl(
+            super::store::LEDGER,
+            &json!({
+                "timestamp": now(), "decision": "escalation_resolved",
+                "run_id": state["run_id"], "phase": state["phase"], "resolved_via": via,
+                "blocked_on": state["blocked_on"], "escalation": state["escalation"],
+                "turn_id": turn_id, "role": role,
+            }),
+        )?;
+        store.emit(
+            "escalation_resolved",
+            &next,
+            Json::Null,
+            json!({"resolved_via": via}),
+        )?;
+    }
+    Ok(next)
+}
+
+/// `resume`.
+pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
+    let config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let mut state = load_state(store)?;
+    let active: Vec<Json> = state["active_turns"]
+        .as_object()
+        .map(|m| m.values().cloned().collect())
+        .unwrap_or_default();
+    let status = state["status"].as_str().unwrap_or("").to_owned();
+    if !active.is_empty() && status != "blocked" {
+        return Err(Stop::TurnsActive(active, state));
+    }
+    if !state["pending_phase_transition"].is_null() || !state["pending_run_completion"].is_null() {
+        return Err(Stop::AwaitingApproval(state));
+    }
+    if status == "completed" {
+        return Err(Stop::Refused(Refusal::new(
+            "Cannot initialize run: this run is already completed. Start a new project or reset state.",
+        )));
+    }
+    let via = opts
+        .via
+        .clone()
+        .unwrap_or_else(|| "operator_resume".to_owned());
+    let mut initialized = None;
+    let mut reactivated = false;
+    if status == "blocked" && !active.is_empty() {
+        // A retained turn: reactivate and dispatch it again.
+        let turn_id = match &opts.turn {
+            Some(t) if state["active_turns"].get(t).is_some() => t.clone(),
+            Some(t) => {
+                return Err(Stop::Refused(Refusal::new(format!(
+                    "No active turn found for --turn {t}"
+                ))));
+            }
+            None if active.len() == 1 => active[0]["turn_id"].as_str().unwrap_or("").to_owned(),
+            None => {
+                return Err(Stop::Refused(Refusal::new(
+                    "Multiple retained turns exist. Use --turn <id> to specify which to re-dispatch.",
+                )));
+            }
+        };
+        state = reactivate(store, &state, &via)?;
+        let context = state.clone();
+        let (state, turn) = redispatch(store, &config, &state, &turn_id)?;
+        return Ok(Resumed {
+            initialized: None,
+            reactivated: true,
+            redispatched: true,
+            context,
+            turn,
+            state,
+        });
+    }
+    if status == "idle" || (status == "blocked" && state["run_id"].is_null()) {
+        let run_id = new_id("run");
+        let at = now();
+        let mut next =
+            transitions::initialize(&state, &config, &run_id, &at).map_err(Refusal::new)?;
+        next["provenance"] = json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
+        next["inherited_context"] = Json::Null;
+        next["repo_decisions"] = Json::Null;
+        if next.get("phase_gate_status").is_none_or(|g| !g.is_object()) {
+            next["phase_gate_status"] = cfg::initial_gate_status(&config);
+        }
+        store.write_json(STATE, &next)?;
+        store.emit(
+            "run_started",
+            &next,
+            Json::Null,
+            json!({"provenance": next["provenance"]}),
+        )?;
+        initialized = Some(run_id);
+        state = next;
+    } else if status == "blocked" {
+        state = reactivate(store, &state, &via)?;
+        reactivated = true;
+    } else if status != "active" {
+        return Err(Stop::Refused(Refusal::new(format!(
+            "Cannot resume: status is \"{status}\""
+        ))));
+    }
+    let context = state.clone();
+    let role = match opts.role.clone().or_else(|| next_role(&state, &config)) {
+        Some(r) if config["roles"].get(&r).is_some() => r,
+        Some(r) => {
+            return Err(Stop::Refused(Refusal::new(format!(
+                "Unknown role: \"{r}\""
+            ))));
+        }
+        None => {
+            return Err(Stop::Refused(Refusal::new(format!(
+                "No entry role for phase \"{}\"",
+                state["phase"].as_str().unwrap_or("")
+            ))));
+        }
+    };
+    match assign_and_dispatch(store, &config, &state, &role) {
+        Ok((state, turn)) => Ok(Resumed {
+            initialized,
+            reactivated,
+            redispatched: false,
+            context,
+            turn,
+            state,
+        }),
+        Err(error) => Err(Stop::AssignFailed {
+            context,
+            initialized,
+            error,
+        }),
+    }
+}

@@ -1,0 +1,113 @@
+//! What the operations read of `agentxchain.json`: roles with their runtime, the routing's
+//! phases, entry roles and exit gates, the budget.
+
+use serde_json::{Value as Json, json};
+
+use super::Refusal;
+use super::store::{CONFIG, Store};
+
+/// Reads the project's config, refusing a project that is not governed with the reference's
+/// texts, and adds what the reference's normalized config carries: `runtime_id` and
+/// `runtime_class` on each role.
+pub fn load(store: &Store) -> Result<Json, Refusal> {
+    let Some(raw) = store.read_json(CONFIG)? else {
+        return Err(Refusal::new(
+            "No agentxchain.json found. Run `agentxchain init` first.",
+        ));
+    };
+    if !raw.is_object() || raw.get("roles").is_none_or(|r| !r.is_object()) {
+        return Err(Refusal::new(
+            "The resume command is only available for governed projects.",
+        ));
+    }
+    Ok(normalize(raw))
+}
+
+/// Adds `runtime_id` / `runtime_class` to every role (from `runtime` and the runtime's type).
+pub fn normalize(mut raw: Json) -> Json {
+    let runtimes = raw["runtimes"].clone();
+    if let Some(roles) = raw["roles"].as_object_mut() {
+        for role in roles.values_mut() {
+            let Some(r) = role.as_object_mut() else {
+                continue;
+            };
+            let runtime = r
+                .get("runtime_id")
+                .or(r.get("runtime"))
+                .and_then(Json::as_str)
+                .map(str::to_owned);
+            if let Some(id) = runtime {
+                let class = runtimes[&id]["type"]
+                    .as_str()
+                    .unwrap_or("manual")
+                    .to_owned();
+                r.entry("runtime_class").or_insert(json!(class));
+                r.entry("runtime_id").or_insert(json!(id));
+            }
+        }
+    }
+    raw
+}
+
+pub fn role<'a>(config: &'a Json, id: &str) -> &'a Json {
+    &config["roles"][id]
+}
+
+pub fn role_title<'a>(config: &'a Json, id: &'a str) -> &'a str {
+    role(config, id)["title"].as_str().unwrap_or(id)
+}
+
+pub fn write_authority<'a>(config: &'a Json, id: &str) -> &'a str {
+    role(config, id)["write_authority"]
+        .as_str()
+        .unwrap_or("review_only")
+}
+
+pub fn runtime_id<'a>(config: &'a Json, id: &str) -> &'a str {
+    role(config, id)["runtime_id"].as_str().unwrap_or("")
+}
+
+pub fn runtime_type<'a>(config: &'a Json, runtime: &str) -> &'a str {
+    config["runtimes"][runtime]["type"]
+        .as_str()
+        .unwrap_or("manual")
+}
+
+pub fn entry_role<'a>(config: &'a Json, phase: &str) -> Option<&'a str> {
+    config["routing"][phase]["entry_role"].as_str()
+}
+
+pub fn exit_gate<'a>(config: &'a Json, phase: &str) -> Option<&'a str> {
+    config["routing"][phase]["exit_gate"]
+        .as_str()
+        .filter(|g| !g.is_empty())
+}
+
+pub fn phases(config: &Json) -> Vec<&str> {
+    crate::gates::phase_order(config)
+}
+
+/// `budget.per_turn_max_usd` (the reservation a turn takes), when set.
+pub fn per_turn_budget(config: &Json) -> Option<f64> {
+    config["budget"]["per_turn_max_usd"].as_f64()
+}
+
+/// `project.id`, else `project.name`.
+pub fn project_id(config: &Json) -> Json {
+    match &config["project"] {
+        Json::Object(p) => p.get("id").or(p.get("name")).cloned().unwrap_or(Json::Null),
+        Json::String(s) => json!(s),
+        _ => Json::Null,
+    }
+}
+
+/// The gate statuses of a fresh run: every gate `pending`.
+pub fn initial_gate_status(config: &Json) -> Json {
+    let mut m = serde_json::Map::new();
+    for phase in phases(config) {
+        if let Some(g) = exit_gate(config, phase) {
+            m.insert(g.to_owned(), json!("pending"));
+        }
+    }
+    Json::Object(m)
+}

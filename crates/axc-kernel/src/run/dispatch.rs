@@ -1,0 +1,255 @@
+//! A turn's dispatch bundle (`.agentxchain/dispatch/turns/<turn>/`): `ASSIGNMENT.json` (the
+//! turn's contract as data), `PROMPT.md` (what the role is asked to do and how to answer),
+//! `CONTEXT.md` (where the run is), sealed by `MANIFEST.json`; and the dispatch index.
+
+use serde_json::{Value as Json, json};
+
+use super::config as cfg;
+use super::store::Store;
+use super::{Refusal, now};
+use crate::turn_result::RESERVED_PATHS;
+
+pub fn bundle_rel(turn_id: &str) -> String {
+    format!(".agentxchain/dispatch/turns/{turn_id}")
+}
+
+pub fn staging_rel(turn_id: &str) -> String {
+    format!(".agentxchain/staging/{turn_id}/turn-result.json")
+}
+
+fn assignment(state: &Json, config: &Json, turn: &Json) -> Json {
+    let role = turn["assigned_role"].as_str().unwrap_or("");
+    let turn_id = turn["turn_id"].as_str().unwrap_or("");
+    let phase = state["phase"].as_str().unwrap_or("");
+    let siblings: Vec<&String> = state["active_turns"]
+        .as_object()
+        .map(|m| m.keys().filter(|k| *k != turn_id).collect())
+        .unwrap_or_default();
+    json!({
+        "run_id": state["run_id"],
+        "turn_id": turn_id,
+        "phase": phase,
+        "role": role,
+        "runtime_id": turn["runtime_id"],
+        "write_authority": cfg::write_authority(config, role),
+        "accepted_integration_ref": state["accepted_integration_ref"],
+        "staging_result_path": staging_rel(turn_id),
+        "reserved_paths": RESERVED_PATHS,
+        "allowed_next_roles": config["routing"][phase]["allowed_next_roles"],
+        "attempt": turn["attempt"],
+        "deadline_at": turn["deadline_at"],
+        "assigned_sequence": turn["assigned_sequence"],
+        "budget_reservation_usd": state["budget_reservations"][turn_id]["reserved_usd"],
+        "active_siblings": siblings,
+    })
+}
+
+fn gate_lines(config: &Json, phase: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(gate_id) = cfg::exit_gate(config, phase) else {
+        out.push("This phase has no exit gate.".into());
+        return out;
+    };
+    let gate = &config["gates"][gate_id];
+    out.push(format!("Exit gate: `{gate_id}`"));
+    for f in gate["requires_files"].as_array().into_iter().flatten() {
+        out.push(format!("- requires file `{}`", f.as_str().unwrap_or("")));
+    }
+    if gate["requires_verification_pass"] == true {
+        out.push("- requires verification status `pass`".into());
+    }
+    if gate["requires_human_approval"] == true {
+        out.push("- requires human approval before the run moves on".into());
+    }
+    out
+}
+
+fn prompt(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
+    let role = turn["assigned_role"].as_str().unwrap_or("");
+    let turn_id = turn["turn_id"].as_str().unwrap_or("");
+    let phase = state["phase"].as_str().unwrap_or("");
+    let title = cfg::role_title(config, role);
+    let authority = cfg::write_authority(config, role);
+    let mandate = cfg::role(config, role)["mandate"].as_str().unwrap_or("");
+    let role_prompt = cfg::role(config, role)["prompt"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!(".agentxchain/prompts/{role}.md"));
+    let role_text = (relative_inside(&role_prompt)
+        && role_prompt.starts_with(".agentxchain/prompts/"))
+    .then(|| fsread::read_inside(store.root(), std::path::Path::new(&role_prompt), 1 << 20).ok())
+    .flatten()
+    .map(|b| String::from_utf8_lossy(&b).into_owned())
+    .unwrap_or_default();
+    let next_roles: Vec<&str> = config["routing"][phase]["allowed_next_roles"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .collect();
+    let authority_rule = match authority {
+        "authoritative" => {
+            "You may change product files. Every file you change goes in `files_changed`; the orchestrator compares them with what git observes."
+        }
+        "proposed" => "Propose changes as a patch; do not write product files directly.",
+        _ => {
+            "Do not change product files: write only planning artifacts under `.planning/` and reviews under `.agentxchain/reviews/`."
+        }
+    };
+    let mut p = format!(
+        "# Turn Assignment: {title} ({role})\n\n\
+         - Run: `{run}`\n- Turn: `{turn_id}`\n- Phase: `{phase}`\n- Attempt: {attempt}\n- Deadline: {deadline}\n\n\
+         ## Your Mandate\n\n{mandate}\n\n\
+         ## Protocol Rules\n\n\
+         - Challenge the previous turn: name at least one risk or objection; rubber-stamping violates the protocol.\n\
+         - Never write the orchestrator's files: {reserved}.\n\
+         - Decisions carry ids `DEC-NNN`, objections `OBJ-NNN`.\n\n\
+         ### Write Authority: {authority}\n\n{authority_rule}\n\n\
+         ## Phase Exit Gate\n\n{gate}\n\n\
+         To leave the phase, set `phase_transition_request` to the next phase; in the final phase set `run_completion_request: true`.\n\n\
+         ## Required Output\n\n\
+         Write the turn result as JSON to `{staging}`, then run `agentxchain validate --mode turn` and `agentxchain accept-turn`.\n\n\
+         Fields: `schema_version` (\"1.0\"), `run_id` (\"{run}\"), `turn_id` (\"{turn_id}\"), `role` (\"{role}\"), \
+         `runtime_id` (\"{runtime}\"), `status` (completed | blocked | needs_human | failed), `summary`, `decisions`, \
+         `objections`, `files_changed`, `artifacts_created`, `verification` ({{status: pass | fail | skipped, commands, \
+         evidence_summary, machine_evidence}}), `artifact` ({{type: workspace | patch | commit | review, ref}}), \
+         `proposed_next_role` (one of: {next}), `phase_transition_request`, `run_completion_request`, \
+         `needs_human_reason`, `cost` ({{input_tokens, output_tokens, usd}}).\n",
+        run = state["run_id"].as_str().unwrap_or(""),
+        attempt = turn["attempt"],
+        deadline = turn["deadline_at"].as_str().unwrap_or(""),
+        reserved = RESERVED_PATHS.map(|r| format!("`{r}`")).join(", "),
+        gate = gate_lines(config, phase).join("\n"),
+        staging = staging_rel(turn_id),
+        runtime = turn["runtime_id"].as_str().unwrap_or(""),
+        next = next_roles.join(", "),
+    );
+    if !role_text.is_empty() {
+        p.push_str("\n## Role Prompt\n\n");
+        p.push_str(&role_text);
+        if !role_text.ends_with('\n') {
+            p.push('\n');
+        }
+    }
+    p
+}
+
+fn context(store: &Store, state: &Json, config: &Json) -> String {
+    let phase = state["phase"].as_str().unwrap_or("");
+    let mut c = format!(
+        "# Execution Context\n\n## Current State\n\n- Run: `{}`\n- Phase: `{phase}`\n- Status: `{}`\n- Accepted integration ref: `{}`\n- Budget: spent ${:.2}, remaining {}\n",
+        state["run_id"].as_str().unwrap_or(""),
+        state["status"].as_str().unwrap_or(""),
+        state["accepted_integration_ref"].as_str().unwrap_or("none"),
+        state["budget_status"]["spent_usd"].as_f64().unwrap_or(0.0),
+        state["budget_status"]["remaining_usd"]
+            .as_f64()
+            .map_or("unlimited".to_owned(), |r| format!("${r:.2}")),
+    );
+    if let Some(last) = store.last_jsonl(super::store::HISTORY).as_ref() {
+        c.push_str(&format!(
+            "\n## Previous Turn\n\n- Turn: `{}` ({}, {})\n- Summary: {}\n",
+            last["turn_id"].as_str().unwrap_or(""),
+            last["role"].as_str().unwrap_or(""),
+            last["phase"].as_str().unwrap_or(""),
+            last["summary"].as_str().unwrap_or(""),
+        ));
+        for d in last["decisions"].as_array().into_iter().flatten() {
+            c.push_str(&format!(
+                "- Decision {}: {}\n",
+                d["id"].as_str().unwrap_or(""),
+                d["statement"].as_str().unwrap_or("")
+            ));
+        }
+        for o in last["objections"].as_array().into_iter().flatten() {
+            c.push_str(&format!(
+                "- Objection {} ({}): {}\n",
+                o["id"].as_str().unwrap_or(""),
+                o["severity"].as_str().unwrap_or(""),
+                o["statement"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    if let Some(gate_id) = cfg::exit_gate(config, phase) {
+        c.push_str("\n## Gate Required Files\n\n");
+        for f in config["gates"][gate_id]["requires_files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+        {
+            let exists = relative_inside(f) && store.path(f).is_file();
+            c.push_str(&format!(
+                "- `{f}` — {}\n",
+                if exists { "exists" } else { "missing" }
+            ));
+        }
+    }
+    c.push_str("\n## Phase Gate Status\n\n");
+    for (g, s) in state["phase_gate_status"].as_object().into_iter().flatten() {
+        c.push_str(&format!("- `{g}`: {}\n", s.as_str().unwrap_or("")));
+    }
+    c
+}
+
+/// A config path read only when it stays inside the project (no root, no `..`).
+fn relative_inside(p: &str) -> bool {
+    let path = std::path::Path::new(p);
+    !p.is_empty()
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+}
+
+/// Writes the bundle and the dispatch index for `turn` of `state`, and seals it.
+pub fn write_bundle(
+    store: &Store,
+    state: &Json,
+    config: &Json,
+    turn: &Json,
+) -> Result<(), Refusal> {
+    let turn_id = turn["turn_id"].as_str().unwrap_or("");
+    let dir = bundle_rel(turn_id);
+    // A re-dispatch replaces the whole bundle: nothing of an earlier attempt stays sealed in.
+    let _ = std::fs::remove_dir_all(store.path(&dir));
+    store.write_json(
+        &format!("{dir}/ASSIGNMENT.json"),
+        &assignment(state, config, turn),
+    )?;
+    store.write_text(
+        &format!("{dir}/PROMPT.md"),
+        &prompt(store, state, config, turn),
+    )?;
+    store.write_text(&format!("{dir}/CONTEXT.md"), &context(store, state, config))?;
+    crate::manifest::finalize(
+        store.root(),
+        turn_id,
+        state["run_id"].as_str().unwrap_or(""),
+        turn["assigned_role"].as_str().unwrap_or(""),
+    )
+    .map_err(|e| Refusal::new(format!("Failed to finalize dispatch manifest: {e}")))?;
+    let mut turns = serde_json::Map::new();
+    for (id, t) in state["active_turns"].as_object().into_iter().flatten() {
+        turns.insert(
+            id.clone(),
+            json!({
+                "turn_id": id,
+                "role": t["assigned_role"],
+                "runtime_id": t["runtime_id"],
+                "attempt": t["attempt"],
+                "status": "assigned",
+                "bundle_path": bundle_rel(id),
+                "staging_result_path": staging_rel(id),
+                "assigned_sequence": t["assigned_sequence"],
+                "advisory_warnings": [],
+            }),
+        );
+    }
+    store.write_json(
+        ".agentxchain/dispatch/index.json",
+        &json!({"run_id": state["run_id"], "phase": state["phase"], "updated_at": now(), "active_turns": turns}),
+    )
+}

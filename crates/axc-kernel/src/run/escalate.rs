@@ -1,0 +1,521 @@
+//! Escalations: `escalate` blocks an active run on an operator's reason and raises a human
+//! escalation (`human-escalations.jsonl`, `HUMAN_TASKS.md`); `unblock <id>` resolves the
+//! current one and resumes the run. The classification (type, service, action) is the
+//! reference's, so both tools describe one escalation the same way.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Value as Json, json};
+
+use super::config as cfg;
+use super::store::{ESCALATIONS, HUMAN_TASKS, LEDGER, STATE, Store};
+use super::{Refusal, new_id, now, session};
+
+const OPEN_START: &str = "<!-- AGENTXCHAIN:HUMAN_ESCALATIONS:OPEN:START -->";
+const OPEN_END: &str = "<!-- AGENTXCHAIN:HUMAN_ESCALATIONS:OPEN:END -->";
+const DONE_START: &str = "<!-- AGENTXCHAIN:HUMAN_ESCALATIONS:COMPLETED:START -->";
+const DONE_END: &str = "<!-- AGENTXCHAIN:HUMAN_ESCALATIONS:COMPLETED:END -->";
+
+static SERVICES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    [
+        ("Anthropic", r"(?i)\banthropic\b|\bclaude\b"),
+        ("OpenAI", r"(?i)\bopenai\b|\bgpt\b"),
+        ("GitHub", r"(?i)\bgithub\b|\bgh\b"),
+        ("Google", r"(?i)\bgoogle\b|\bgcp\b|\bgmail\b|\bdrive\b"),
+        ("Linear", r"(?i)\blinear\b"),
+        ("Slack", r"(?i)\bslack\b"),
+        ("LinkedIn", r"(?i)\blinkedin\b"),
+        ("X/Twitter", r"(?i)\btwitter\b|\bx-browser\b|\bx/twitter\b"),
+        ("Reddit", r"(?i)\breddit\b|\br-browser\b"),
+        ("npm", r"(?i)\bnpm\b"),
+        ("Homebrew", r"(?i)\bhomebrew\b|\btap\b"),
+        (
+            "VS Code Marketplace",
+            r"(?i)\bvs code marketplace\b|\bvsce\b",
+        ),
+    ]
+    .into_iter()
+    .map(|(s, p)| (s, Regex::new(p).expect("a valid pattern")))
+    .collect()
+});
+
+static KINDS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    [
+        ("needs_oauth", r"\boauth\b|\blogin\b|\blog in\b|\bsign in\b|\bre-?auth\b|\bsession expired\b"),
+        ("needs_credential", r"\bapi key\b|\bcredential\b|\bsecret\b|\btoken\b|\bpat\b|\bauth_env\b|\baccess key\b"),
+        ("needs_payment", r"\bbilling\b|\bpayment\b|\bcard\b|\binvoice\b|\bsubscription\b"),
+        ("needs_legal", r"\blegal\b|\blicense\b|\bnda\b|\bdpa\b|\bcontract\b|\bterms\b"),
+        ("needs_physical_access", r"\bphysical\b|\bdevice\b|\bhardware\b|\bon-site\b|\bon site\b|\busb\b|\bphone\b|\bcamera\b"),
+    ]
+    .into_iter()
+    .map(|(s, p)| (s, Regex::new(p).expect("a valid pattern")))
+    .collect()
+});
+
+/// `(type, service)` of an escalation's text.
+pub fn classify(text: &str) -> (&'static str, Option<&'static str>) {
+    let service = SERVICES
+        .iter()
+        .find(|(_, r)| r.is_match(text))
+        .map(|(s, _)| *s);
+    let lower = text.to_lowercase();
+    let kind = KINDS
+        .iter()
+        .find(|(_, r)| r.is_match(&lower))
+        .map_or("needs_decision", |(k, _)| *k);
+    (kind, service)
+}
+
+/// What a person is asked to do for an escalation of `kind`.
+pub fn action(kind: &str, service: Option<&str>) -> String {
+    match (kind, service) {
+        ("needs_oauth", Some(s)) => format!("Reconnect {s} OAuth and verify the session."),
+        ("needs_oauth", None) => "Reconnect the required OAuth session and verify access.".into(),
+        ("needs_credential", Some(s)) => {
+            format!("Restore the required {s} credential and verify access.")
+        }
+        ("needs_credential", None) => {
+            "Restore the required credential or secret and verify access.".into()
+        }
+        ("needs_payment", Some(s)) => {
+            format!("Complete the required {s} billing or payment action.")
+        }
+        ("needs_payment", None) => "Complete the required billing or payment action.".into(),
+        ("needs_legal", _) => "Complete the required legal review or approval.".into(),
+        ("needs_physical_access", _) => {
+            "Complete the required physical-access or device action.".into()
+        }
+        _ => "Review the blocker, make the required decision, and confirm the run can continue."
+            .into(),
+    }
+}
+
+/// The escalation records folded: raised ones with their resolution, newest first.
+pub fn records(store: &Store) -> Vec<Json> {
+    let mut by_id: Vec<(String, Json)> = Vec::new();
+    for e in store.read_jsonl(ESCALATIONS) {
+        let Some(id) = e["escalation_id"].as_str().map(str::to_owned) else {
+            continue;
+        };
+        match e["kind"].as_str() {
+            Some("raised") => {
+                let mut r = e.clone();
+                r["status"] = json!("open");
+                r["resolved_at"] = Json::Null;
+                r["resolved_via"] = Json::Null;
+                r["resolution_notes"] = Json::Null;
+                by_id.retain(|(i, _)| *i != id);
+                by_id.push((id, r));
+            }
+            Some("resolved") => {
+                if let Some((_, r)) = by_id.iter_mut().find(|(i, _)| *i == id) {
+                    r["status"] = json!("resolved");
+                    r["resolved_at"] = e["resolved_at"].clone();
+                    r["resolved_via"] = e["resolved_via"].clone();
+                    r["resolution_notes"] = e["resolution_notes"].clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out: Vec<Json> = by_id.into_iter().map(|(_, r)| r).collect();
+    out.sort_by_key(|r| {
+        std::cmp::Reverse(
+            r["created_at"]
+                .as_str()
+                .and_then(|t| humantime::parse_rfc3339_weak(t).ok()),
+        )
+    });
+    out
+}
+
+/// The open escalation that is the current blocker of `state`.
+pub fn current(store: &Store, state: &Json) -> Option<Json> {
+    if state["status"] != "blocked" {
+        return None;
+    }
+    records(store).into_iter().find(|r| {
+        r["status"] == "open"
+            && r["run_id"] == state["run_id"]
+            && r["blocked_on"] == state["blocked_on"]
+            && r["turn_id"] == state["blocked_reason"]["turn_id"]
+    })
+}
+
+fn field(label: &str, v: &Json) -> Option<String> {
+    v.as_str()
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("- {label}: {s}"))
+}
+
+fn render_open(open: &[&Json]) -> String {
+    if open.is_empty() {
+        return "## Open\n\n_No open human escalations._".into();
+    }
+    let mut l = vec![
+        "## Open".to_owned(),
+        String::new(),
+        "Live operator-required blockers generated by governed runs. The parseable source of truth is `.agentxchain/human-escalations.jsonl`.".to_owned(),
+    ];
+    for r in open {
+        l.push(String::new());
+        l.push(format!(
+            "### {} — {}",
+            r["escalation_id"].as_str().unwrap_or(""),
+            r["type"].as_str().unwrap_or("")
+        ));
+        let tick = |v: &Json| {
+            v.as_str()
+                .map(|s| json!(format!("`{s}`")))
+                .unwrap_or(Json::Null)
+        };
+        l.extend(
+            [
+                field("Created", &r["created_at"]),
+                field("Run", &r["run_id"]),
+                field("Phase", &r["phase"]),
+                field("Blocked on", &r["blocked_on"]),
+                field("Typed reason", &r["typed_reason"]),
+                field("Service", &r["service"]),
+                field("Action", &r["action"]),
+                field("Continue", &tick(&r["resolution_command"])),
+                field("Underlying recovery", &tick(&r["recovery_action"])),
+                field("Detail", &r["detail"]),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+    }
+    l.join("\n")
+}
+
+fn render_done(done: &[&Json]) -> String {
+    if done.is_empty() {
+        return "## Completed\n\n_No resolved human escalations yet._".into();
+    }
+    let mut l = vec!["## Completed".to_owned()];
+    for r in done.iter().take(10) {
+        l.push(String::new());
+        l.push(format!(
+            "### {} — resolved",
+            r["escalation_id"].as_str().unwrap_or("")
+        ));
+        l.extend(
+            [
+                field("Created", &r["created_at"]),
+                field("Resolved", &r["resolved_at"]),
+                field("Resolved via", &r["resolved_via"]),
+                field("Type", &r["type"]),
+                field("Service", &r["service"]),
+                field("Blocked on", &r["blocked_on"]),
+                field("Detail", &r["detail"]),
+                field("Notes", &r["resolution_notes"]),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+    }
+    l.join("\n")
+}
+
+fn replace_section(content: &str, start: &str, end: &str, body: &str) -> String {
+    match (content.find(start), content.find(end)) {
+        (Some(s), Some(e)) if s < e => {
+            format!("{}{start}\n{body}\n{}", &content[..s], &content[e..])
+        }
+        _ => {
+            let sep = if content.ends_with('\n') { "" } else { "\n" };
+            format!("{content}{sep}{start}\n{body}\n{end}\n")
+        }
+    }
+}
+
+fn rewrite_tasks(store: &Store) -> Result<(), Refusal> {
+    let all = records(store);
+    let open: Vec<&Json> = all.iter().filter(|r| r["status"] == "open").collect();
+    let done: Vec<&Json> = all.iter().filter(|r| r["status"] == "resolved").collect();
+    let existing = std::fs::read_to_string(store.path(HUMAN_TASKS)).unwrap_or_else(|_| {
+        "# Human Tasks\n\nOperator-required blockers surfaced by AgentXchain.\n".into()
+    });
+    let mut next = replace_section(&existing, OPEN_START, OPEN_END, &render_open(&open));
+    next = replace_section(&next, DONE_START, DONE_END, &render_done(&done));
+    if !next.ends_with('\n') {
+        next.push('\n');
+    }
+    store.write_text(HUMAN_TASKS, &next)
+}
+
+/// Resolves the current blocker's escalation (when there is one), as `via`.
+pub fn resolve_current(store: &Store, state: &Json, via: &str) -> Result<Option<Json>, Refusal> {
+    let Some(rec) = current(store, state) else {
+        return Ok(None);
+    };
+    let id = rec["escalation_id"].clone();
+    store.append_jsonl(
+        ESCALATIONS,
+        &json!({"kind": "resolved", "escalation_id": id, "resolved_at": now(), "resolved_via": via, "resolution_notes": null}),
+    )?;
+    rewrite_tasks(store)?;
+    let event_state = json!({"run_id": rec["run_id"], "phase": rec["phase"], "status": "active"});
+    store.emit(
+        "human_escalation_resolved",
+        &event_state,
+        Json::Null,
+        json!({"escalation_id": id, "type": rec["type"], "service": rec["service"], "resolved_via": via}),
+    )?;
+    Ok(Some(rec))
+}
+
+fn slug(reason: &str) -> String {
+    let s = super::scaffold::slugify(reason.trim());
+    if s.is_empty() { "operator".into() } else { s }
+}
+
+/// What `escalate` did.
+#[derive(Clone, Debug)]
+pub struct Escalated {
+    pub state: Json,
+    pub escalation: Json,
+    pub record: Json,
+}
+
+/// `escalate --reason … [--detail …] [--action …] [--turn …]`.
+pub fn escalate(
+    store: &Store,
+    reason: &str,
+    detail: Option<&str>,
+    action_override: Option<&str>,
+    turn_id: Option<&str>,
+) -> Result<Escalated, Refusal> {
+    let config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let state = super::assign::load_state(store)?;
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(Refusal::new("Escalation reason is required."));
+    }
+    let status = state["status"].as_str().unwrap_or("");
+    if status != "active" {
+        return Err(Refusal::new(format!(
+            "Cannot escalate run: status is \"{status}\", expected \"active\""
+        )));
+    }
+    let turns: Vec<&Json> = state["active_turns"]
+        .as_object()
+        .map(|m| m.values().collect())
+        .unwrap_or_default();
+    let target = match turn_id {
+        Some(t) => Some(
+            state["active_turns"]
+                .get(t)
+                .ok_or_else(|| Refusal::new(format!("No active turn found for --turn {t}")))?,
+        ),
+        None if turns.len() > 1 => {
+            return Err(Refusal::new(
+                "Multiple active turns exist. Use --turn <id> to target the escalation.",
+            ));
+        }
+        None => turns.first().copied(),
+    };
+    let retained = target.is_some();
+    let recovery_action = match action_override.map(str::trim).filter(|a| !a.is_empty()) {
+        Some(a) => a.to_owned(),
+        None => {
+            let command = match target {
+                Some(t)
+                    if cfg::runtime_type(&config, t["runtime_id"].as_str().unwrap_or(""))
+                        != "manual" =>
+                {
+                    "agentxchain step --resume"
+                }
+                _ => "agentxchain resume",
+            };
+            format!("Resolve the escalation, then run {command}")
+        }
+    };
+    let detail = detail
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .unwrap_or(reason)
+        .to_owned();
+    let blocked_on = format!("escalation:operator:{}", slug(reason));
+    let at = now();
+    let turn_id = target.map(|t| t["turn_id"].clone()).unwrap_or(Json::Null);
+    let role = target
+        .map(|t| t["assigned_role"].clone())
+        .unwrap_or(Json::Null);
+    let escalation = json!({
+        "source": "operator",
+        "raised_by": "human",
+        "from_role": role,
+        "from_turn_id": turn_id,
+        "reason": reason,
+        "detail": detail,
+        "recovery_action": recovery_action,
+        "escalated_at": at,
+    });
+    let blocked_at = now();
+    let mut next = state.clone();
+    next["status"] = json!("blocked");
+    next["blocked_on"] = json!(blocked_on);
+    next["blocked_reason"] = json!({
+        "category": "operator_escalation",
+        "recovery": {
+            "typed_reason": "operator_escalation",
+            "owner": "human",
+            "recovery_action": recovery_action,
+            "turn_retained": retained,
+            "detail": detail,
+        },
+        "blocked_at": blocked_at,
+        "turn_id": turn_id,
+    });
+    next["escalation"] = escalation.clone();
+    store.write_json(STATE, &next)?;
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "blocked",
+        session::Extra {
+            role: role.as_str(),
+            ..Default::default()
+        },
+    );
+    // The human escalation a person resolves with `unblock`.
+    let text = [
+        blocked_on.as_str(),
+        "operator_escalation",
+        detail.as_str(),
+        "operator_escalation",
+    ]
+    .join(" ");
+    let (kind, service) = classify(&text);
+    let id = new_id("hesc");
+    let record = json!({
+        "kind": "raised",
+        "escalation_id": id,
+        "created_at": blocked_at,
+        "run_id": next["run_id"],
+        "phase": next["phase"],
+        "blocked_on": blocked_on,
+        "category": "operator_escalation",
+        "typed_reason": "operator_escalation",
+        "type": kind,
+        "service": service,
+        "action": action(kind, service),
+        "recovery_action": recovery_action,
+        "resolution_command": format!("agentxchain unblock {id}"),
+        "detail": detail,
+        "turn_id": turn_id,
+        "role_id": role,
+    });
+    store.append_jsonl(ESCALATIONS, &record)?;
+    rewrite_tasks(store)?;
+    store.emit(
+        "human_escalation_raised",
+        &next,
+        Json::Null,
+        json!({
+            "escalation_id": id,
+            "type": kind,
+            "service": service,
+            "action": record["action"],
+            "blocked_on": blocked_on,
+            "resolution_command": record["resolution_command"],
+            "detail": detail,
+        }),
+    )?;
+    store.append_jsonl(
+        LEDGER,
+        &json!({
+            "timestamp": at,
+            "decision": "operator_escalated",
+            "run_id": next["run_id"],
+            "phase": next["phase"],
+            "blocked_on": blocked_on,
+            "escalation": escalation,
+        }),
+    )?;
+    store.emit(
+        "escalation_raised",
+        &next,
+        Json::Null,
+        json!({"source": "operator", "reason": reason}),
+    )?;
+    Ok(Escalated {
+        state: next,
+        escalation,
+        record,
+    })
+}
+
+/// Checks `unblock <id>` may go on: the run is blocked and `id` is its current open
+/// escalation. The record, for the command's banner; resuming is [`super::assign::resume`].
+pub fn check_unblock(store: &Store, id: &str) -> Result<Json, Refusal> {
+    cfg::load(store)?;
+    if id.trim().is_empty() {
+        return Err(Refusal::new(
+            "An escalation id is required. Example: agentxchain unblock hesc_1234",
+        ));
+    }
+    let state = super::assign::load_state(store)?;
+    let status = state["status"].as_str().unwrap_or("");
+    if status != "blocked" {
+        return Err(Refusal::new(format!(
+            "Cannot unblock run: status is \"{status}\", expected \"blocked\"."
+        )));
+    }
+    let all = records(store);
+    let Some(requested) = all
+        .iter()
+        .find(|r| r["escalation_id"] == id && r["status"] == "open")
+    else {
+        return Err(Refusal::new(format!(
+            "No open human escalation found for {id}."
+        )));
+    };
+    let Some(cur) = current(store, &state) else {
+        return Err(Refusal::new(
+            "The current blocked run does not have a linked human escalation record.",
+        ));
+    };
+    if cur["escalation_id"] != requested["escalation_id"] {
+        return Err(Refusal::new(format!(
+            "Escalation {id} is not the current blocker for this run.\nCurrent blocker: {}",
+            cur["escalation_id"].as_str().unwrap_or("")
+        )));
+    }
+    Ok(requested.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_is_the_references() {
+        let text = "escalation:operator:need-anthropic-api-key-rotated operator_escalation The PM needs a rotated key before continuing. operator_escalation";
+        assert_eq!(classify(text), ("needs_decision", Some("Anthropic")));
+        assert_eq!(
+            classify("the GitHub token expired"),
+            ("needs_credential", Some("GitHub"))
+        );
+        assert_eq!(classify("please LOGIN again"), ("needs_oauth", None));
+        assert_eq!(
+            action("needs_credential", Some("npm")),
+            "Restore the required npm credential and verify access."
+        );
+    }
+
+    #[test]
+    fn a_managed_section_is_replaced_and_the_rest_kept() {
+        let t = replace_section("# T\nmine\n", OPEN_START, OPEN_END, "A");
+        assert_eq!(t, format!("# T\nmine\n{OPEN_START}\nA\n{OPEN_END}\n"));
+        let t2 = replace_section(&(t.clone() + "after\n"), OPEN_START, OPEN_END, "B");
+        assert_eq!(
+            t2,
+            format!("# T\nmine\n{OPEN_START}\nB\n{OPEN_END}\nafter\n")
+        );
+    }
+}

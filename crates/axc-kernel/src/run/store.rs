@@ -1,0 +1,275 @@
+//! A governed project's files, read and written the one way every operation uses: JSON files
+//! whole by write-then-rename, JSONL lines whole in one append, under one lock.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value as Json, json};
+
+use super::Refusal;
+
+pub const CONFIG: &str = "agentxchain.json";
+pub const STATE: &str = ".agentxchain/state.json";
+pub const SESSION: &str = ".agentxchain/session.json";
+pub const HISTORY: &str = ".agentxchain/history.jsonl";
+pub const LEDGER: &str = ".agentxchain/decision-ledger.jsonl";
+pub const EVENTS: &str = ".agentxchain/events.jsonl";
+pub const ESCALATIONS: &str = ".agentxchain/human-escalations.jsonl";
+pub const TALK: &str = "TALK.md";
+pub const HUMAN_TASKS: &str = "HUMAN_TASKS.md";
+/// The reference's acceptance lock (JSON `{owner_pid, acquired_at}`), honoured and written so
+/// the two tools exclude each other.
+pub const REFERENCE_LOCK: &str = ".agentxchain/locks/accept-turn.lock";
+/// The reference treats a lock older than this as stale.
+const STALE_LOCK: Duration = Duration::from_secs(30 * 60);
+/// How long a command waits for another to finish before refusing.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// The largest JSON file read (state, session, config).
+const MAX_JSON: u64 = 16 << 20;
+
+/// One project root.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// Held while an operation runs; dropping it releases both locks.
+pub struct Lock {
+    _os: File,
+    reference: PathBuf,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.reference);
+    }
+}
+
+fn pid_alive(pid: i64) -> bool {
+    if pid <= 0 || pid > i64::from(i32::MAX) {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks whether the process exists.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+impl Store {
+    pub fn new(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Takes the project's lock: waits for another of our commands, refuses when a reference
+    /// process holds its acceptance lock (`Acceptance lock held by PID <n>`).
+    pub fn lock(&self) -> Result<Lock, Refusal> {
+        // An OS lock on the `.agentxchain` directory itself: no file of its own to linger in
+        // `git status`, and released by the kernel when the holder dies (kill -9 included).
+        let dir = self.path(".agentxchain");
+        std::fs::create_dir_all(&dir)?;
+        let file = File::open(&dir)?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Refusal::new(
+                        "Another agentxchain command is changing this run; try again when it has finished.",
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+            }
+        }
+        let reference = self.path(REFERENCE_LOCK);
+        if let Ok(text) = std::fs::read_to_string(&reference)
+            && let Ok(held) = serde_json::from_str::<Json>(&text)
+        {
+            let pid = held["owner_pid"].as_i64().unwrap_or(0);
+            let fresh = held["acquired_at"]
+                .as_str()
+                .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age < STALE_LOCK);
+            if pid != i64::from(std::process::id()) && pid_alive(pid) && fresh {
+                return Err(Refusal::new(format!("Acceptance lock held by PID {pid}")));
+            }
+        }
+        let body = json!({"owner_pid": std::process::id(), "acquired_at": super::now()});
+        self.write_json(REFERENCE_LOCK, &body)?;
+        Ok(Lock {
+            _os: file,
+            reference,
+        })
+    }
+
+    /// The JSON file at `rel`: `Ok(None)` when absent; an error naming the file when it is
+    /// not JSON or too large.
+    pub fn read_json(&self, rel: &str) -> Result<Option<Json>, Refusal> {
+        let path = self.path(rel);
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Refusal::new(format!("Cannot read {rel}: {e}"))),
+        };
+        if meta.len() > MAX_JSON {
+            return Err(Refusal::new(format!(
+                "{rel} is {} bytes, more than the {MAX_JSON} read",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Refusal::new(format!("Cannot read {rel}: {e}")))?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Refusal::new(format!("{rel} is not valid JSON: {e}")))
+    }
+
+    /// Writes `value` at `rel` as the reference does (two-space JSON and a newline), whole.
+    pub fn write_json(&self, rel: &str, value: &Json) -> Result<(), Refusal> {
+        let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)? + "\n";
+        self.write_text(rel, &text)
+    }
+
+    pub fn write_text(&self, rel: &str, text: &str) -> Result<(), Refusal> {
+        fswrite::write_atomic(&self.path(rel), text.as_bytes())
+            .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
+    }
+
+    /// Appends `entry` as one line in one write (a line left unterminated by a crash is ended
+    /// first, so the new line stays whole).
+    pub fn append_jsonl(&self, rel: &str, entry: &Json) -> Result<(), Refusal> {
+        let path = self.path(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = File::options().create(true).append(true).open(&path)?;
+        let ends_open = file.metadata()?.len() > 0 && !ends_with_newline(&path);
+        let mut line = String::new();
+        if ends_open {
+            line.push('\n');
+        }
+        line.push_str(&serde_json::to_string(entry).map_err(std::io::Error::other)?);
+        line.push('\n');
+        file.write_all(line.as_bytes())
+            .map_err(|e| Refusal::new(format!("Cannot append to {rel}: {e}")))
+    }
+
+    /// Every JSON line of `rel` (lines that are not JSON are skipped, as readers do).
+    pub fn read_jsonl(&self, rel: &str) -> Vec<Json> {
+        std::fs::read_to_string(self.path(rel))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The last JSON line of `rel` (read from the end: the cost does not grow with the file).
+    pub fn last_jsonl(&self, rel: &str) -> Option<Json> {
+        axc_core::jsonl::read_last(&self.root, rel, 1)
+            .ok()
+            .and_then(|t| t.entries.into_iter().last())
+    }
+
+    /// Appends one run event (`events.jsonl`).
+    pub fn emit(
+        &self,
+        event_type: &str,
+        state: &Json,
+        turn: Json,
+        payload: Json,
+    ) -> Result<(), Refusal> {
+        let event = json!({
+            "event_id": super::new_id("evt"),
+            "event_type": event_type,
+            "timestamp": super::now(),
+            "run_id": state["run_id"],
+            "phase": state["phase"],
+            "status": state["status"],
+            "turn": turn,
+            "intent_id": Json::Null,
+            "payload": payload,
+        });
+        self.append_jsonl(EVENTS, &event)
+    }
+}
+
+fn ends_with_newline(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return true;
+    };
+    if f.seek(SeekFrom::End(-1)).is_err() {
+        return true;
+    }
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b).is_ok() && b[0] == b'\n'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_left_open_by_a_crash_is_ended_before_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        std::fs::create_dir_all(dir.path().join(".agentxchain")).unwrap();
+        std::fs::write(store.path(EVENTS), "{\"a\":1}\n{\"torn\":").unwrap();
+        store.append_jsonl(EVENTS, &json!({"b": 2})).unwrap();
+        let lines = store.read_jsonl(EVENTS);
+        assert_eq!(lines, vec![json!({"a": 1}), json!({"b": 2})]);
+    }
+
+    #[test]
+    fn a_live_reference_lock_refuses_and_a_dead_one_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let held = json!({"owner_pid": child.id(), "acquired_at": crate::run::now()});
+        store.write_json(REFERENCE_LOCK, &held).unwrap();
+        let refused = store.lock().err().unwrap();
+        assert_eq!(
+            refused.message,
+            format!("Acceptance lock held by PID {}", child.id())
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let lock = store.lock().unwrap();
+        let mine = store.read_json(REFERENCE_LOCK).unwrap().unwrap();
+        assert_eq!(mine["owner_pid"], json!(std::process::id()));
+        drop(lock);
+        assert!(!store.path(REFERENCE_LOCK).exists());
+    }
+
+    #[test]
+    fn a_second_holder_waits_for_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let lock = store.lock().unwrap();
+        let s2 = store.clone();
+        let t = std::thread::spawn(move || {
+            let start = Instant::now();
+            let _l = s2.lock().unwrap();
+            start.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        drop(lock);
+        assert!(t.join().unwrap() >= Duration::from_millis(250));
+    }
+}
