@@ -1,0 +1,294 @@
+//! Drop-in replay: the JavaScript reference's whole governed runs in
+//! ../shared/fixtures/agentxchain-runs, every step run with this binary from the same start —
+//! same exit codes, the same project files after each step (the snapshots hold what git does
+//! not ignore), and at the end the same events and run history as the reference printed,
+//! after the fixtures' placeholder rules. `reject-and-reissue` and `intake` need commands
+//! this binary does not have yet (reject-turn, reissue-turn, intake triage…): not replayed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use regex::Regex;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agentxchain");
+
+fn runs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/agentxchain-runs")
+}
+
+/// The fixtures' placeholder rules (ids numbered by first appearance, per kind).
+#[derive(Default)]
+struct Norm {
+    seen: BTreeMap<(String, String), String>,
+    counts: BTreeMap<String, usize>,
+}
+
+impl Norm {
+    fn id(&mut self, kind: &str, value: &str) -> String {
+        if let Some(p) = self.seen.get(&(kind.to_owned(), value.to_owned())) {
+            return p.clone();
+        }
+        let n = self.counts.entry(kind.to_owned()).or_default();
+        *n += 1;
+        let p = format!("<{kind}_{n}>");
+        self.seen
+            .insert((kind.to_owned(), value.to_owned()), p.clone());
+        p
+    }
+
+    fn text(&mut self, t: &str, root: &Path) -> String {
+        let mut t = t.replace(&root.display().to_string(), "<ROOT>");
+        let ts = Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)").unwrap();
+        t = ts.replace_all(&t, "<TS>").into_owned();
+        for (kind, pat) in [
+            ("RUN", r"run_[0-9a-f]{16}"),
+            ("TURN", r"turn_[0-9a-f]{16}"),
+            ("HESC", r"hesc_[0-9a-f]{16}"),
+            ("EVT", r"evt_[0-9a-f]{16}"),
+            ("SESSION", r"session_[0-9a-f]{16}"),
+            ("SHA", r"\b[0-9a-f]{40}\b"),
+        ] {
+            let re = Regex::new(pat).unwrap();
+            let mut out = String::new();
+            let mut last = 0;
+            for m in re.find_iter(&t) {
+                out.push_str(&t[last..m.start()]);
+                out.push_str(&self.id(kind, m.as_str()));
+                last = m.end();
+            }
+            out.push_str(&t[last..]);
+            t = out;
+        }
+        let ms =
+            Regex::new(r#""(duration_ms|elapsed_ms|wall_ms|duration|elapsed)":\s*\d+"#).unwrap();
+        ms.replace_all(&t, r#""$1": "<MS>""#).into_owned()
+    }
+}
+
+fn git(root: &Path, args: &[&str], env: &[(&str, String)]) {
+    let st = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?}");
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                let rel = p.strip_prefix(base).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// What the replay map substitutes back into `writes` and `argv`.
+fn learn(root: &Path, map: &mut Vec<(String, String)>) {
+    let known = |map: &Vec<(String, String)>, v: &str| map.iter().any(|(_, x)| x == v);
+    let count = |map: &Vec<(String, String)>, kind: &str| {
+        map.iter()
+            .filter(|(k, _)| k.starts_with(&format!("<{kind}_")))
+            .count()
+    };
+    if let Ok(text) = std::fs::read_to_string(root.join(".agentxchain/state.json")) {
+        let s: Value = serde_json::from_str(&text).unwrap();
+        if let Some(r) = s["run_id"].as_str().filter(|r| !known(map, r)) {
+            map.push(("<RUN_1>".into(), r.into()));
+        }
+        for t in s["active_turns"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            if !known(map, t) {
+                let n = count(map, "TURN") + 1;
+                map.push((format!("<TURN_{n}>"), t.clone()));
+            }
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(root.join(".agentxchain/human-escalations.jsonl")) {
+        for l in text.lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            if let Some(h) = v["escalation_id"].as_str().filter(|h| !known(map, h)) {
+                let n = count(map, "HESC") + 1;
+                map.push((format!("<HESC_{n}>"), h.into()));
+            }
+        }
+    }
+}
+
+fn sub(t: &str, map: &[(String, String)]) -> String {
+    map.iter().fold(t.to_owned(), |t, (k, v)| t.replace(k, v))
+}
+
+fn replay(scenario: &str) {
+    let base = runs().join(scenario);
+    let steps: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(base.join("steps.json")).unwrap()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("demo");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let root = root.canonicalize().unwrap();
+    let env: Vec<(&str, String)> = vec![
+        ("PATH", std::env::var("PATH").unwrap()),
+        ("HOME", home.display().to_string()),
+        ("TZ", "UTC".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("NO_COLOR", "1".into()),
+        ("GIT_AUTHOR_NAME", "AgentXchain Fixture".into()),
+        ("GIT_COMMITTER_NAME", "AgentXchain Fixture".into()),
+        ("GIT_AUTHOR_EMAIL", "fixture@example.invalid".into()),
+        ("GIT_COMMITTER_EMAIL", "fixture@example.invalid".into()),
+        ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z".into()),
+        ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z".into()),
+    ];
+    git(&root, &["init", "-q", "-b", "main"], &env);
+    let mut map: Vec<(String, String)> = Vec::new();
+    let mut norm = Norm::default();
+    let mut last_stdout: BTreeMap<String, String> = BTreeMap::new();
+    for step in &steps {
+        let id = step["id"].as_str().unwrap();
+        learn(&root, &mut map);
+        for (p, c) in step["writes"].as_object().into_iter().flatten() {
+            let path = root.join(sub(p, &map));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, sub(c.as_str().unwrap(), &map)).unwrap();
+        }
+        for g in step["git_before"].as_array().into_iter().flatten() {
+            let args: Vec<&str> = g
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect();
+            git(&root, &args, &env);
+        }
+        let argv: Vec<String> = step["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| sub(a.as_str().unwrap(), &map))
+            .collect();
+        let out = Command::new(BIN)
+            .args(&argv)
+            .current_dir(&root)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        // Placeholders are numbered in the fixtures' scan order: a step's streams, then its
+        // snapshot's files.
+        norm.text(&stdout, &root);
+        norm.text(&String::from_utf8_lossy(&out.stderr), &root);
+        assert_eq!(
+            out.status.code(),
+            step["exit_code"].as_i64().map(|c| c as i32),
+            "{scenario} {id}: exit code\nstdout:\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        last_stdout.insert(id.to_owned(), stdout);
+        // The project files the reference's snapshot holds, as the reference left them.
+        let want = files(&base.join(step["after"].as_str().unwrap()));
+        let have = files(&root);
+        for (rel, bytes) in &want {
+            let rel_real = sub(rel, &map);
+            let ours = have
+                .get(&rel_real)
+                .unwrap_or_else(|| panic!("{scenario} {id}: {rel} is missing after the step"));
+            let w = String::from_utf8_lossy(bytes);
+            let o = norm.text(&String::from_utf8_lossy(ours), &root);
+            assert_eq!(o, w, "{scenario} {id}: {rel} differs");
+        }
+    }
+    // The events the reference printed at the end (`events --json --limit 0`), against ours.
+    let events_step = steps
+        .iter()
+        .rfind(|s| s["argv"][0] == "events")
+        .expect("an events step");
+    let want = std::fs::read_to_string(base.join(events_step["stdout"].as_str().unwrap())).unwrap();
+    let ours = std::fs::read_to_string(root.join(".agentxchain/events.jsonl")).unwrap();
+    let want: Vec<Value> = want
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ours: Vec<Value> = norm
+        .text(&ours, &root)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ours, want, "{scenario}: events");
+    // The run history the reference printed (`history --json`), against ours.
+    if let Some(h) = steps.iter().rfind(|s| s["argv"][0] == "history") {
+        let mut want: Value = serde_json::from_str(
+            &std::fs::read_to_string(base.join(h["stdout"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        // What the history command derives when it prints (not in the file).
+        for e in want.as_array_mut().unwrap() {
+            let e = e.as_object_mut().unwrap();
+            e.remove("inheritable");
+            e.remove("outcome_summary");
+        }
+        let ours = std::fs::read_to_string(root.join(".agentxchain/run-history.jsonl")).unwrap();
+        let ours: Vec<Value> = norm
+            .text(&ours, &root)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(json!(ours), want, "{scenario}: run history");
+    }
+    // The state the reference's `status --json` printed at the end, against ours; the budget
+    // is the sum as a person reads it (the reference's own status rewrites
+    // 49.980000000000004 as 49.98).
+    if let Some(st) = steps
+        .iter()
+        .rfind(|s| s["argv"] == json!(["status", "--json"]))
+    {
+        let want: Value = serde_json::from_str(
+            &std::fs::read_to_string(base.join(st["stdout"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        let ours = std::fs::read_to_string(root.join(".agentxchain/state.json")).unwrap();
+        let ours: Value = serde_json::from_str(&norm.text(&ours, &root)).unwrap();
+        assert_eq!(ours, want["state"], "{scenario}: state");
+    }
+}
+
+#[test]
+fn auto_approved_replays_as_the_reference_ran_it() {
+    replay("auto-approved");
+}
+
+#[test]
+fn full_run_with_human_gates_replays_as_the_reference_ran_it() {
+    replay("full-run-human-gates");
+}
+
+#[test]
+fn escalation_and_unblock_replay_as_the_reference_ran_them() {
+    replay("escalation");
+}
