@@ -636,3 +636,97 @@ pub fn validate_turn(turn: Option<&str>, json_out: bool) -> ExitCode {
         ExitCode::from(1)
     }
 }
+
+/// `reject-turn`.
+pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
+    let store = project!();
+    match run::reject::reject(&store, turn, reason) {
+        Err(r) => {
+            println!("Failed to reject turn: {}", r.message);
+            code(r.exit_code)
+        }
+        Ok(r) => {
+            println!();
+            if r.escalated {
+                println!("  Turn Rejected And Escalated");
+            } else {
+                println!("  Turn Rejected For Retry");
+            }
+            println!("  {RULE}");
+            println!();
+            println!("  Turn:         {}", s(&r.turn["turn_id"]));
+            println!("  Role:         {}", s(&r.turn["assigned_role"]));
+            println!("  Failed stage: {}", r.failed_stage);
+            if let Some(e) = r.errors.first() {
+                println!("  Reason:       {e}");
+            }
+            if let Some(note) = reason {
+                println!("  Operator note: {note}");
+            }
+            println!();
+            if r.escalated {
+                let rec = &r.state["blocked_reason"]["recovery"];
+                println!("  Reason:       {}", s(&rec["typed_reason"]));
+                println!("  Owner:        {}", s(&rec["owner"]));
+                println!("  Action:       {}", s(&rec["recovery_action"]));
+                println!("  Turn:         retained");
+                println!("  Detail:       {}", s(&rec["detail"]));
+            } else {
+                println!("  Attempt:      {}", r.turn["attempt"]);
+                println!(
+                    "  Dispatch:     .agentxchain/dispatch/turns/{}/",
+                    s(&r.turn["turn_id"])
+                );
+                println!("  The retry bundle has been rewritten for the same assigned turn.");
+            }
+            println!();
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `reissue-turn`.
+pub fn reissue_turn(turn: Option<&str>, role: Option<&str>, reason: Option<&str>) -> ExitCode {
+    let store = project!();
+    if let Ok(state) = assign::load_state(&store)
+        && let Some(t) = match turn {
+            Some(t) => state["active_turns"].get(t),
+            None => state["active_turns"]
+                .as_object()
+                .filter(|m| m.len() == 1)
+                .and_then(|m| m.values().next()),
+        }
+    {
+        println!(
+            "Reissuing turn: {} ({})",
+            s(&t["turn_id"]),
+            s(&t["assigned_role"])
+        );
+        println!("Reason: {}", reason.unwrap_or("operator-initiated reissue"));
+    }
+    match run::reject::reissue(&store, turn, role, reason) {
+        Err(r) => refuse(&r),
+        Ok(r) => {
+            println!();
+            println!("  Turn Reissued");
+            println!("  {RULE}");
+            println!();
+            println!("  Old turn:     {}", s(&r.old["turn_id"]));
+            println!("  New turn:     {}", s(&r.new["turn_id"]));
+            println!("  Role:         {}", s(&r.new["assigned_role"]));
+            println!("  Attempt:      {}", r.new["attempt"]);
+            println!("  Reason:       {}", r.reason);
+            let (oh, nh) = (
+                s(&r.old["baseline"]["head_ref"]),
+                s(&r.new["baseline"]["head_ref"]),
+            );
+            if oh != nh {
+                let short = |h: &str| h.chars().take(12).collect::<String>();
+                println!("  HEAD:         {} → {}", short(oh), short(nh));
+            }
+            println!();
+            println!("Run: agentxchain step --resume to dispatch the reissued turn.");
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -77,6 +77,30 @@ enum Command {
         #[arg(long, value_name = "ID")]
         turn: Option<String>,
     },
+    /// Reject the active turn's staged result: it is archived and the same turn dispatched
+    /// again (attempt + 1), or the run blocks when its retries are spent
+    #[command(name = "reject-turn")]
+    RejectTurn {
+        /// The turn (when several are active)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+        /// Why (recorded with the rejection)
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Replace the active turn with a new one (fresh baseline, attempt + 1)
+    #[command(name = "reissue-turn")]
+    ReissueTurn {
+        /// The turn (when several are active)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+        /// Give the new turn to this role
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Why (recorded in history and the ledger)
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
     /// A person approves the pending phase transition
     #[command(name = "approve-transition")]
     ApproveTransition,
@@ -255,6 +279,12 @@ fn main() -> ExitCode {
         }),
         Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),
+        Command::RejectTurn { turn, reason } => {
+            governed::reject_turn(turn.as_deref(), reason.as_deref())
+        }
+        Command::ReissueTurn { turn, role, reason } => {
+            governed::reissue_turn(turn.as_deref(), role.as_deref(), reason.as_deref())
+        }
         Command::ApproveTransition => governed::approve_transition(),
         Command::ApproveCompletion => governed::approve_completion(),
         Command::Escalate {

@@ -173,6 +173,15 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             event_turn(&turn),
             json!({"reason": reason, "error_code": "validation_failed", "stage": stage, "errors": v.errors}),
         )?;
+        let _ = session::checkpoint(
+            store,
+            &next,
+            "acceptance_failed",
+            session::Extra {
+                role: turn["assigned_role"].as_str(),
+                ..Default::default()
+            },
+        );
         return Ok(Accepted::Failed {
             stage,
             error_class: v.error_class.unwrap_or("schema_error").to_owned(),
@@ -268,6 +277,22 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     let mut outcome = Outcome::Stayed;
     let mut after: Vec<(&str, Json, Json)> = Vec::new();
     let mut before: Vec<(&str, Json, Json)> = Vec::new();
+    if observed["baseline_unchanged"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty())
+    {
+        // The reference writes this event's details beside its payload (an empty payload and
+        // no status); here they are its payload.
+        store.emit(
+            "baseline_dirty_unchanged_excluded",
+            &state,
+            event_turn(&turn),
+            json!({
+                "excluded_files": observed["baseline_unchanged"],
+                "rationale": "Files were dirty at dispatch baseline with matching SHA markers at acceptance time — inherited workspace state, not turn-attributed mutations.",
+            }),
+        )?;
+    }
     let eval_state = {
         let mut s = state.clone();
         s["turn_sequence"] = json!(sequence);

@@ -148,13 +148,14 @@ pub fn observe(root: &Path, baseline: &Json) -> Json {
             summary(git(root, &["diff", "--stat", "HEAD"]), &untracked),
         ),
     };
+    let mut inherited: Vec<String> = Vec::new();
     if let Some(snapshot) = baseline["dirty_snapshot"].as_object() {
-        changed.retain(|f| {
-            snapshot
-                .get(f)
-                .and_then(Json::as_str)
-                .is_none_or(|m| m != marker(root, f))
-        });
+        for (f, m) in snapshot {
+            if m.as_str() == Some(marker(root, f).as_str()) {
+                inherited.push(f.clone());
+            }
+        }
+        changed.retain(|f| !inherited.contains(f));
     }
     let mut actor: Vec<String> = changed
         .into_iter()
@@ -172,6 +173,7 @@ pub fn observe(root: &Path, baseline: &Json) -> Json {
         "diff_summary": diff,
         "observation_available": true,
         "kind": "git_observed",
+        "baseline_unchanged": inherited,
     })
 }
 

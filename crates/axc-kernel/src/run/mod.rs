@@ -20,6 +20,7 @@ pub mod dispatch;
 pub mod escalate;
 pub mod git;
 pub mod paths;
+pub mod reject;
 pub mod run_history;
 pub mod scaffold;
 pub mod session;

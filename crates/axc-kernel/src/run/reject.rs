@@ -1,0 +1,296 @@
+//! `reject-turn` (the staged result is archived and the same turn is dispatched again, or,
+//! with its retries spent, the run is blocked) and `reissue-turn` (the turn is replaced by a
+//! new one with a fresh baseline).
+
+use serde_json::{Value as Json, json};
+
+use super::config as cfg;
+use super::store::{HISTORY, LEDGER, STATE, Store};
+use super::{Refusal, dispatch, event_turn, git, new_id, now, session};
+use crate::turn_result;
+
+/// What `reject-turn` did.
+#[derive(Clone, Debug)]
+pub struct Rejected {
+    pub turn: Json,
+    pub state: Json,
+    pub failed_stage: String,
+    pub errors: Vec<String>,
+    /// Retries were spent: the run is blocked.
+    pub escalated: bool,
+}
+
+fn target(state: &Json, turn: Option<&str>, what: &str) -> Result<Json, Refusal> {
+    let turns = state["active_turns"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    match turn {
+        Some(t) => turns
+            .get(t)
+            .cloned()
+            .ok_or_else(|| Refusal::new(format!("No active turn found for --turn {t}"))),
+        None => match turns.len() {
+            0 => Err(Refusal::new(format!("No active turns to {what}."))),
+            1 => Ok(turns.values().next().cloned().unwrap_or_default()),
+            _ => Err(Refusal::new(format!(
+                "Multiple active turns exist. Use --turn <id> to specify which to {what}."
+            ))),
+        },
+    }
+}
+
+fn deadline(config: &Json) -> String {
+    let minutes = crate::transitions::turn_timeout_minutes(config).min(100 * 366 * 24 * 60);
+    axc_core::util::iso_timestamp(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(minutes * 60),
+    )
+}
+
+/// `reject-turn [--turn id] [--reason text]`.
+pub fn reject(
+    store: &Store,
+    turn: Option<&str>,
+    reason: Option<&str>,
+) -> Result<Rejected, Refusal> {
+    let config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let state = super::assign::load_state(store)?;
+    let current = target(&state, turn, "reject")?;
+    let turn_id = current["turn_id"].as_str().unwrap_or("").to_owned();
+    let staging = dispatch::staging_rel(&turn_id);
+    // The rejection names what the staged result fails, when there is one.
+    let mut solo = state.clone();
+    solo["active_turns"] = json!({ &turn_id: current.clone() });
+    let v = turn_result::validate_staged(store.root(), &solo, &config, &staging);
+    let failed_stage = v.stage.unwrap_or("unknown").to_owned();
+    let errors = v.errors.clone();
+    let attempt = current["attempt"].as_u64().unwrap_or(1);
+    let max = config["rules"]["max_turn_retries"].as_u64().unwrap_or(2);
+    let can_retry = attempt < max;
+    let staged = store.path(&staging);
+    if let Ok(bytes) = fsread::read_inside(store.root(), std::path::Path::new(&staging), 16 << 20) {
+        let stamp = now().replace([':', '.'], "-");
+        store.write_text(
+            &format!(".agentxchain/dispatch/rejected/{turn_id}-attempt-{attempt}-{stamp}.json"),
+            &String::from_utf8_lossy(&bytes),
+        )?;
+    }
+    let _ = std::fs::remove_file(&staged);
+    let rejection = json!({
+        "turn_id": turn_id,
+        "attempt": attempt,
+        "rejected_at": now(),
+        "reason": reason.unwrap_or("Validation failed"),
+        "validation_errors": errors,
+        "failed_stage": failed_stage,
+    });
+    let mut next = state.clone();
+    let mut t = current.clone();
+    t["last_rejection"] = rejection.clone();
+    t["conflict_state"] = Json::Null;
+    t["conflict_context"] = Json::Null;
+    let mut payload =
+        json!({"attempt": attempt, "reason": rejection["reason"], "failed_stage": failed_stage});
+    if !errors.is_empty() {
+        payload["validation_errors"] = json!(errors);
+    }
+    if can_retry {
+        t["attempt"] = json!(attempt + 1);
+        t["status"] = json!("dispatched");
+        t["baseline"] = git::capture_baseline(store.root(), &now());
+        t["deadline_at"] = json!(deadline(&config));
+        if let Some(o) = t.as_object_mut() {
+            o.remove("started_at");
+        }
+        t["dispatched_at"] = json!(now());
+        next["active_turns"][&turn_id] = t.clone();
+        store.write_json(STATE, &next)?;
+        let mut p = json!({"attempt": attempt, "retrying": true});
+        for (k, v) in payload.as_object().into_iter().flatten() {
+            p[k] = v.clone();
+        }
+        store.emit("turn_rejected", &next, event_turn(&current), p)?;
+        dispatch::write_bundle(store, &next, &config, &t)?;
+        store.emit("turn_dispatched", &next, event_turn(&t), json!({}))?;
+        return Ok(Rejected {
+            turn: t,
+            state: next,
+            failed_stage,
+            errors,
+            escalated: false,
+        });
+    }
+    let role = current["assigned_role"].as_str().unwrap_or("");
+    let blocked_on = format!("escalation:retries-exhausted:{role}");
+    t["status"] = json!("failed");
+    next["active_turns"][&turn_id] = t.clone();
+    next["status"] = json!("blocked");
+    next["blocked_on"] = json!(blocked_on);
+    let action =
+        if cfg::runtime_type(&config, current["runtime_id"].as_str().unwrap_or("")) == "manual" {
+            "Resolve the escalation, then run agentxchain resume"
+        } else {
+            "Resolve the escalation, then run agentxchain step --resume"
+        };
+    next["blocked_reason"] = json!({
+        "category": "retries_exhausted",
+        "recovery": {"typed_reason": "retries_exhausted", "owner": "human", "recovery_action": action, "turn_retained": true, "detail": blocked_on},
+        "blocked_at": now(),
+        "turn_id": turn_id,
+    });
+    next["escalation"] = json!({
+        "from_role": role, "from_turn_id": turn_id,
+        "reason": format!("Turn rejected {attempt} times. Retries exhausted."),
+        "validation_errors": errors, "escalated_at": now(),
+    });
+    store.write_json(STATE, &next)?;
+    let mut p = json!({"attempt": attempt, "retrying": false, "escalated": true});
+    for (k, v) in payload.as_object().into_iter().flatten() {
+        if k != "attempt" {
+            p[k] = v.clone();
+        }
+    }
+    store.emit("turn_rejected", &next, event_turn(&current), p)?;
+    store.emit(
+        "run_blocked",
+        &next,
+        Json::Null,
+        json!({"category": "retries_exhausted"}),
+    )?;
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "blocked",
+        session::Extra {
+            role: Some(role),
+            ..Default::default()
+        },
+    );
+    Ok(Rejected {
+        turn: t,
+        state: next,
+        failed_stage,
+        errors,
+        escalated: true,
+    })
+}
+
+/// What `reissue-turn` did.
+#[derive(Clone, Debug)]
+pub struct Reissued {
+    pub old: Json,
+    pub new: Json,
+    pub state: Json,
+    pub reason: String,
+}
+
+/// `reissue-turn [--turn id] [--role r] [--reason text]`.
+pub fn reissue(
+    store: &Store,
+    turn: Option<&str>,
+    role: Option<&str>,
+    reason: Option<&str>,
+) -> Result<Reissued, Refusal> {
+    let config = cfg::load(store)?;
+    let _lock = store.lock()?;
+    let state = super::assign::load_state(store)?;
+    let old = target(&state, turn, "reissue")?;
+    let old_id = old["turn_id"].as_str().unwrap_or("").to_owned();
+    let old_role = old["assigned_role"].as_str().unwrap_or("").to_owned();
+    let role = role.map(str::to_owned).unwrap_or_else(|| old_role.clone());
+    if config["roles"].get(&role).is_none() {
+        return Err(Refusal::new(format!(
+            "Failed to reissue turn: Role \"{role}\" not found in config"
+        )));
+    }
+    let runtime = cfg::runtime_id(&config, &role).to_owned();
+    if config["runtimes"].get(&runtime).is_none() {
+        return Err(Refusal::new(format!(
+            "Failed to reissue turn: Runtime \"{runtime}\" not found in config for role \"{role}\""
+        )));
+    }
+    let reason = reason.unwrap_or("operator-initiated reissue").to_owned();
+    let at = now();
+    let new_baseline = git::capture_baseline(store.root(), &at);
+    let old_baseline = &old["baseline"];
+    store.append_jsonl(
+        HISTORY,
+        &json!({
+            "turn_id": old_id, "run_id": state["run_id"], "role": old_role, "phase": state["phase"],
+            "status": "reissued", "summary": format!("Turn reissued: {reason}"), "files_changed": [],
+            "assigned_sequence": old["assigned_sequence"], "accepted_at": at, "duration_ms": 0,
+            "reissue_reason": reason,
+        }),
+    )?;
+    store.append_jsonl(
+        LEDGER,
+        &json!({
+            "timestamp": at, "decision": "turn_reissued", "turn_id": old_id, "role": old_role,
+            "new_role": role, "phase": state["phase"], "reason": reason,
+            "old_baseline": {"head_ref": old_baseline["head_ref"], "clean": old_baseline["clean"]},
+            "new_baseline": {"head_ref": new_baseline["head_ref"], "clean": new_baseline["clean"]},
+        }),
+    )?;
+    let new_id = new_id("turn");
+    let sequence = state["turn_sequence"].as_u64().unwrap_or(0) + 1;
+    let others: Vec<String> = state["active_turns"]
+        .as_object()
+        .map(|m| m.keys().filter(|k| **k != old_id).cloned().collect())
+        .unwrap_or_default();
+    let mut new = json!({
+        "turn_id": new_id, "assigned_role": role, "status": "dispatched",
+        "attempt": old["attempt"].as_u64().unwrap_or(1) + 1, "assigned_at": at,
+        "deadline_at": deadline(&config), "runtime_id": runtime, "baseline": new_baseline,
+        "assigned_sequence": sequence, "concurrent_with": others, "reissued_from": old_id,
+    });
+    if !old["delegation_context"].is_null() {
+        new["delegation_context"] = old["delegation_context"].clone();
+    }
+    new["dispatched_at"] = json!(now());
+    let mut next = state.clone();
+    if let Some(m) = next["active_turns"].as_object_mut() {
+        m.remove(&old_id);
+        m.insert(new_id.clone(), new.clone());
+    }
+    if let Some(m) = next["budget_reservations"].as_object_mut() {
+        m.remove(&old_id);
+        if let Some(cost) = cfg::per_turn_budget(&config).filter(|c| *c > 0.0) {
+            m.insert(
+                new_id.clone(),
+                json!({"reserved_usd": super::usd(cost), "role_id": role, "created_at": at, "reissued_from": old_id}),
+            );
+        }
+    }
+    next["turn_sequence"] = json!(sequence);
+    store.write_json(STATE, &next)?;
+    store.emit(
+        "turn_reissued",
+        &next,
+        json!({"turn_id": new_id, "role_id": role}),
+        json!({
+            "old_turn_id": old_id, "reason": reason, "old_head": old_baseline["head_ref"],
+            "new_head": new["baseline"]["head_ref"], "old_runtime": old["runtime_id"],
+            "new_runtime": runtime, "old_role": old_role, "new_role": role,
+        }),
+    )?;
+    let _ = std::fs::remove_dir_all(store.path(&dispatch::bundle_rel(&old_id)));
+    dispatch::write_bundle(store, &next, &config, &new)?;
+    store.emit("turn_dispatched", &next, event_turn(&new), json!({}))?;
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "turn_reissued",
+        session::Extra {
+            role: Some(&role),
+            turn_baseline: Some(&new["baseline"]),
+            ..Default::default()
+        },
+    );
+    Ok(Reissued {
+        old,
+        new,
+        state: next,
+        reason,
+    })
+}
