@@ -489,6 +489,14 @@ fn human(v: &Value) -> String {
             gates.unwrap_or_else(|| "none".to_owned())
         );
         out += &format!("Blocked on:    {}\n", s(&v["blocked_on"]));
+        if let Some(e) = v.get("escalation") {
+            out += &format!(
+                "Escalation:    {} ({})\nResolve with:  {}\n",
+                s(&e["escalation_id"]),
+                s(&e["type"]),
+                s(&e["resolution_command"])
+            );
+        }
         if let Some(c) = v.get("continuous") {
             out += &format!(
                 "Continuous:    {} ({}, {} runs completed, {} idle cycles)\n",

@@ -66,6 +66,17 @@ fn compare_tool(fixture: &str, name: &str, args: &Value, ours: &Value, golden: &
             o.as_object_mut().unwrap().shift_remove(k);
             g.as_object_mut().unwrap().shift_remove(k);
         }
+        // Deliberate addition: a blocked run names its escalation and the command that
+        // resolves it (asserted in serve_mcp.rs).
+        if let Some(e) = o.as_object_mut().unwrap().shift_remove("escalation") {
+            assert_eq!(g["status"], "blocked", "{fixture}");
+            assert!(
+                e["resolution_command"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("agentxchain unblock hesc_")
+            );
+        }
     }
     if name == "agentxchain_intake_record" && g["ok"] == true {
         // Known bug 4: the reference's instruction is rejected by its own CLI.

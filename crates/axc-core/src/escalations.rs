@@ -16,6 +16,8 @@ pub struct Escalation {
     /// The `raised` line's fields.
     pub record: Map<String, Value>,
     pub open: bool,
+    /// The `resolved` line that closed it (`resolved_at`, `resolved_via`, `resolution_notes`).
+    pub resolution: Option<Map<String, Value>>,
 }
 
 impl Escalation {
@@ -44,16 +46,19 @@ pub fn fold(lines: &[Value]) -> Vec<Escalation> {
                 if let Some(existing) = records.iter_mut().find(|r| r.id() == id) {
                     existing.record = obj.clone();
                     existing.open = true;
+                    existing.resolution = None;
                 } else {
                     records.push(Escalation {
                         record: obj.clone(),
                         open: true,
+                        resolution: None,
                     });
                 }
             }
             Some("resolved") => {
                 if let Some(existing) = records.iter_mut().find(|r| r.id() == id) {
                     existing.open = false;
+                    existing.resolution = Some(obj.clone());
                 }
             }
             _ => {}
@@ -132,6 +137,7 @@ mod tests {
         typed_wrong.push(Escalation {
             record: json!({"kind": "raised", "escalation_id": "hesc_z", "created_at": "2026-01-04T00:00:00.000Z", "run_id": "run_1", "blocked_on": "escalation:x"}).as_object().unwrap().clone(),
             open: true,
+            resolution: None,
         });
         typed_wrong[0].record.insert("turn_id".into(), json!(7));
         let seven = RunState::from_value(

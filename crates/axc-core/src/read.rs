@@ -149,6 +149,20 @@ pub fn status(project: &Project, warnings: &mut Vec<String>) -> Value {
         },
     );
     m.insert("blocked_on".into(), text(&s.blocked_on));
+    // A blocked run names the human escalation that blocks it and the command that resolves
+    // it (the reference's status does not; see docs/agentxchain.md).
+    if let Ok(records) = escalations::load(&project.root)
+        && let Some(current) = escalations::current_blocker(&records, &s)
+    {
+        m.insert(
+            "escalation".into(),
+            json!({
+                "escalation_id": current.id(),
+                "type": str_or_null(current.record.get("type")),
+                "resolution_command": format!("agentxchain unblock {}", current.id()),
+            }),
+        );
+    }
     if let Some(session) = load_session(&project.root) {
         let count = |k: &str| {
             session

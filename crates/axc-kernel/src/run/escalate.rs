@@ -91,56 +91,31 @@ pub fn action(kind: &str, service: Option<&str>) -> String {
     }
 }
 
-/// The escalation records folded: raised ones with their resolution, newest first.
+/// The escalation records (the log folded as every reader folds it, `axc_core::escalations`),
+/// newest first, each with `status` (`open` | `resolved`) and its resolution fields.
 pub fn records(store: &Store) -> Vec<Json> {
-    let mut by_id: Vec<(String, Json)> = Vec::new();
-    for e in store.read_jsonl(ESCALATIONS) {
-        let Some(id) = e["escalation_id"].as_str().map(str::to_owned) else {
-            continue;
-        };
-        match e["kind"].as_str() {
-            Some("raised") => {
-                let mut r = e.clone();
-                r["status"] = json!("open");
-                r["resolved_at"] = Json::Null;
-                r["resolved_via"] = Json::Null;
-                r["resolution_notes"] = Json::Null;
-                by_id.retain(|(i, _)| *i != id);
-                by_id.push((id, r));
+    let lines = store.read_jsonl(ESCALATIONS);
+    axc_core::escalations::fold(&lines)
+        .into_iter()
+        .map(|e| {
+            let mut r = Json::Object(e.record);
+            let res = e.resolution.unwrap_or_default();
+            r["status"] = json!(if e.open { "open" } else { "resolved" });
+            for k in ["resolved_at", "resolved_via", "resolution_notes"] {
+                r[k] = res.get(k).cloned().unwrap_or(Json::Null);
             }
-            Some("resolved") => {
-                if let Some((_, r)) = by_id.iter_mut().find(|(i, _)| *i == id) {
-                    r["status"] = json!("resolved");
-                    r["resolved_at"] = e["resolved_at"].clone();
-                    r["resolved_via"] = e["resolved_via"].clone();
-                    r["resolution_notes"] = e["resolution_notes"].clone();
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut out: Vec<Json> = by_id.into_iter().map(|(_, r)| r).collect();
-    out.sort_by_key(|r| {
-        std::cmp::Reverse(
-            r["created_at"]
-                .as_str()
-                .and_then(|t| humantime::parse_rfc3339_weak(t).ok()),
-        )
-    });
-    out
+            r
+        })
+        .collect()
 }
 
-/// The open escalation that is the current blocker of `state`.
+/// The open escalation that is the current blocker of `state` (the one rule, in
+/// `axc_core::escalations::current_blocker`).
 pub fn current(store: &Store, state: &Json) -> Option<Json> {
-    if state["status"] != "blocked" {
-        return None;
-    }
-    records(store).into_iter().find(|r| {
-        r["status"] == "open"
-            && r["run_id"] == state["run_id"]
-            && r["blocked_on"] == state["blocked_on"]
-            && r["turn_id"] == state["blocked_reason"]["turn_id"]
-    })
+    let lines = store.read_jsonl(ESCALATIONS);
+    let folded = axc_core::escalations::fold(&lines);
+    let run = axc_core::state::RunState::from_value(state.clone());
+    axc_core::escalations::current_blocker(&folded, &run).map(|e| Json::Object(e.record.clone()))
 }
 
 fn field(label: &str, v: &Json) -> Option<String> {
