@@ -11,6 +11,18 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write(path, bytes, true)
+}
+
+/// Writes `bytes` to `path` atomically for readers (they see the old file or the new one,
+/// never a part) without waiting for the disk: for files that can be made again from others
+/// (caches, bundles, indexes), where a power loss may keep the old file but each sync costs
+/// milliseconds.
+pub fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write(path, bytes, false)
+}
+
+fn write(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -50,10 +62,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         #[cfg(not(unix))]
         std::fs::set_permissions(tmp.path(), meta.permissions())?;
     }
-    tmp.as_file().sync_all()?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     // The rename itself is durable once the directory is; a failure here loses nothing.
-    if let Ok(d) = std::fs::File::open(dir) {
+    if durable && let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())

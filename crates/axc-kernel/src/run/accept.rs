@@ -190,7 +190,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         });
     }
     let tr = v.turn_result.unwrap_or_default();
-    let observed = git::observe(store.root(), &turn["baseline"]);
+    let (observed, snap) = git::observe_now(store.root(), &turn["baseline"]);
     let at = now();
     let accepted_ref = observed["head_ref"]
         .as_str()
@@ -458,6 +458,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         "turn_accepted",
         session::Extra {
             role: Some(&role),
+            snapshot: snap.as_ref(),
             ..Default::default()
         },
     );

@@ -151,7 +151,8 @@ pub fn assign_and_dispatch(
     if let Some(e) = clean_baseline_error(store, cfg::write_authority(config, role)) {
         return Err(e);
     }
-    let baseline = git::capture_baseline(store.root(), &now());
+    let snap = git::snapshot(store.root());
+    let baseline = git::baseline_of(store.root(), snap.as_ref(), &now());
     let assigned = next["active_turns"][&turn_id].clone();
     let turn = json!({
         "turn_id": turn_id,
@@ -182,6 +183,7 @@ pub fn assign_and_dispatch(
             role: Some(role),
             dispatch_dir: Some(dispatch::bundle_rel(&turn_id)),
             turn_baseline: Some(&baseline),
+            snapshot: snap.as_ref(),
         },
     );
     store
@@ -212,7 +214,7 @@ fn redispatch(
         session::Extra {
             role: Some(role),
             dispatch_dir: Some(dispatch::bundle_rel(turn_id)),
-            turn_baseline: None,
+            ..Default::default()
         },
     );
     store.emit("turn_dispatched", &next, event_turn(&turn), json!({}))?;

@@ -215,15 +215,15 @@ pub fn write_bundle(
     let dir = bundle_rel(turn_id);
     // A re-dispatch replaces the whole bundle: nothing of an earlier attempt stays sealed in.
     let _ = std::fs::remove_dir_all(store.path(&dir));
-    store.write_json(
+    store.write_derived_json(
         &format!("{dir}/ASSIGNMENT.json"),
         &assignment(state, config, turn),
     )?;
-    store.write_text(
+    store.write_derived(
         &format!("{dir}/PROMPT.md"),
         &prompt(store, state, config, turn),
     )?;
-    store.write_text(&format!("{dir}/CONTEXT.md"), &context(store, state, config))?;
+    store.write_derived(&format!("{dir}/CONTEXT.md"), &context(store, state, config))?;
     crate::manifest::finalize(
         store.root(),
         turn_id,
@@ -248,7 +248,7 @@ pub fn write_bundle(
             }),
         );
     }
-    store.write_json(
+    store.write_derived_json(
         ".agentxchain/dispatch/index.json",
         &json!({"run_id": state["run_id"], "phase": state["phase"], "updated_at": now(), "active_turns": turns}),
     )

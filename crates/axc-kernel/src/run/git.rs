@@ -11,7 +11,10 @@ use sha2::{Digest, Sha256};
 use super::paths;
 
 fn git(root: &Path, args: &[&str]) -> Option<String> {
+    // A read never takes git's index lock (status would otherwise refresh the index): it
+    // costs less and never collides with a person's git running at the same time.
     let out = Command::new("git")
+        .arg("--no-optional-locks")
         .arg("-C")
         .arg(root)
         .args(args)
@@ -32,39 +35,73 @@ fn lines(s: Option<String>) -> Vec<String> {
         .collect()
 }
 
+/// The working tree as one `git status` call sees it: the head, the branch, and every path
+/// that differs from HEAD (tracked changes, staged changes, untracked files), each once.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub head: Option<String>,
+    pub branch: Option<String>,
+    pub changes: Vec<String>,
+    /// The untracked files among `changes`.
+    pub untracked: Vec<String>,
+}
+
+/// One `git status --porcelain=v2 --branch -z`: `None` outside a work tree. (One process
+/// instead of five: each git process is milliseconds on a loaded machine.)
+pub fn snapshot(root: &Path) -> Option<Snapshot> {
+    let out = git(
+        root,
+        &[
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=all",
+        ],
+    )?;
+    let mut snap = Snapshot::default();
+    let mut fields = out.split('\0').peekable();
+    while let Some(rec) = fields.next() {
+        if let Some(oid) = rec.strip_prefix("# branch.oid ") {
+            snap.head = (oid != "(initial)").then(|| oid.to_owned());
+        } else if let Some(b) = rec.strip_prefix("# branch.head ") {
+            snap.branch = (b != "(detached)").then(|| b.to_owned());
+        } else if let Some(p) = rec.strip_prefix("? ") {
+            snap.changes.push(p.to_owned());
+            snap.untracked.push(p.to_owned());
+        } else if rec.starts_with("1 ") {
+            // 1 XY sub mH mI mW hH hI path
+            if let Some(p) = rec.splitn(9, ' ').nth(8) {
+                snap.changes.push(p.to_owned());
+            }
+        } else if rec.starts_with("2 ") {
+            // 2 XY sub mH mI mW hH hI Xscore path, then the original path as its own field
+            if let Some(p) = rec.splitn(10, ' ').nth(9) {
+                snap.changes.push(p.to_owned());
+            }
+            fields.next();
+        } else if rec.starts_with("u ") {
+            if let Some(p) = rec.splitn(11, ' ').nth(10) {
+                snap.changes.push(p.to_owned());
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    snap.changes.retain(|p| seen.insert(p.clone()));
+    Some(snap)
+}
+
 pub fn is_repo(root: &Path) -> bool {
-    git(root, &["rev-parse", "--is-inside-work-tree"]).is_some_and(|s| s.trim() == "true")
+    snapshot(root).is_some()
 }
 
 pub fn head(root: &Path) -> Option<String> {
-    git(root, &["rev-parse", "HEAD"])
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-}
-
-pub fn branch(root: &Path) -> Option<String> {
-    git(root, &["rev-parse", "--abbrev-ref", "HEAD"])
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty() && s != "HEAD")
-}
-
-fn untracked(root: &Path) -> Vec<String> {
-    lines(git(root, &["ls-files", "--others", "--exclude-standard"]))
+    snapshot(root)?.head
 }
 
 /// Tracked changes against HEAD, staged changes and untracked files, each once.
 pub fn working_tree_changes(root: &Path) -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
-    for l in lines(git(root, &["diff", "--name-only", "HEAD"]))
-        .into_iter()
-        .chain(lines(git(root, &["diff", "--name-only", "--cached"])))
-        .chain(untracked(root))
-    {
-        if !all.contains(&l) {
-            all.push(l);
-        }
-    }
-    all
+    snapshot(root).map(|s| s.changes).unwrap_or_default()
 }
 
 /// `sha256:<hex>` of the file's bytes, `deleted` or `unreadable`.
@@ -82,10 +119,15 @@ pub fn marker(root: &Path, rel: &str) -> String {
 /// The baseline a turn is measured against: the head, whether the tree is clean of agent
 /// work, and a marker of every dirty agent file.
 pub fn capture_baseline(root: &Path, now: &str) -> Json {
-    if !is_repo(root) {
+    baseline_of(root, snapshot(root).as_ref(), now)
+}
+
+/// [`capture_baseline`] from a snapshot already taken.
+pub fn baseline_of(root: &Path, snap: Option<&Snapshot>, now: &str) -> Json {
+    let Some(snap) = snap.cloned() else {
         return json!({"kind": "no_git", "head_ref": null, "clean": true, "captured_at": now, "dirty_snapshot": {}});
-    }
-    let dirty = working_tree_changes(root);
+    };
+    let dirty = snap.changes;
     let clean = dirty.iter().all(|p| paths::is_baseline_exempt(p));
     let mut snapshot = Map::new();
     for p in dirty.iter().filter(|p| !paths::is_operational(p)) {
@@ -93,7 +135,7 @@ pub fn capture_baseline(root: &Path, now: &str) -> Json {
     }
     json!({
         "kind": "git_worktree",
-        "head_ref": head(root),
+        "head_ref": snap.head,
         "clean": clean,
         "captured_at": now,
         "dirty_snapshot": snapshot,
@@ -120,33 +162,56 @@ fn summary(stat: Option<String>, untracked: &[String]) -> Json {
 /// their markers, the head and a diff summary. Files dirty at the baseline and unchanged since
 /// are not the turn's.
 pub fn observe(root: &Path, baseline: &Json) -> Json {
-    if !is_repo(root) || baseline["kind"] == "no_git" {
-        return json!({"files_changed": [], "file_markers": {}, "head_ref": null, "diff_summary": null, "observation_available": false, "kind": "no_git"});
-    }
-    let current = head(root);
-    let untracked = untracked(root);
+    observe_now(root, baseline).0
+}
+
+/// [`observe`], with the snapshot it took: `git status` and `git diff --stat` run at once
+/// (each is a process of milliseconds; they do not depend on each other).
+pub fn observe_now(root: &Path, baseline: &Json) -> (Json, Option<Snapshot>) {
+    let base = baseline["head_ref"]
+        .as_str()
+        .filter(|b| is_object_name(b))
+        .map(str::to_owned);
+    std::thread::scope(|sc| {
+        let stat = sc.spawn(|| match &base {
+            // Against the baseline's commit: the same as `HEAD` while the head has not moved.
+            Some(b) => git(root, &["diff", "--stat", b, "--"]),
+            None => git(root, &["diff", "--stat", "HEAD"]),
+        });
+        let snap = snapshot(root);
+        let stat = stat.join().ok().flatten();
+        (observe_with(root, baseline, snap.as_ref(), stat), snap)
+    })
+}
+
+/// What changed, from a snapshot and the diff summary already taken.
+fn observe_with(
+    root: &Path,
+    baseline: &Json,
+    snap: Option<&Snapshot>,
+    stat: Option<String>,
+) -> Json {
+    let snap = match snap.cloned() {
+        Some(s) if baseline["kind"] != "no_git" => s,
+        _ => {
+            return json!({"files_changed": [], "file_markers": {}, "head_ref": null, "diff_summary": null, "observation_available": false, "kind": "no_git"});
+        }
+    };
+    let current = snap.head.clone();
+    let untracked = snap.untracked.clone();
     let base = baseline["head_ref"].as_str();
-    let (mut changed, diff) = match base {
-        Some(b) if Some(b) == current.as_deref() => (
-            working_tree_changes(root),
-            summary(git(root, &["diff", "--stat", "HEAD"]), &untracked),
-        ),
-        Some(b) if is_object_name(b) => {
+    let diff = summary(stat, &untracked);
+    let mut changed = match base {
+        Some(b) if Some(b) != current.as_deref() && is_object_name(b) => {
             let mut c = lines(git(root, &["diff", "--name-only", b, "--"]));
-            for f in working_tree_changes(root) {
+            for f in snap.changes.clone() {
                 if !c.contains(&f) {
                     c.push(f);
                 }
             }
-            (
-                c,
-                summary(git(root, &["diff", "--stat", b, "--"]), &untracked),
-            )
+            c
         }
-        _ => (
-            working_tree_changes(root),
-            summary(git(root, &["diff", "--stat", "HEAD"]), &untracked),
-        ),
+        _ => snap.changes.clone(),
     };
     let mut inherited: Vec<String> = Vec::new();
     if let Some(snapshot) = baseline["dirty_snapshot"].as_object() {

@@ -1,34 +1,21 @@
 //! The session checkpoint (`.agentxchain/session.json`): where the run was at its last
 //! change, for status's continuity section and a later session's recovery.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use serde_json::{Value as Json, json};
 
 use super::store::{SESSION, Store};
 use super::{Refusal, git, new_id, now};
 
-/// `{git_head, git_branch, workspace_dirty}` of the working tree now.
-fn baseline_ref(root: &Path) -> Json {
-    let dirty = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["status", "--porcelain"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        // The acceptance lock a command holds while it writes is not the workspace's.
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .any(|l| l.len() > 3 && !l[3..].starts_with(".agentxchain/locks/"))
-        });
-    match (git::head(root), dirty) {
-        (Some(h), Some(d)) => {
-            json!({"git_head": h, "git_branch": git::branch(root), "workspace_dirty": d})
+/// `{git_head, git_branch, workspace_dirty}` of the working tree now (the acceptance lock a
+/// command holds while it writes is not the workspace's).
+fn baseline_ref(snap: Option<&git::Snapshot>) -> Json {
+    match snap {
+        Some(s) if s.head.is_some() => {
+            let dirty = s
+                .changes
+                .iter()
+                .any(|p| !p.starts_with(".agentxchain/locks/"));
+            json!({"git_head": s.head, "git_branch": s.branch, "workspace_dirty": dirty})
         }
         _ => json!({"git_head": null, "git_branch": null, "workspace_dirty": null}),
     }
@@ -41,6 +28,8 @@ pub struct Extra<'a> {
     pub dispatch_dir: Option<String>,
     /// The baseline just captured for a turn (its head and cleanliness are used).
     pub turn_baseline: Option<&'a Json>,
+    /// The working tree as the command already read it (else it is read here).
+    pub snapshot: Option<&'a git::Snapshot>,
 }
 
 /// Writes the checkpoint for `state` at `reason` (`turn_assigned`, `turn_accepted`,
@@ -71,13 +60,17 @@ pub fn checkpoint(store: &Store, state: &Json, reason: &str, extra: Extra) -> Re
     } else {
         state["last_completed_turn_id"].clone()
     };
+    let snap = match extra.snapshot {
+        Some(s) => Some(s.clone()),
+        None => git::snapshot(store.root()),
+    };
     let baseline = match extra.turn_baseline {
         Some(b) => json!({
             "git_head": b["head_ref"],
-            "git_branch": git::branch(store.root()),
+            "git_branch": snap.as_ref().and_then(|s| s.branch.clone()),
             "workspace_dirty": !b["clean"].as_bool().unwrap_or(true),
         }),
-        None => baseline_ref(store.root()),
+        None => baseline_ref(snap.as_ref()),
     };
     let started = existing
         .as_ref()
@@ -114,5 +107,5 @@ pub fn checkpoint(store: &Store, state: &Json, reason: &str, extra: Extra) -> Re
         "baseline_ref": baseline,
         "agent_context": {"adapter": null, "dispatch_dir": extra.dispatch_dir},
     });
-    store.write_json(SESSION, &cp)
+    store.write_derived_json(SESSION, &cp)
 }

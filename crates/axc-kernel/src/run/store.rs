@@ -107,7 +107,7 @@ impl Store {
             }
         }
         let body = json!({"owner_pid": std::process::id(), "acquired_at": super::now()});
-        self.write_json(REFERENCE_LOCK, &body)?;
+        self.write_derived_json(REFERENCE_LOCK, &body)?;
         Ok(Lock {
             _os: file,
             reference,
@@ -145,6 +145,19 @@ impl Store {
     pub fn write_text(&self, rel: &str, text: &str) -> Result<(), Refusal> {
         fswrite::write_atomic(&self.path(rel), text.as_bytes())
             .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
+    }
+
+    /// Writes a file that is made again from the others (dispatch bundles and index, the
+    /// session checkpoint, the lock): whole for readers, without waiting for the disk.
+    pub fn write_derived(&self, rel: &str, text: &str) -> Result<(), Refusal> {
+        fswrite::write_replace(&self.path(rel), text.as_bytes())
+            .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
+    }
+
+    /// [`Store::write_derived`] of a JSON value.
+    pub fn write_derived_json(&self, rel: &str, value: &Json) -> Result<(), Refusal> {
+        let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)? + "\n";
+        self.write_derived(rel, &text)
     }
 
     /// Appends `entry` as one line in one write (a line left unterminated by a crash is ended
