@@ -80,10 +80,10 @@ pub fn snapshot(root: &Path) -> Option<Snapshot> {
                 snap.changes.push(p.to_owned());
             }
             fields.next();
-        } else if rec.starts_with("u ") {
-            if let Some(p) = rec.splitn(11, ' ').nth(10) {
-                snap.changes.push(p.to_owned());
-            }
+        } else if rec.starts_with("u ")
+            && let Some(p) = rec.splitn(11, ' ').nth(10)
+        {
+            snap.changes.push(p.to_owned());
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -281,4 +281,49 @@ pub fn has_changes(root: &Path, files: &[String]) -> bool {
     let mut args = vec!["status", "--porcelain", "--"];
     args.extend(files.iter().map(String::as_str));
     git(root, &args).is_some_and(|s| !s.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(root: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "{args:?}");
+    }
+
+    #[test]
+    fn one_status_sees_the_head_branch_and_every_kind_of_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(snapshot(root).is_none(), "not a repository");
+        sh(root, &["init", "-q", "-b", "trunk"]);
+        let s = snapshot(root).unwrap();
+        assert_eq!((s.head, s.branch.as_deref()), (None, Some("trunk")));
+        for f in ["a.txt", "b.txt", "c d.txt"] {
+            std::fs::write(root.join(f), f).unwrap();
+        }
+        sh(root, &["add", "-A"]);
+        sh(root, &["commit", "-qm", "one"]);
+        std::fs::write(root.join("a.txt"), "changed").unwrap();
+        sh(root, &["mv", "b.txt", "renamed.txt"]);
+        std::fs::write(root.join("new file.txt"), "n").unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::write(root.join("dir/inner.txt"), "i").unwrap();
+        let s = snapshot(root).unwrap();
+        assert_eq!(s.head.as_deref().map(str::len), Some(40));
+        let mut c = s.changes.clone();
+        c.sort();
+        assert_eq!(c, ["a.txt", "dir/inner.txt", "new file.txt", "renamed.txt"]);
+        let mut u = s.untracked.clone();
+        u.sort();
+        assert_eq!(u, ["dir/inner.txt", "new file.txt"]);
+    }
 }
