@@ -374,6 +374,16 @@ pub fn accept_turn(turn: Option<&str>) -> ExitCode {
                     );
                     println!();
                 }
+                accept::Outcome::Blocked { detail } => {
+                    recovery_block(
+                        "needs_human",
+                        "human",
+                        "Resolve the stated issue, then run agentxchain resume",
+                        "cleared",
+                        &detail,
+                    );
+                    println!();
+                }
                 accept::Outcome::Completed => {
                     println!("  ✓ Run completed");
                     println!();

@@ -250,6 +250,12 @@ struct RecordArgs {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` ends the process quietly, as any command-line tool's does (the
+    // run's files are written before anything is printed).
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Init {

@@ -38,7 +38,13 @@ pub fn fold(lines: &[Value]) -> Vec<Escalation> {
         let Some(obj) = line.as_object() else {
             continue;
         };
-        let Some(id) = obj.get("escalation_id").and_then(Value::as_str) else {
+        // An id that is not a plain one names no escalation (it would reach a printed
+        // `agentxchain unblock <id>`).
+        let Some(id) = obj
+            .get("escalation_id")
+            .and_then(Value::as_str)
+            .filter(|id| crate::util::is_plain_id(id))
+        else {
             continue;
         };
         match obj.get("kind").and_then(Value::as_str) {

@@ -20,6 +20,17 @@ pub fn iso_timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(UNIX_EPOCH + std::time::Duration::from_millis(ms)).to_string()
 }
 
+/// An identifier safe to use as one path segment and one shell word: 1 to 128 ASCII letters,
+/// digits, `_`, `-` or `.`, not starting with `-` or `.` (`run_…`, `turn_…`, `hesc_…`,
+/// `intent_…`). Ids read back from files an agent can write are checked with this before they
+/// name a directory or appear in a printed command.
+pub fn is_plain_id(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && !s.starts_with(['-', '.'])
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
 /// `n` random lowercase hex digits.
 pub fn random_hex(n: usize) -> String {
     (0..n)

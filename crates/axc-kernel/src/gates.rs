@@ -185,7 +185,7 @@ fn predicates(
                 .components()
                 .any(|c| matches!(c, std::path::Component::ParentDir));
         let content = inside
-            .then(|| std::fs::read(root.join(&a.path)).ok())
+            .then(|| fsread::read_inside(root, Path::new(&a.path), 16 << 20).ok())
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned());
         let Some(content) = content else {

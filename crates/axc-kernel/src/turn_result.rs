@@ -21,6 +21,8 @@ use crate::gates;
 use crate::js::{is_decision_id, nonblank, text, truthy};
 
 pub const STAGING_PATH: &str = ".agentxchain/staging/turn-result.json";
+/// The largest staged result read.
+pub const MAX_RESULT: u64 = 16 << 20;
 pub const STAGES: [&str; 5] = [
     "schema",
     "assignment",
@@ -111,7 +113,16 @@ pub fn active_turn(state: &Json) -> Option<&Json> {
 /// Reads and validates the staged result at `root/<rel>`.
 pub fn validate_staged(root: &Path, state: &Json, config: &Json, rel: &str) -> Validation {
     let path = root.join(rel);
-    let text = match std::fs::read_to_string(&path) {
+    // Read inside the project only (a link out is refused), a regular file only (not a FIFO
+    // or /dev/zero), and at most MAX_RESULT bytes.
+    let read = if std::fs::symlink_metadata(&path).is_err() {
+        Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+    } else {
+        fsread::read_inside(root, Path::new(rel), MAX_RESULT)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|b| String::from_utf8(b).map_err(|_| std::io::Error::other("not UTF-8 text")))
+    };
+    let text = match read {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Validation::failed(

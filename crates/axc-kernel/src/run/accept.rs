@@ -34,6 +34,10 @@ pub enum Accepted {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     Stayed,
+    /// The turn asked for a person (`needs_human`): the run is blocked on it.
+    Blocked {
+        detail: String,
+    },
     Advanced {
         from: String,
         to: String,
@@ -134,13 +138,120 @@ fn talk_section(entry: &Json) -> String {
 }
 
 fn append_talk(store: &Store, section: &str) -> Result<(), Refusal> {
-    use std::io::Write;
-    let mut f = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .open(store.path(TALK))?;
-    f.write_all(section.as_bytes())?;
-    Ok(())
+    store.append_text(TALK, section)
+}
+
+/// The result is refused at `stage`: the turn is retained as `failed_acceptance`.
+fn fail(
+    store: &Store,
+    state: &Json,
+    turn: &Json,
+    stage: &str,
+    error_class: &str,
+    errors: Vec<String>,
+) -> Result<Accepted, Refusal> {
+    let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
+    let reason = format!("Validation failed at stage {stage}: {}", errors.join("; "));
+    let mut next = state.clone();
+    let t = &mut next["active_turns"][&turn_id];
+    t["status"] = json!("failed_acceptance");
+    t["failed_at"] = json!(now());
+    t["failure_reason"] = json!(reason);
+    store.write_json(STATE, &next)?;
+    store.emit(
+        "acceptance_failed",
+        &next,
+        event_turn(turn),
+        json!({"reason": reason, "error_code": "validation_failed", "stage": stage, "errors": errors}),
+    )?;
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "acceptance_failed",
+        session::Extra {
+            role: turn["assigned_role"].as_str(),
+            ..Default::default()
+        },
+    );
+    Ok(Accepted::Failed {
+        stage: stage.to_owned(),
+        error_class: error_class.to_owned(),
+        errors,
+        turn_id,
+    })
+}
+
+/// A turn's cost is a finite number of dollars, not negative: a negative one would refill the
+/// budget, an infinite one erase it.
+fn cost_error(tr: &Json) -> Option<String> {
+    match &tr["cost"]["usd"] {
+        Json::Null => None,
+        v => match v.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 && x < 1e12 => None,
+            _ => Some(format!(
+                "cost.usd must be a number of dollars ≥ 0 (got {v})"
+            )),
+        },
+    }
+}
+
+/// What git saw against what the turn declared, by its role's write authority (the
+/// reference's rules): an authoritative turn declares every file it changed; a review-only
+/// turn changes only planning files and reviews, and declares nothing it did not change. No
+/// turn changes the governance config it is judged by.
+pub fn declared_vs_observed(
+    declared: &[String],
+    observed: &[String],
+    authority: &str,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    if observed.iter().any(|f| f == super::store::CONFIG) {
+        errors.push(format!(
+            "{} changed during the turn: the gates and approval policy a turn is judged by are a person's to change (commit or revert it before accepting)",
+            super::store::CONFIG
+        ));
+    }
+    let undeclared: Vec<&str> = observed
+        .iter()
+        .filter(|f| !declared.contains(f))
+        .map(String::as_str)
+        .collect();
+    let phantom: Vec<&str> = declared
+        .iter()
+        .filter(|f| !observed.contains(f))
+        .map(String::as_str)
+        .collect();
+    match authority {
+        "authoritative" if !undeclared.is_empty() => errors.push(format!(
+            "Undeclared file changes detected (observed but not in files_changed): {}. If these files were changed by the operator (not the turn), add them to the dispatch baseline by committing or stashing them before dispatch.",
+            undeclared.join(", ")
+        )),
+        "review_only" => {
+            let product: Vec<&str> = observed
+                .iter()
+                .filter(|f| {
+                    !(f.starts_with(".planning/")
+                        || f.starts_with(".agentxchain/reviews/")
+                        || super::paths::is_operational(f))
+                })
+                .map(String::as_str)
+                .collect();
+            if !product.is_empty() {
+                errors.push(format!(
+                    "review_only role modified product files (observed in actual diff): {}",
+                    product.join(", ")
+                ));
+            }
+            if !phantom.is_empty() {
+                errors.push(format!(
+                    "review_only role declared file changes that were not observed in the actual diff: {}",
+                    phantom.join(", ")
+                ));
+            }
+        }
+        _ => {}
+    }
+    errors
 }
 
 /// `accept-turn [--turn id]`.
@@ -156,41 +267,36 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     let rel = dispatch::staging_rel(&turn_id);
     let v = turn_result::validate_staged(store.root(), &solo, &config, &rel);
     if !v.ok() {
-        let stage = v.stage.unwrap_or("schema").to_owned();
-        let reason = format!(
-            "Validation failed at stage {stage}: {}",
-            v.errors.join("; ")
-        );
-        let mut next = state.clone();
-        let t = &mut next["active_turns"][&turn_id];
-        t["status"] = json!("failed_acceptance");
-        t["failed_at"] = json!(now());
-        t["failure_reason"] = json!(reason);
-        store.write_json(STATE, &next)?;
-        store.emit(
-            "acceptance_failed",
-            &next,
-            event_turn(&turn),
-            json!({"reason": reason, "error_code": "validation_failed", "stage": stage, "errors": v.errors}),
-        )?;
-        let _ = session::checkpoint(
-            store,
-            &next,
-            "acceptance_failed",
-            session::Extra {
-                role: turn["assigned_role"].as_str(),
-                ..Default::default()
-            },
-        );
-        return Ok(Accepted::Failed {
-            stage,
-            error_class: v.error_class.unwrap_or("schema_error").to_owned(),
-            errors: v.errors,
-            turn_id,
-        });
+        let stage = v.stage.unwrap_or("schema");
+        let class = v.error_class.unwrap_or("schema_error");
+        return fail(store, &state, &turn, stage, class, v.errors);
     }
     let tr = v.turn_result.unwrap_or_default();
+    if let Some(e) = cost_error(&tr) {
+        return fail(store, &state, &turn, "schema", "schema_error", vec![e]);
+    }
     let (observed, snap) = git::observe_now(store.root(), &turn["baseline"]);
+    let declared: Vec<String> = tr["files_changed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_owned))
+        .collect();
+    let seen: Vec<String> = observed["files_changed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_owned))
+        .collect();
+    let authority = cfg::write_authority(&config, turn["assigned_role"].as_str().unwrap_or(""));
+    let errors = if observed["observation_available"] == true {
+        declared_vs_observed(&declared, &seen, authority)
+    } else {
+        Vec::new()
+    };
+    if !errors.is_empty() {
+        return fail(store, &state, &turn, "artifact", "artifact_error", errors);
+    }
     let at = now();
     let accepted_ref = observed["head_ref"]
         .as_str()
@@ -258,8 +364,26 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     next["pending_delegation_review"] = Json::Null;
 
     // Records first: the history line, the decisions, the talk file.
-    store.append_jsonl(HISTORY, &entry)?;
-    for d in tr["decisions"].as_array().into_iter().flatten() {
+    // A command killed after these appends and before the state was written leaves them
+    // behind; accepting again does not record them twice.
+    let recorded = store
+        .last_jsonl(HISTORY)
+        .is_some_and(|e| e["turn_id"] == json!(turn_id) && e["status"] != "reissued");
+    if !recorded {
+        store.append_jsonl(HISTORY, &entry)?;
+    }
+    let decisions = tr["decisions"].as_array().cloned().unwrap_or_default();
+    let in_ledger: Vec<Json> = axc_core::jsonl::read_last(store.root(), LEDGER, decisions.len())
+        .map(|t| t.entries)
+        .unwrap_or_default();
+    for d in &decisions {
+        if recorded
+            && in_ledger
+                .iter()
+                .any(|e| e["turn_id"] == json!(turn_id) && e["id"] == d["id"])
+        {
+            continue;
+        }
         store.append_jsonl(
             LEDGER,
             &json!({
@@ -271,7 +395,10 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             }),
         )?;
     }
-    append_talk(store, &talk_section(&entry))?;
+    let section = talk_section(&entry);
+    if !(recorded && store.ends_with(TALK, &section)) {
+        append_talk(store, &section)?;
+    }
 
     // The request, through the gate and the policy.
     let mut outcome = Outcome::Stayed;
@@ -299,7 +426,29 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         s
     };
     let from = phase.clone();
-    if !entry["phase_transition_request"].is_null() {
+    let needs_human = tr["status"] == "needs_human";
+    if needs_human {
+        // The turn asks for a person: the run blocks, whatever else it requested.
+        let detail = tr["needs_human_reason"]
+            .as_str()
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or("unspecified")
+            .to_owned();
+        next["status"] = json!("blocked");
+        next["blocked_on"] = json!(format!("human:{detail}"));
+        next["blocked_reason"] = json!({
+            "category": "needs_human",
+            "recovery": {
+                "typed_reason": "needs_human", "owner": "human",
+                "recovery_action": "Resolve the stated issue, then run agentxchain resume",
+                "turn_retained": false, "detail": detail,
+            },
+            "blocked_at": at,
+            "turn_id": turn_id,
+        });
+        next["escalation"] = Json::Null;
+        outcome = Outcome::Blocked { detail };
+    } else if !entry["phase_transition_request"].is_null() {
         let g = gates::evaluate_phase_exit(&eval_state, &config, &entry, store.root());
         let gate_id = g.gate_id.clone().unwrap_or_default();
         let to = g.next_phase.clone().unwrap_or_default();
@@ -447,11 +596,20 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     for (kind, t, payload) in after {
         store.emit(kind, &next, t, payload)?;
     }
+    if needs_human {
+        super::escalate::raise(store, &next, Some(&turn_id), Some(&role))?;
+        store.emit(
+            "run_blocked",
+            &next,
+            event_turn(&turn),
+            json!({"category": "needs_human"}),
+        )?;
+    }
     if outcome == Outcome::Completed {
         super::run_history::record_completed(store, &next, &config)?;
     }
-    let _ = std::fs::remove_dir_all(store.path(&format!(".agentxchain/staging/{turn_id}")));
-    let _ = std::fs::remove_dir_all(store.path(&dispatch::bundle_rel(&turn_id)));
+    store.remove_tree(&format!(".agentxchain/staging/{turn_id}"));
+    store.remove_tree(&dispatch::bundle_rel(&turn_id));
     let _ = session::checkpoint(
         store,
         &next,
@@ -467,4 +625,76 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         state: next,
         outcome,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(x: &[&str]) -> Vec<String> {
+        x.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn declared_and_observed_files_follow_the_write_authority() {
+        let ok = declared_vs_observed(
+            &v(&[".planning/A.md"]),
+            &v(&[".planning/A.md"]),
+            "review_only",
+        );
+        assert!(ok.is_empty());
+        let e = declared_vs_observed(
+            &v(&[".planning/A.md"]),
+            &v(&[".planning/A.md", "src/x.js"]),
+            "review_only",
+        );
+        assert_eq!(
+            e,
+            ["review_only role modified product files (observed in actual diff): src/x.js"]
+        );
+        let e = declared_vs_observed(
+            &v(&[".planning/A.md", ".planning/B.md"]),
+            &v(&[".planning/A.md"]),
+            "review_only",
+        );
+        assert!(
+            e[0].starts_with("review_only role declared file changes that were not observed"),
+            "{e:?}"
+        );
+        let e = declared_vs_observed(&v(&["a.sh"]), &v(&["a.sh", "b.sh"]), "authoritative");
+        assert!(
+            e[0].starts_with(
+                "Undeclared file changes detected (observed but not in files_changed): b.sh."
+            ),
+            "{e:?}"
+        );
+        // Declared but unchanged is only a warning for an authoritative turn.
+        assert!(
+            declared_vs_observed(&v(&["a.sh", "c.sh"]), &v(&["a.sh"]), "authoritative").is_empty()
+        );
+        // The governance config is no turn's to change, declared or not.
+        for authority in ["authoritative", "review_only", "proposed"] {
+            let e = declared_vs_observed(
+                &v(&["agentxchain.json"]),
+                &v(&["agentxchain.json"]),
+                authority,
+            );
+            assert!(
+                e[0].starts_with("agentxchain.json changed during the turn"),
+                "{authority}: {e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cost_is_finite_and_not_negative() {
+        assert_eq!(cost_error(&json!({"cost": {"usd": 0.01}})), None);
+        assert_eq!(cost_error(&json!({})), None);
+        for bad in [json!(-1), json!(1e300), json!("1")] {
+            assert!(
+                cost_error(&json!({"cost": {"usd": bad}})).is_some(),
+                "{bad}"
+            );
+        }
+    }
 }

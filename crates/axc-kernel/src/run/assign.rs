@@ -58,9 +58,20 @@ impl From<Refusal> for Stop {
 }
 
 pub fn load_state(store: &Store) -> Result<Json, Refusal> {
-    store.read_json(STATE)?.ok_or_else(|| {
+    let state = store.read_json(STATE)?.ok_or_else(|| {
         Refusal::new("No governed state.json found. Run `agentxchain init --governed` first.")
-    })
+    })?;
+    // Turn ids name directories (bundles, staging): one that is not a plain id is refused
+    // before anything is written or removed.
+    for (key, turn) in state["active_turns"].as_object().into_iter().flatten() {
+        let id = turn["turn_id"].as_str().unwrap_or(key);
+        if !axc_core::util::is_plain_id(key) || !axc_core::util::is_plain_id(id) || id != key {
+            return Err(Refusal::new(format!(
+                "{STATE} names an active turn {key:?} that is not a plain turn id; nothing was done (restore the file from the last good state)"
+            )));
+        }
+    }
+    Ok(state)
 }
 
 /// The role the routing assigns next: the recommended one, else the phase's entry role.
@@ -98,8 +109,11 @@ pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
             .filter_map(Json::as_str)
             .filter(|f| !paths::is_operational(f))
             .collect();
-        if !files.is_empty() && dirty.iter().all(|d| files.contains(&d.as_str())) {
-            let id = last["turn_id"].as_str().unwrap_or("");
+        let id = last["turn_id"].as_str().unwrap_or("");
+        if !files.is_empty()
+            && axc_core::util::is_plain_id(id)
+            && dirty.iter().all(|d| files.contains(&d.as_str()))
+        {
             return Some(format!(
                 "Accepted turn {id} is not checkpointed yet. Run agentxchain checkpoint-turn --turn {id} before assigning the next code-writing turn."
             ));

@@ -46,7 +46,7 @@ pub fn checkpoint(store: &Store, turn: Option<&str>) -> Result<Checkpointed, Ref
         return Err(Refusal::new("checkpoint-turn requires a git repository."));
     }
     let _lock = store.lock()?;
-    let mut history = store.read_jsonl(HISTORY);
+    let history = store.read_jsonl(HISTORY);
     let idx = match turn {
         Some(t) => history.iter().rposition(|e| e["turn_id"] == t),
         None => history.len().checked_sub(1),
@@ -101,13 +101,29 @@ pub fn checkpoint(store: &Store, turn: Option<&str>) -> Result<Checkpointed, Ref
     let sha = git::commit_files(store.root(), &files, &message)
         .map_err(|e| Refusal::new(format!("Checkpoint commit failed: {e}")))?;
     let at = now();
-    history[idx]["checkpoint_sha"] = json!(sha);
-    history[idx]["checkpointed_at"] = json!(at);
-    let text: String = history
-        .iter()
-        .map(|e| serde_json::to_string(e).unwrap_or_default() + "\n")
-        .collect();
-    store.write_text(HISTORY, &text)?;
+    // Only the entry's own line changes: every other line, even one no reader can parse,
+    // is kept byte for byte.
+    let mut updated = entry.clone();
+    updated["checkpoint_sha"] = json!(sha);
+    updated["checkpointed_at"] = json!(at);
+    let raw = store.read_text(HISTORY, 1 << 30)?.unwrap_or_default();
+    let mut seen = 0usize;
+    let target = idx + 1;
+    let mut out = String::with_capacity(raw.len() + 128);
+    for line in raw.split_inclusive('\n') {
+        let parsed =
+            !line.trim().is_empty() && serde_json::from_str::<Json>(line.trim_end()).is_ok();
+        if parsed {
+            seen += 1;
+            if seen == target {
+                out.push_str(&serde_json::to_string(&updated).map_err(std::io::Error::other)?);
+                out.push('\n');
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    store.write_text(HISTORY, &out)?;
     if let Some(mut state) = store.read_json(STATE)? {
         state["accepted_integration_ref"] = json!(format!("git:{sha}"));
         state["last_completed_turn"] = json!({

@@ -178,7 +178,7 @@ fn context(store: &Store, state: &Json, config: &Json) -> String {
             .flatten()
             .filter_map(Json::as_str)
         {
-            let exists = relative_inside(f) && store.path(f).is_file();
+            let exists = relative_inside(f) && store.path(f).is_ok_and(|p| p.is_file());
             c.push_str(&format!(
                 "- `{f}` — {}\n",
                 if exists { "exists" } else { "missing" }
@@ -214,7 +214,7 @@ pub fn write_bundle(
     let turn_id = turn["turn_id"].as_str().unwrap_or("");
     let dir = bundle_rel(turn_id);
     // A re-dispatch replaces the whole bundle: nothing of an earlier attempt stays sealed in.
-    let _ = std::fs::remove_dir_all(store.path(&dir));
+    store.remove_tree(&dir);
     store.write_derived_json(
         &format!("{dir}/ASSIGNMENT.json"),
         &assignment(state, config, turn),

@@ -118,10 +118,21 @@ pub fn current(store: &Store, state: &Json) -> Option<Json> {
     axc_core::escalations::current_blocker(&folded, &run).map(|e| Json::Object(e.record.clone()))
 }
 
+/// A value as one line of HUMAN_TASKS.md: line breaks folded and comment markers broken, so
+/// no value (an escalation reason is free text) can end the managed section or forge another.
+fn one_line(s: &str) -> String {
+    s.split(['\r', '\n'])
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("<!--", "<\\!--")
+        .replace("-->", "--\\>")
+}
+
 fn field(label: &str, v: &Json) -> Option<String> {
     v.as_str()
         .filter(|s| !s.is_empty())
-        .map(|s| format!("- {label}: {s}"))
+        .map(|s| format!("- {label}: {}", one_line(s)))
 }
 
 fn render_open(open: &[&Json]) -> String {
@@ -137,8 +148,8 @@ fn render_open(open: &[&Json]) -> String {
         l.push(String::new());
         l.push(format!(
             "### {} — {}",
-            r["escalation_id"].as_str().unwrap_or(""),
-            r["type"].as_str().unwrap_or("")
+            one_line(r["escalation_id"].as_str().unwrap_or("")),
+            one_line(r["type"].as_str().unwrap_or(""))
         ));
         let tick = |v: &Json| {
             v.as_str()
@@ -174,7 +185,7 @@ fn render_done(done: &[&Json]) -> String {
         l.push(String::new());
         l.push(format!(
             "### {} — resolved",
-            r["escalation_id"].as_str().unwrap_or("")
+            one_line(r["escalation_id"].as_str().unwrap_or(""))
         ));
         l.extend(
             [
@@ -210,7 +221,7 @@ fn rewrite_tasks(store: &Store) -> Result<(), Refusal> {
     let all = records(store);
     let open: Vec<&Json> = all.iter().filter(|r| r["status"] == "open").collect();
     let done: Vec<&Json> = all.iter().filter(|r| r["status"] == "resolved").collect();
-    let existing = std::fs::read_to_string(store.path(HUMAN_TASKS)).unwrap_or_else(|_| {
+    let existing = store.read_text(HUMAN_TASKS, 16 << 20)?.unwrap_or_else(|| {
         "# Human Tasks\n\nOperator-required blockers surfaced by AgentXchain.\n".into()
     });
     let mut next = replace_section(&existing, OPEN_START, OPEN_END, &render_open(&open));
@@ -245,6 +256,75 @@ pub fn resolve_current(store: &Store, state: &Json, via: &str) -> Result<Option<
 fn slug(reason: &str) -> String {
     let s = super::scaffold::slugify(reason.trim());
     if s.is_empty() { "operator".into() } else { s }
+}
+
+/// Raises the human escalation for the blocked `state` (its `blocked_on` and
+/// `blocked_reason`): the record in `human-escalations.jsonl`, `HUMAN_TASKS.md` and the
+/// `human_escalation_raised` event. The record.
+pub fn raise(
+    store: &Store,
+    state: &Json,
+    turn_id: Option<&str>,
+    role: Option<&str>,
+) -> Result<Json, Refusal> {
+    let recovery = &state["blocked_reason"]["recovery"];
+    let blocked_on = state["blocked_on"].as_str().unwrap_or("");
+    let category = state["blocked_reason"]["category"]
+        .as_str()
+        .unwrap_or("unknown_block");
+    let typed = recovery["typed_reason"].as_str().unwrap_or("unknown_block");
+    let detail = recovery["detail"]
+        .as_str()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .unwrap_or(if blocked_on.is_empty() {
+            "Operator intervention required."
+        } else {
+            blocked_on
+        })
+        .to_owned();
+    let text = [blocked_on, typed, detail.as_str(), category]
+        .into_iter()
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (kind, service) = classify(&text);
+    let id = new_id("hesc");
+    let record = json!({
+        "kind": "raised",
+        "escalation_id": id,
+        "created_at": state["blocked_reason"]["blocked_at"].as_str().map(str::to_owned).unwrap_or_else(now),
+        "run_id": state["run_id"],
+        "phase": state["phase"],
+        "blocked_on": blocked_on,
+        "category": category,
+        "typed_reason": typed,
+        "type": kind,
+        "service": service,
+        "action": action(kind, service),
+        "recovery_action": recovery["recovery_action"],
+        "resolution_command": format!("agentxchain unblock {id}"),
+        "detail": detail,
+        "turn_id": turn_id,
+        "role_id": role,
+    });
+    store.append_jsonl(ESCALATIONS, &record)?;
+    rewrite_tasks(store)?;
+    store.emit(
+        "human_escalation_raised",
+        state,
+        Json::Null,
+        json!({
+            "escalation_id": id,
+            "type": kind,
+            "service": service,
+            "action": record["action"],
+            "blocked_on": blocked_on,
+            "resolution_command": record["resolution_command"],
+            "detail": detail,
+        }),
+    )?;
+    Ok(record)
 }
 
 /// What `escalate` did.
@@ -358,49 +438,7 @@ pub fn escalate(
         },
     );
     // The human escalation a person resolves with `unblock`.
-    let text = [
-        blocked_on.as_str(),
-        "operator_escalation",
-        detail.as_str(),
-        "operator_escalation",
-    ]
-    .join(" ");
-    let (kind, service) = classify(&text);
-    let id = new_id("hesc");
-    let record = json!({
-        "kind": "raised",
-        "escalation_id": id,
-        "created_at": blocked_at,
-        "run_id": next["run_id"],
-        "phase": next["phase"],
-        "blocked_on": blocked_on,
-        "category": "operator_escalation",
-        "typed_reason": "operator_escalation",
-        "type": kind,
-        "service": service,
-        "action": action(kind, service),
-        "recovery_action": recovery_action,
-        "resolution_command": format!("agentxchain unblock {id}"),
-        "detail": detail,
-        "turn_id": turn_id,
-        "role_id": role,
-    });
-    store.append_jsonl(ESCALATIONS, &record)?;
-    rewrite_tasks(store)?;
-    store.emit(
-        "human_escalation_raised",
-        &next,
-        Json::Null,
-        json!({
-            "escalation_id": id,
-            "type": kind,
-            "service": service,
-            "action": record["action"],
-            "blocked_on": blocked_on,
-            "resolution_command": record["resolution_command"],
-            "detail": detail,
-        }),
-    )?;
+    let record = raise(store, &next, turn_id.as_str(), role.as_str())?;
     store.append_jsonl(
         LEDGER,
         &json!({
@@ -480,6 +518,16 @@ mod tests {
         assert_eq!(
             action("needs_credential", Some("npm")),
             "Restore the required npm credential and verify access."
+        );
+    }
+
+    #[test]
+    fn a_value_cannot_end_the_managed_section() {
+        let v = json!(format!("x\n{OPEN_END}\n### hesc_forged — needs_credential"));
+        let line = field("Detail", &v).unwrap();
+        assert!(
+            !line.contains('\n') && !line.contains("<!--") && !line.contains("-->"),
+            "{line}"
         );
     }
 

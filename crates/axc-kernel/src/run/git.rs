@@ -10,15 +10,69 @@ use sha2::{Digest, Sha256};
 
 use super::paths;
 
+/// git without what a project's own files could make it run: the repository's `.git/` is
+/// inside the project, where an agent writes. No fsmonitor, no hooks, no external diff or
+/// textconv, attributes read from the empty tree (so no `.gitattributes` filter runs) and every
+/// filter driver `.git/info/attributes` names emptied; paths are literal, never globs or magic;
+/// reads take no optional index lock (cheaper, and never in the way of a person's git).
+fn command(root: &Path) -> Command {
+    const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    let mut c = Command::new("git");
+    c.arg("-C").arg(root).args([
+        "--no-optional-locks",
+        "--literal-pathspecs",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "diff.external=",
+        "-c",
+        "core.untrackedCache=false",
+        "-c",
+        "core.attributesFile=/dev/null",
+        "-c",
+        "commit.gpgSign=false",
+        "-c",
+        "gpg.program=false",
+    ]);
+    c.arg(format!("--attr-source={EMPTY_TREE}"));
+    for name in info_filters(root) {
+        for key in ["clean", "smudge", "process"] {
+            c.arg("-c").arg(format!("filter.{name}.{key}="));
+        }
+    }
+    c.env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .stdin(Stdio::null());
+    c
+}
+
+/// The filter drivers `.git/info/attributes` assigns (read here: git reads that file whatever
+/// `--attr-source` says).
+fn info_filters(root: &Path) -> Vec<String> {
+    let Ok(bytes) = fsread::read_inside(root, Path::new(".git/info/attributes"), 1 << 20) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = String::from_utf8_lossy(&bytes)
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("filter="))
+        .filter(|n| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+        })
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 fn git(root: &Path, args: &[&str]) -> Option<String> {
-    // A read never takes git's index lock (status would otherwise refresh the index): it
-    // costs less and never collides with a person's git running at the same time.
-    let out = Command::new("git")
-        .arg("--no-optional-locks")
-        .arg("-C")
-        .arg(root)
+    let out = command(root)
         .args(args)
-        .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
         .ok()?;
@@ -106,13 +160,18 @@ pub fn working_tree_changes(root: &Path) -> Vec<String> {
 
 /// `sha256:<hex>` of the file's bytes, `deleted` or `unreadable`.
 pub fn marker(root: &Path, rel: &str) -> String {
-    let p = root.join(rel);
-    match std::fs::symlink_metadata(&p) {
-        Err(_) => "deleted".into(),
-        Ok(_) => match std::fs::read(&p) {
-            Ok(b) => format!("sha256:{:x}", Sha256::digest(&b)),
-            Err(_) => "unreadable".into(),
-        },
+    if std::fs::symlink_metadata(root.join(rel)).is_err() {
+        return "deleted".into();
+    }
+    // Streamed, of a regular file inside the project only (a link out, a FIFO or /dev/zero
+    // is "unreadable", never read).
+    let Ok((mut file, _)) = fsread::open_inside(root, Path::new(rel)) else {
+        return "unreadable".into();
+    };
+    let mut hasher = Sha256::new();
+    match std::io::copy(&mut file, &mut hasher) {
+        Ok(_) => format!("sha256:{:x}", hasher.finalize()),
+        Err(_) => "unreadable".into(),
     }
 }
 
@@ -175,8 +234,14 @@ pub fn observe_now(root: &Path, baseline: &Json) -> (Json, Option<Snapshot>) {
     std::thread::scope(|sc| {
         let stat = sc.spawn(|| match &base {
             // Against the baseline's commit: the same as `HEAD` while the head has not moved.
-            Some(b) => git(root, &["diff", "--stat", b, "--"]),
-            None => git(root, &["diff", "--stat", "HEAD"]),
+            Some(b) => git(
+                root,
+                &["diff", "--no-ext-diff", "--no-textconv", "--stat", b, "--"],
+            ),
+            None => git(
+                root,
+                &["diff", "--no-ext-diff", "--no-textconv", "--stat", "HEAD"],
+            ),
         });
         let snap = snapshot(root);
         let stat = stat.join().ok().flatten();
@@ -203,7 +268,10 @@ fn observe_with(
     let diff = summary(stat, &untracked);
     let mut changed = match base {
         Some(b) if Some(b) != current.as_deref() && is_object_name(b) => {
-            let mut c = lines(git(root, &["diff", "--name-only", b, "--"]));
+            let mut c = lines(git(
+                root,
+                &["diff", "--no-ext-diff", "--name-only", b, "--"],
+            ));
             for f in snap.changes.clone() {
                 if !c.contains(&f) {
                     c.push(f);
@@ -251,11 +319,8 @@ fn is_object_name(s: &str) -> bool {
 /// git's error.
 pub fn commit_files(root: &Path, files: &[String], message: &str) -> Result<String, String> {
     let run = |args: &[&str]| -> Result<(), String> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(root)
+        let out = command(root)
             .args(args)
-            .stdin(Stdio::null())
             .output()
             .map_err(|e| e.to_string())?;
         if out.status.success() {

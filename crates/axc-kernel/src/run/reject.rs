@@ -68,7 +68,7 @@ pub fn reject(
     let attempt = current["attempt"].as_u64().unwrap_or(1);
     let max = config["rules"]["max_turn_retries"].as_u64().unwrap_or(2);
     let can_retry = attempt < max;
-    let staged = store.path(&staging);
+    let staged = store.path(&staging)?;
     if let Ok(bytes) = fsread::read_inside(store.root(), std::path::Path::new(&staging), 16 << 20) {
         let stamp = now().replace([':', '.'], "-");
         store.write_text(
@@ -274,7 +274,7 @@ pub fn reissue(
             "new_runtime": runtime, "old_role": old_role, "new_role": role,
         }),
     )?;
-    let _ = std::fs::remove_dir_all(store.path(&dispatch::bundle_rel(&old_id)));
+    store.remove_tree(&dispatch::bundle_rel(&old_id));
     dispatch::write_bundle(store, &next, &config, &new)?;
     store.emit("turn_dispatched", &next, event_turn(&new), json!({}))?;
     let _ = session::checkpoint(

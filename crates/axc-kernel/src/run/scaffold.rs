@@ -108,7 +108,7 @@ pub fn config(name: &str, goal: Option<&str>) -> Json {
 }
 
 fn write_new(store: &Store, rel: &str, text: &str) -> Result<(), Refusal> {
-    if store.path(rel).symlink_metadata().is_ok() {
+    if store.path(rel)?.symlink_metadata().is_ok() {
         return Ok(());
     }
     store.write_text(rel, text)
@@ -117,12 +117,8 @@ fn write_new(store: &Store, rel: &str, text: &str) -> Result<(), Refusal> {
 /// Adds the governed entries to `.gitignore` (the whole file when there is none).
 fn ensure_gitignore(store: &Store) -> Result<(), Refusal> {
     let rel = ".gitignore";
-    let existing = match std::fs::read_to_string(store.path(rel)) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return store.write_text(rel, GITIGNORE);
-        }
-        Err(e) => return Err(Refusal::new(format!("Cannot read .gitignore: {e}"))),
+    let Some(existing) = store.read_text(rel, 16 << 20)? else {
+        return store.write_text(rel, GITIGNORE);
     };
     let have: std::collections::HashSet<&str> =
         existing.lines().map(|l| l.trim_end_matches('\r')).collect();
@@ -151,15 +147,20 @@ pub fn governed(
     std::fs::create_dir_all(dir)?;
     let store = Store::new(dir);
     let config = config(name, goal);
-    if store.path(super::store::CONFIG).exists() && !overwrite {
+    if store.path(super::store::CONFIG)?.exists() && !overwrite {
         return Err(Refusal::new(
             "agentxchain.json already exists here; pass -y to replace it.",
         ));
     }
-    for sub in ["staging", "prompts", "reviews", "dispatch"] {
-        std::fs::create_dir_all(dir.join(".agentxchain").join(sub))?;
+    for sub in [
+        ".agentxchain/staging",
+        ".agentxchain/prompts",
+        ".agentxchain/reviews",
+        ".agentxchain/dispatch",
+        ".planning",
+    ] {
+        std::fs::create_dir_all(store.path(sub)?)?;
     }
-    std::fs::create_dir_all(dir.join(".planning"))?;
     store.write_json(super::store::CONFIG, &config)?;
     let state = json!({
         "schema_version": "1.1",

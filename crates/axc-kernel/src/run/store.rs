@@ -28,11 +28,26 @@ const STALE_LOCK: Duration = Duration::from_secs(30 * 60);
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// The largest JSON file read (state, session, config).
 const MAX_JSON: u64 = 16 << 20;
+/// The largest log read whole (history, ledger, escalations); the event log is only appended.
+const MAX_LOG: u64 = 256 << 20;
 
-/// One project root.
+/// Opens `path` to append, never through a link at the last component.
+fn open_append(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    File::options()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// One project root. Every path is resolved through the project's walls (`confine`): a
+/// symlink anywhere on the way that leads outside the project is refused, for reads, appends,
+/// writes and removals alike.
 #[derive(Clone, Debug)]
 pub struct Store {
     root: PathBuf,
+    walls: confine::Walls,
 }
 
 /// Held while an operation runs; dropping it releases both locks.
@@ -58,15 +73,85 @@ fn pid_alive(pid: i64) -> bool {
 
 impl Store {
     pub fn new(root: impl Into<PathBuf>) -> Store {
-        Store { root: root.into() }
+        let root = root.into();
+        let walls =
+            confine::Walls::new(&root).unwrap_or_else(|_| confine::Walls::resolved(root.clone()));
+        Store { root, walls }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+    /// `root/rel`, refused when it is not a relative path or leads outside the project.
+    pub fn path(&self, rel: &str) -> Result<PathBuf, Refusal> {
+        let p = Path::new(rel);
+        let plain = !rel.is_empty()
+            && p.components().all(|c| {
+                matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
+        if !plain {
+            return Err(Refusal::new(format!(
+                "{rel} is not a path inside the project; nothing was written"
+            )));
+        }
+        self.walls.resolve(rel, rel).map_err(|e| {
+            Refusal::new(format!(
+                "{e}; agentxchain does not follow links out of the project"
+            ))
+        })
+    }
+
+    /// Reads the text file at `rel` (`Ok(None)` when absent), at most `max` bytes.
+    pub fn read_text(&self, rel: &str, max: u64) -> Result<Option<String>, Refusal> {
+        let path = self.path(rel)?;
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Ok(None);
+        }
+        match fsread::read_inside(&self.root, Path::new(rel), max) {
+            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            Err(e) => Err(Refusal::new(format!("Cannot read {rel}: {e}"))),
+        }
+    }
+
+    /// Removes the directory tree at `rel` (a link there is removed, never followed).
+    pub fn remove_tree(&self, rel: &str) {
+        if let Ok(p) = self.path(rel) {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    }
+
+    /// Whether the file at `rel` ends with `text` (only that many bytes are read).
+    pub fn ends_with(&self, rel: &str, text: &str) -> bool {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(path) = self.path(rel) else {
+            return false;
+        };
+        let Ok(mut f) = File::open(path) else {
+            return false;
+        };
+        let n = text.len() as u64;
+        if f.metadata().map(|m| m.len()).unwrap_or(0) < n
+            || f.seek(SeekFrom::End(-(n as i64))).is_err()
+        {
+            return false;
+        }
+        let mut buf = Vec::with_capacity(text.len());
+        f.take(n).read_to_end(&mut buf).is_ok() && buf == text.as_bytes()
+    }
+
+    /// Appends `text` to the file at `rel` in one write.
+    pub fn append_text(&self, rel: &str, text: &str) -> Result<(), Refusal> {
+        let path = self.path(rel)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = open_append(&path)?;
+        file.write_all(text.as_bytes())
+            .map_err(|e| Refusal::new(format!("Cannot append to {rel}: {e}")))
     }
 
     /// Takes the project's lock: waits for another of our commands, refuses when a reference
@@ -74,7 +159,7 @@ impl Store {
     pub fn lock(&self) -> Result<Lock, Refusal> {
         // An OS lock on the `.agentxchain` directory itself: no file of its own to linger in
         // `git status`, and released by the kernel when the holder dies (kill -9 included).
-        let dir = self.path(".agentxchain");
+        let dir = self.path(".agentxchain")?;
         std::fs::create_dir_all(&dir)?;
         let file = File::open(&dir)?;
         let start = Instant::now();
@@ -92,7 +177,7 @@ impl Store {
                 Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
         }
-        let reference = self.path(REFERENCE_LOCK);
+        let reference = self.path(REFERENCE_LOCK)?;
         if let Ok(text) = std::fs::read_to_string(&reference)
             && let Ok(held) = serde_json::from_str::<Json>(&text)
         {
@@ -117,7 +202,7 @@ impl Store {
     /// The JSON file at `rel`: `Ok(None)` when absent; an error naming the file when it is
     /// not JSON or too large.
     pub fn read_json(&self, rel: &str) -> Result<Option<Json>, Refusal> {
-        let path = self.path(rel);
+        let path = self.path(rel)?;
         let meta = match std::fs::metadata(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -129,8 +214,7 @@ impl Store {
                 meta.len()
             )));
         }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Refusal::new(format!("Cannot read {rel}: {e}")))?;
+        let text = self.read_text(rel, MAX_JSON)?.unwrap_or_default();
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| Refusal::new(format!("{rel} is not valid JSON: {e}")))
@@ -143,14 +227,14 @@ impl Store {
     }
 
     pub fn write_text(&self, rel: &str, text: &str) -> Result<(), Refusal> {
-        fswrite::write_atomic(&self.path(rel), text.as_bytes())
+        fswrite::write_atomic(&self.path(rel)?, text.as_bytes())
             .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
     }
 
     /// Writes a file that is made again from the others (dispatch bundles and index, the
     /// session checkpoint, the lock): whole for readers, without waiting for the disk.
     pub fn write_derived(&self, rel: &str, text: &str) -> Result<(), Refusal> {
-        fswrite::write_replace(&self.path(rel), text.as_bytes())
+        fswrite::write_replace(&self.path(rel)?, text.as_bytes())
             .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
     }
 
@@ -163,11 +247,11 @@ impl Store {
     /// Appends `entry` as one line in one write (a line left unterminated by a crash is ended
     /// first, so the new line stays whole).
     pub fn append_jsonl(&self, rel: &str, entry: &Json) -> Result<(), Refusal> {
-        let path = self.path(rel);
+        let path = self.path(rel)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = File::options().create(true).append(true).open(&path)?;
+        let mut file = open_append(&path)?;
         let ends_open = file.metadata()?.len() > 0 && !ends_with_newline(&path);
         let mut line = String::new();
         if ends_open {
@@ -181,7 +265,9 @@ impl Store {
 
     /// Every JSON line of `rel` (lines that are not JSON are skipped, as readers do).
     pub fn read_jsonl(&self, rel: &str) -> Vec<Json> {
-        std::fs::read_to_string(self.path(rel))
+        self.read_text(rel, MAX_LOG)
+            .ok()
+            .flatten()
             .unwrap_or_default()
             .lines()
             .filter(|l| !l.trim().is_empty())
