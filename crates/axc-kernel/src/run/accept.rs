@@ -187,7 +187,7 @@ fn cost_error(tr: &Json) -> Option<String> {
     match &tr["cost"]["usd"] {
         Json::Null => None,
         v => match v.as_f64() {
-            Some(x) if x.is_finite() && x >= 0.0 && x < 1e12 => None,
+            Some(x) if (0.0..1e12).contains(&x) => None,
             _ => Some(format!(
                 "cost.usd must be a number of dollars ≥ 0 (got {v})"
             )),

@@ -326,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
         std::fs::create_dir_all(dir.path().join(".agentxchain")).unwrap();
-        std::fs::write(store.path(EVENTS), "{\"a\":1}\n{\"torn\":").unwrap();
+        std::fs::write(store.path(EVENTS).unwrap(), "{\"a\":1}\n{\"torn\":").unwrap();
         store.append_jsonl(EVENTS, &json!({"b": 2})).unwrap();
         let lines = store.read_jsonl(EVENTS);
         assert_eq!(lines, vec![json!({"a": 1}), json!({"b": 2})]);
@@ -353,7 +353,7 @@ mod tests {
         let mine = store.read_json(REFERENCE_LOCK).unwrap().unwrap();
         assert_eq!(mine["owner_pid"], json!(std::process::id()));
         drop(lock);
-        assert!(!store.path(REFERENCE_LOCK).exists());
+        assert!(!store.path(REFERENCE_LOCK).unwrap().exists());
     }
 
     #[test]
