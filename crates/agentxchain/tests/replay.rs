@@ -4,66 +4,17 @@
 //! not ignore), and at the end the same events and run history as the reference printed,
 //! after the fixtures' placeholder rules.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use regex::Regex;
 use serde_json::{Value, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_agentxchain");
+use support::{BIN, Norm};
 
 fn runs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/agentxchain-runs")
-}
-
-/// The fixtures' placeholder rules (ids numbered by first appearance, per kind).
-#[derive(Default)]
-struct Norm {
-    seen: BTreeMap<(String, String), String>,
-    counts: BTreeMap<String, usize>,
-}
-
-impl Norm {
-    fn id(&mut self, kind: &str, value: &str) -> String {
-        if let Some(p) = self.seen.get(&(kind.to_owned(), value.to_owned())) {
-            return p.clone();
-        }
-        let n = self.counts.entry(kind.to_owned()).or_default();
-        *n += 1;
-        let p = format!("<{kind}_{n}>");
-        self.seen
-            .insert((kind.to_owned(), value.to_owned()), p.clone());
-        p
-    }
-
-    fn text(&mut self, t: &str, root: &Path) -> String {
-        let mut t = t.replace(&root.display().to_string(), "<ROOT>");
-        let ts = Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)").unwrap();
-        t = ts.replace_all(&t, "<TS>").into_owned();
-        for (kind, pat) in [
-            ("RUN", r"run_[0-9a-f]{16}"),
-            ("TURN", r"turn_[0-9a-f]{16}"),
-            ("HESC", r"hesc_[0-9a-f]{16}"),
-            ("EVT", r"evt_[0-9a-f]{16}"),
-            ("SESSION", r"session_[0-9a-f]{16}"),
-            ("SHA", r"\b[0-9a-f]{40}\b"),
-        ] {
-            let re = Regex::new(pat).unwrap();
-            let mut out = String::new();
-            let mut last = 0;
-            for m in re.find_iter(&t) {
-                out.push_str(&t[last..m.start()]);
-                out.push_str(&self.id(kind, m.as_str()));
-                last = m.end();
-            }
-            out.push_str(&t[last..]);
-            t = out;
-        }
-        let ms =
-            Regex::new(r#""(duration_ms|elapsed_ms|wall_ms|duration|elapsed)":\s*\d+"#).unwrap();
-        ms.replace_all(&t, r#""$1": "<MS>""#).into_owned()
-    }
 }
 
 fn git(root: &Path, args: &[&str], env: &[(&str, String)]) {
