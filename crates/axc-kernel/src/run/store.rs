@@ -33,12 +33,22 @@ const MAX_LOG: u64 = 256 << 20;
 
 /// Opens `path` to append, never through a link at the last component.
 fn open_append(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    File::options()
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = File::options()
         .create(true)
         .append(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    // A hard link shares its inode with a file that may be anywhere: appending would change
+    // that file too. And only a regular file is appended to (not a FIFO or a device).
+    if !meta.is_file() || meta.nlink() > 1 {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file of its own (a device, a FIFO or a hard link); nothing was appended",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 /// One project root. Every path is resolved through the project's walls (`confine`): a
@@ -107,9 +117,16 @@ impl Store {
 
     /// Reads the text file at `rel` (`Ok(None)` when absent), at most `max` bytes.
     pub fn read_text(&self, rel: &str, max: u64) -> Result<Option<String>, Refusal> {
+        use std::os::unix::fs::MetadataExt;
         let path = self.path(rel)?;
-        if std::fs::symlink_metadata(&path).is_err() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
             return Ok(None);
+        };
+        // A hard link shares its content with a file that may be outside the project.
+        if meta.is_file() && meta.nlink() > 1 {
+            return Err(Refusal::new(format!(
+                "{rel} is hard-linked to another file; agentxchain reads only files of its own"
+            )));
         }
         match fsread::read_inside(&self.root, Path::new(rel), max) {
             Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
@@ -330,6 +347,24 @@ mod tests {
         store.append_jsonl(EVENTS, &json!({"b": 2})).unwrap();
         let lines = store.read_jsonl(EVENTS);
         assert_eq!(lines, vec![json!({"a": 1}), json!({"b": 2})]);
+    }
+
+    #[test]
+    fn a_hard_link_or_a_fifo_is_never_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.jsonl");
+        std::fs::write(&outside, "{}\n").unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        std::fs::hard_link(&outside, root.join(EVENTS)).unwrap();
+        let store = Store::new(&root);
+        assert!(store.append_jsonl(EVENTS, &json!({"x": 1})).is_err());
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}\n");
+        std::fs::remove_file(root.join(EVENTS)).unwrap();
+        let fifo = std::ffi::CString::new(root.join(EVENTS).to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert!(store.append_jsonl(EVENTS, &json!({"x": 1})).is_err());
     }
 
     #[test]
