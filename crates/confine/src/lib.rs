@@ -458,6 +458,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn slash_paths_and_heads() {
+        assert_eq!(slash_path(Path::new("a/b/c.txt")), "a/b/c.txt");
+        assert_eq!(slash_path(Path::new("./a//b")), "./a/b");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"hello world").unwrap();
+        assert_eq!(read_head(&f, 5).unwrap(), b"hello");
+        assert_eq!(read_head(&f, 100).unwrap(), b"hello world");
+        assert_eq!(read_head(dir.path(), 5), None);
+    }
+
+    #[test]
+    fn a_walk_marks_canonical_only_what_is_and_visits_a_directory_once_from_any_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("p/sub")).unwrap();
+        std::fs::write(real.join("p/sub/a.txt"), "a").unwrap();
+        std::fs::write(real.join("p/b.txt"), "b").unwrap();
+        std::os::unix::fs::symlink(real.join("p/b.txt"), real.join("p/link.txt")).unwrap();
+        // A loop back to the top, and a start reached through a link.
+        std::os::unix::fs::symlink(real.join("p"), real.join("p/sub/up")).unwrap();
+        // A second way into `sub`: it is walked once, through whichever way comes first.
+        std::os::unix::fs::symlink(real.join("p/sub"), real.join("p/zlink")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("via")).unwrap();
+        let walls = Walls::new(&real.join("p")).unwrap();
+        let limits = WalkLimits {
+            entries: 1000,
+            bytes: 1 << 20,
+            depth: 10,
+        };
+        for (start, canonical_start) in [
+            (std::fs::canonicalize(real.join("p")).unwrap(), true),
+            (dir.path().join("via/p"), false),
+        ] {
+            let walked = walls
+                .walk_files(&start, limits, &mut |_| Visit::Take)
+                .unwrap();
+            let mut names: Vec<String> = walked
+                .iter()
+                .map(|w| w.path.strip_prefix(&start).unwrap().display().to_string())
+                .collect();
+            names.sort();
+            assert_eq!(names, ["b.txt", "link.txt", "sub/a.txt"], "{start:?}");
+            for w in &walked {
+                let is_link = w.path.ends_with("link.txt");
+                assert_eq!(w.canonical, canonical_start && !is_link, "{:?}", w.path);
+            }
+        }
+    }
+
+    #[test]
     fn paths_resolve_inside_or_are_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("p");

@@ -125,6 +125,35 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     #[test]
+    fn the_cap_admits_exactly_max_bytes_and_names_the_whole_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"0123456789").unwrap();
+        assert_eq!(read_regular(&f, 10).unwrap(), b"0123456789");
+        match read_regular(&f, 3) {
+            Err(ReadError::TooLarge { len, max, .. }) => assert_eq!((len, max), (10, 3)),
+            other => panic!("{other:?}"),
+        }
+        // A regular file whose stat says less than it holds (procfs says 0) is cut at the cap
+        // as it is read, never returned longer.
+        match read_regular(Path::new("/proc/self/status"), 10) {
+            Err(ReadError::TooLarge { len, .. }) => assert_eq!(len, 11),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stamp_is_trusted_only_once_the_racy_window_has_passed() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        let meta = std::fs::metadata(&f).unwrap();
+        let ctime = Stamp::of(&meta).ctime.0;
+        assert!(Stamp::trusted(&meta, ctime + RACY_SECS).is_none());
+        assert!(Stamp::trusted(&meta, ctime + RACY_SECS + 1).is_some());
+    }
+
+    #[test]
     fn only_regular_files_inside_the_root_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
