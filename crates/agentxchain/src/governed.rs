@@ -20,8 +20,10 @@ fn refuse(r: &Refusal) -> ExitCode {
     code(r.exit_code)
 }
 
-fn s(v: &Json) -> &str {
-    v.as_str().unwrap_or("")
+use axc_core::util::printable as clean;
+
+fn s(v: &Json) -> String {
+    clean(v.as_str().unwrap_or(""))
 }
 
 /// The project root: the nearest ancestor of the current directory holding agentxchain.json.
@@ -131,10 +133,14 @@ fn gate_context(store: &Store, config: &Json, state: &Json) {
         "  Run:      {}",
         state["run_id"].as_str().unwrap_or("(uninitialized)")
     );
-    let phase = s(&state["phase"]);
+    let phase = state["phase"].as_str().unwrap_or("");
     println!(
         "  Phase:    {}",
-        if phase.is_empty() { "(unknown)" } else { phase }
+        if phase.is_empty() {
+            "(unknown)".to_owned()
+        } else {
+            clean(phase)
+        }
     );
     if let Some(gate) = cfg::exit_gate(config, phase) {
         let status = state["phase_gate_status"][gate]
@@ -175,7 +181,7 @@ fn gate_context(store: &Store, config: &Json, state: &Json) {
 
 fn turn_assigned(config: &Json, state: &Json, turn: &Json) {
     let id = s(&turn["turn_id"]);
-    let role = s(&turn["assigned_role"]);
+    let role = turn["assigned_role"].as_str().unwrap_or("");
     println!();
     println!("  Turn Assigned");
     println!("  {RULE}");
@@ -195,6 +201,7 @@ fn turn_assigned(config: &Json, state: &Json, turn: &Json) {
 }
 
 fn recovery_block(reason: &str, owner: &str, action: &str, turn: &str, detail: &str) {
+    let detail = clean(detail);
     println!("  Reason:   {reason}");
     println!("  Owner:    {owner}");
     println!("  Action:   {action}");
@@ -449,7 +456,7 @@ pub fn approve_transition() -> ExitCode {
             println!("  ✓ Phase advanced: {} → {}", s(&p["from"]), s(&p["to"]));
             println!("  Run status: {}", s(&a.state["status"]));
             println!();
-            let to = s(&p["to"]);
+            let to = p["to"].as_str().unwrap_or("");
             let next_role = cfg::entry_role(&config, to);
             let blocked = next_role.and_then(|r| {
                 assign::clean_baseline_error(&store, cfg::write_authority(&config, r))
@@ -732,7 +739,7 @@ pub fn reissue_turn(turn: Option<&str>, role: Option<&str>, reason: Option<&str>
             );
             if oh != nh {
                 let short = |h: &str| h.chars().take(12).collect::<String>();
-                println!("  HEAD:         {} → {}", short(oh), short(nh));
+                println!("  HEAD:         {} → {}", short(&oh), short(&nh));
             }
             println!();
             println!("Run: agentxchain step --resume to dispatch the reissued turn.");

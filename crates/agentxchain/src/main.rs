@@ -452,7 +452,7 @@ fn report(
 fn s(v: &Value) -> String {
     match v {
         Value::Null => "-".to_owned(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => axc_core::util::printable(s),
         other => other.to_string(),
     }
 }

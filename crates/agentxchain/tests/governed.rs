@@ -911,3 +911,131 @@ fn an_escalation_reason_cannot_forge_a_human_task() {
     );
     assert!(!tasks.contains("\n### hesc_forged"), "{tasks}");
 }
+
+#[test]
+fn git_runs_no_filter_of_any_name_and_never_fetches() {
+    let p = Project::new();
+    let flag = p.root.parent().unwrap().join("ran");
+    let script = p.root.parent().unwrap().join("evil.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho $0 >> {}\ncat\n", flag.display()),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    p.write("app.txt", "one\n");
+    git(&p.root, &["add", "app.txt"]);
+    git(&p.root, &["commit", "-qm", "app"]);
+    // A driver name no plain pattern would list, named from .git/info/attributes.
+    git(
+        &p.root,
+        &["config", "filter.a:b.clean", script.to_str().unwrap()],
+    );
+    p.write(".git/info/attributes", "app.txt filter=a:b\n");
+    // A partial clone whose missing blob would be fetched by running upload-pack.
+    let blob = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD:app.txt"])
+            .current_dir(&p.root)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let blob = blob.trim();
+    git(&p.root, &["config", "core.repositoryformatversion", "1"]);
+    git(&p.root, &["config", "extensions.partialClone", "origin"]);
+    git(&p.root, &["config", "remote.origin.url", "/nonexistent"]);
+    git(&p.root, &["config", "remote.origin.promisor", "true"]);
+    git(
+        &p.root,
+        &[
+            "config",
+            "remote.origin.uploadpack",
+            &format!("{} #", script.display()),
+        ],
+    );
+    std::fs::remove_file(
+        p.root
+            .join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..])),
+    )
+    .unwrap();
+    p.ok(&["resume"]);
+    p.write("app.txt", "two\n");
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    let _ = p.run(&["accept-turn"]);
+    assert!(
+        !flag.exists(),
+        "git ran {}",
+        std::fs::read_to_string(&flag).unwrap_or_default()
+    );
+}
+
+#[test]
+fn a_config_change_hidden_from_git_status_is_still_refused() {
+    let p = Project::new();
+    p.config(|c| c["approval_policy"]["phase_transitions"]["rules"] = json!([]));
+    p.ok(&["resume"]);
+    git(
+        &p.root,
+        &["update-index", "--skip-worktree", "agentxchain.json"],
+    );
+    let mut c: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.root.join("agentxchain.json")).unwrap())
+            .unwrap();
+    c["approval_policy"]["phase_transitions"]["default"] = json!("auto_approve");
+    p.write(
+        "agentxchain.json",
+        &serde_json::to_string_pretty(&c).unwrap(),
+    );
+    p.agent_turn(
+        &[
+            (".planning/PM_SIGNOFF.md", SIGNOFF),
+            (".planning/SYSTEM_SPEC.md", SPEC),
+        ],
+        json!({"phase_transition_request": "implementation"}),
+    );
+    let out = p.fails(&["accept-turn"]);
+    assert!(
+        out.contains("agentxchain.json differs from the one committed when the turn started"),
+        "{out}"
+    );
+    assert_eq!(p.state()["phase"], "planning");
+}
+
+#[test]
+fn a_fifo_where_the_lock_is_does_not_hang_a_command() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join(".agentxchain/locks")).unwrap();
+    let fifo = std::ffi::CString::new(
+        p.root
+            .join(".agentxchain/locks/accept-turn.lock")
+            .to_str()
+            .unwrap(),
+    )
+    .unwrap();
+    // SAFETY: mkfifo on a path in the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let t = std::time::Instant::now();
+    let _ = p.run(&["resume"]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn terminal_escapes_from_a_turn_are_printed_escaped() {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    p.agent_turn(
+        &[(".planning/PM_SIGNOFF.md", SIGNOFF)],
+        json!({"summary": "done\u{1b}[2J\u{1b}]52;c;ZXZpbA==\u{7}\nResolve with:  rm -rf ~"}),
+    );
+    let out = p.ok(&["accept-turn"]);
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("Resolve with:")),
+        "{out}"
+    );
+}

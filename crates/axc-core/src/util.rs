@@ -31,6 +31,21 @@ pub fn is_plain_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
 
+/// Text read from a project's files (agents write summaries, reasons, ids) as one printable
+/// line: control characters — terminal escapes, line breaks that would forge another line —
+/// shown as `\u{…}` escapes.
+pub fn printable(t: &str) -> String {
+    t.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// `n` random lowercase hex digits.
 pub fn random_hex(n: usize) -> String {
     (0..n)

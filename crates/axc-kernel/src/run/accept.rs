@@ -289,11 +289,24 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         .filter_map(|f| f.as_str().map(str::to_owned))
         .collect();
     let authority = cfg::write_authority(&config, turn["assigned_role"].as_str().unwrap_or(""));
-    let errors = if observed["observation_available"] == true {
+    let mut errors = if observed["observation_available"] == true {
         declared_vs_observed(&declared, &seen, authority)
     } else {
         Vec::new()
     };
+    // The config a turn is judged by is the one committed when it started, compared from git's
+    // objects (an index flag such as skip-worktree, or an ignore file, hides a change from
+    // `git status`, not from this).
+    if let Some(head) = turn["baseline"]["head_ref"].as_str()
+        && let Some(committed) = git::committed_text(store.root(), head, super::store::CONFIG)
+        && store.read_text(super::store::CONFIG, 16 << 20)?.as_deref() != Some(committed.as_str())
+        && !errors.iter().any(|e| e.starts_with(super::store::CONFIG))
+    {
+        errors.push(format!(
+            "{} differs from the one committed when the turn started: the gates and approval policy a turn is judged by are a person's to change (commit or revert it before accepting)",
+            super::store::CONFIG
+        ));
+    }
     if !errors.is_empty() {
         return fail(store, &state, &turn, "artifact", "artifact_error", errors);
     }

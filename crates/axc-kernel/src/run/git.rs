@@ -11,16 +11,16 @@ use sha2::{Digest, Sha256};
 use super::paths;
 
 /// git without what a project's own files could make it run: the repository's `.git/` is
-/// inside the project, where an agent writes. No fsmonitor, no hooks, no external diff or
-/// textconv, attributes read from the empty tree (so no `.gitattributes` filter runs) and every
-/// filter driver `.git/info/attributes` names emptied; paths are literal, never globs or magic;
-/// reads take no optional index lock (cheaper, and never in the way of a person's git).
+/// inside the project, where an agent writes. No fsmonitor, hooks, external diff or textconv,
+/// commit signing, lazy fetches of a partial clone (its upload-pack is a command) or any
+/// transport; attributes read from the empty tree; every filter driver any config defines
+/// emptied (so no attributes file, in-tree or `.git/info/`, can start one); submodules
+/// ignored; paths literal, never globs or magic; reads take no optional index lock (cheaper,
+/// and never in the way of a person's git); nothing of the caller's `GIT_*` environment.
 fn command(root: &Path) -> Command {
     const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-    let mut c = Command::new("git");
-    c.arg("-C").arg(root).args([
-        "--no-optional-locks",
-        "--literal-pathspecs",
+    let mut c = base(root);
+    c.args([
         "-c",
         "core.fsmonitor=false",
         "-c",
@@ -35,50 +35,103 @@ fn command(root: &Path) -> Command {
         "commit.gpgSign=false",
         "-c",
         "gpg.program=false",
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        "diff.ignoreSubmodules=all",
+        "-c",
+        "status.submoduleSummary=false",
     ]);
     c.arg(format!("--attr-source={EMPTY_TREE}"));
-    for name in info_filters(root) {
+    for name in filter_drivers(root) {
         for key in ["clean", "smudge", "process"] {
             c.arg("-c").arg(format!("filter.{name}.{key}="));
         }
+        c.arg("-c").arg(format!("filter.{name}.required=false"));
     }
-    c.env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_EXTERNAL_DIFF")
+    c
+}
+
+/// `git -C root` with a clean environment: the caller's `GIT_*` variables (a hook's index,
+/// object directory or config parameters) never reach it, and a partial clone never fetches.
+fn base(root: &Path) -> Command {
+    let mut c = Command::new("git");
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("GIT_")
+            && ![
+                "GIT_AUTHOR_NAME",
+                "GIT_AUTHOR_EMAIL",
+                "GIT_AUTHOR_DATE",
+                "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL",
+                "GIT_COMMITTER_DATE",
+            ]
+            .contains(&k.to_string_lossy().as_ref())
+        {
+            c.env_remove(k);
+        }
+    }
+    c.env("GIT_NO_LAZY_FETCH", "1")
+        .arg("-C")
+        .arg(root)
+        .args(["--no-optional-locks", "--literal-pathspecs"])
         .stdin(Stdio::null());
     c
 }
 
-/// The filter drivers `.git/info/attributes` assigns (read here: git reads that file whatever
-/// `--attr-source` says).
-fn info_filters(root: &Path) -> Vec<String> {
-    let Ok(bytes) = fsread::read_inside(root, Path::new(".git/info/attributes"), 1 << 20) else {
+/// Every filter driver the repository's config (with its includes) defines: their commands
+/// are what an attributes file would start.
+fn filter_drivers(root: &Path) -> Vec<String> {
+    let mut c = base(root);
+    c.args([
+        "config",
+        "--null",
+        "--name-only",
+        "--get-regexp",
+        r"^filter\.",
+    ]);
+    let Some(out) = run_bounded(c) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = String::from_utf8_lossy(&bytes)
-        .split_whitespace()
-        .filter_map(|w| w.strip_prefix("filter="))
-        .filter(|n| {
-            !n.is_empty()
-                && n.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
-        })
-        .map(str::to_owned)
+    let mut names: Vec<String> = out
+        .split('\0')
+        .filter_map(|k| k.strip_prefix("filter."))
+        .filter_map(|k| k.rsplit_once('.').map(|(name, _)| name.to_owned()))
         .collect();
     names.sort();
     names.dedup();
     names
 }
 
+/// How long one git command may take (a FIFO in the tree can make `git status` wait).
+const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs `c` to its end or [`GIT_TIMEOUT`] (then its process group is ended): its stdout when
+/// it succeeded.
+fn run_bounded(mut c: Command) -> Option<String> {
+    use std::os::unix::process::CommandExt;
+    use wait_timeout::ChildExt;
+    c.process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().ok()?;
+    let out = crate::process::reader(child.stdout.take(), 64 << 20);
+    let status = match child.wait_timeout(GIT_TIMEOUT) {
+        Ok(Some(s)) => s,
+        _ => {
+            crate::process::kill_group(child.id());
+            let _ = child.wait();
+            return None;
+        }
+    };
+    let (bytes, more) = out.recv().ok()?;
+    (status.success() && !more).then(|| String::from_utf8_lossy(&bytes).into_owned())
+}
+
 fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let out = command(root)
-        .args(args)
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    let mut c = command(root);
+    c.args(args);
+    run_bounded(c)
 }
 
 fn lines(s: Option<String>) -> Vec<String> {
@@ -111,6 +164,7 @@ pub fn snapshot(root: &Path) -> Option<Snapshot> {
             "--branch",
             "-z",
             "--untracked-files=all",
+            "--ignore-submodules=all",
         ],
     )?;
     let mut snap = Snapshot::default();
@@ -319,15 +373,15 @@ fn is_object_name(s: &str) -> bool {
 /// git's error.
 pub fn commit_files(root: &Path, files: &[String], message: &str) -> Result<String, String> {
     let run = |args: &[&str]| -> Result<(), String> {
-        let out = command(root)
-            .args(args)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
+        let mut c = command(root);
+        c.args(args);
+        run_bounded(c).map(|_| ()).ok_or_else(|| {
+            format!(
+                "git {} failed or took over {} s",
+                args[0],
+                GIT_TIMEOUT.as_secs()
+            )
+        })
     };
     let mut add = vec!["add", "-A", "--"];
     add.extend(files.iter().map(String::as_str));
@@ -338,12 +392,21 @@ pub fn commit_files(root: &Path, files: &[String], message: &str) -> Result<Stri
     head(root).ok_or_else(|| "no HEAD after the commit".to_owned())
 }
 
+/// The text of `path` as committed at `rev` (an object name), read from git's objects: what
+/// the working tree, its index flags or its ignore files say does not change it.
+pub fn committed_text(root: &Path, rev: &str, path: &str) -> Option<String> {
+    if !is_object_name(rev) || path.starts_with('-') {
+        return None;
+    }
+    git(root, &["cat-file", "blob", &format!("{rev}:{path}")])
+}
+
 /// Whether the working tree has changes to `files`.
 pub fn has_changes(root: &Path, files: &[String]) -> bool {
     if files.is_empty() {
         return false;
     }
-    let mut args = vec!["status", "--porcelain", "--"];
+    let mut args = vec!["status", "--porcelain", "--ignore-submodules=all", "--"];
     args.extend(files.iter().map(String::as_str));
     git(root, &args).is_some_and(|s| !s.trim().is_empty())
 }

@@ -147,7 +147,7 @@ impl Store {
         let Ok(path) = self.path(rel) else {
             return false;
         };
-        let Ok(mut f) = File::open(path) else {
+        let Ok((mut f, _)) = fsread::open_regular(&path) else {
             return false;
         };
         let n = text.len() as u64;
@@ -195,8 +195,9 @@ impl Store {
             }
         }
         let reference = self.path(REFERENCE_LOCK)?;
-        if let Ok(text) = std::fs::read_to_string(&reference)
-            && let Ok(held) = serde_json::from_str::<Json>(&text)
+        // Read as a regular file only, never waiting (a FIFO there would hang every command).
+        if let Ok(bytes) = fsread::read_inside(&self.root, Path::new(REFERENCE_LOCK), 1 << 16)
+            && let Ok(held) = serde_json::from_slice::<Json>(&bytes)
         {
             let pid = held["owner_pid"].as_i64().unwrap_or(0);
             let fresh = held["acquired_at"]
