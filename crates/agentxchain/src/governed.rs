@@ -603,7 +603,7 @@ pub fn validate_turn(turn: Option<&str>, json_out: bool) -> ExitCode {
         Ok(c) => c,
         Err(r) => return refuse(&r),
     };
-    let state = match assign::load_state(&store) {
+    let state = match store.state() {
         Ok(s) => s,
         Err(r) => return refuse(&r),
     };
@@ -705,7 +705,7 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
 /// `reissue-turn`.
 pub fn reissue_turn(turn: Option<&str>, role: Option<&str>, reason: Option<&str>) -> ExitCode {
     let store = project!();
-    if let Ok(state) = assign::load_state(&store)
+    if let Ok(state) = store.state()
         && let Some(t) = match turn {
             Some(t) => state["active_turns"].get(t),
             None => state["active_turns"]

@@ -1,13 +1,16 @@
-//! The rules of an AgentXchain governed run, as data in and verdicts out: phase-exit and
-//! run-completion gates with the workflow artifacts' semantic checks (`gates`, `semantics`),
-//! run events and their ordering (`events`), decision-ledger entries (`decisions`), and
-//! dispatch bundles' manifests (`manifest`).
+//! The rules of an AgentXchain governed run, and the run on disk. As data in and verdicts out:
+//! phase-exit and run-completion gates with the workflow artifacts' semantic checks (`gates`,
+//! `semantics`), the state machine's pure transitions (`transitions`), staged turn results
+//! (`turn_result`), run events and their ordering (`events`), decision-ledger entries
+//! (`decisions`), dispatch bundles' manifests (`manifest`), hooks (`hooks`) and the multi-repo
+//! coordinator (`coordinator`). On disk, `run`: the commands that change a run (init, resume,
+//! accept, checkpoint, reject, reissue, approvals, escalations), each under one lock, writing the
+//! reference's files whole, through the project's walls.
 //!
-//! It sits beside `axc-core` (which owns the files on disk and the read model) and below the
-//! CLI, the MCP server and the conformance adapter. It knows nothing of command lines, MCP or
-//! fixtures: a gate reads the artifacts it names under the project root it is given and
-//! returns a [`gates::GateResult`]; callers decide what to write and how to say it. The state
-//! machine's writes (assign, accept, transitions) are the next part to move here.
+//! It sits beside `axc-core` (the read model the MCP server and `status` use) and below the CLI,
+//! the MCP server and the conformance adapter. It knows nothing of command lines, MCP or
+//! fixtures: operations return data (`run::Refusal` with the reference's text, or an outcome);
+//! callers decide how to say it.
 
 pub mod coordinator;
 pub mod decisions;

@@ -258,7 +258,7 @@ pub fn declared_vs_observed(
 pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let turn = target_turn(&state, turn)?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
     // Validation sees this turn as the one active turn.

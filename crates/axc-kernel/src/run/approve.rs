@@ -140,7 +140,7 @@ fn pending_or(state: &Json, key: &str, missing: &str) -> Result<Json, Refusal> {
 pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
     let _config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let pending = pending_or(
         &state,
         "pending_phase_transition",
@@ -188,7 +188,7 @@ pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
 pub fn approve_completion(store: &Store) -> Result<Approved, Refusal> {
     let _config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let pending = pending_or(
         &state,
         "pending_run_completion",

@@ -57,23 +57,6 @@ impl From<Refusal> for Stop {
     }
 }
 
-pub fn load_state(store: &Store) -> Result<Json, Refusal> {
-    let state = store.read_json(STATE)?.ok_or_else(|| {
-        Refusal::new("No governed state.json found. Run `agentxchain init --governed` first.")
-    })?;
-    // Turn ids name directories (bundles, staging): one that is not a plain id is refused
-    // before anything is written or removed.
-    for (key, turn) in state["active_turns"].as_object().into_iter().flatten() {
-        let id = turn["turn_id"].as_str().unwrap_or(key);
-        if !axc_core::util::is_plain_id(key) || !axc_core::util::is_plain_id(id) || id != key {
-            return Err(Refusal::new(format!(
-                "{STATE} names an active turn {key:?} that is not a plain turn id; nothing was done (restore the file from the last good state)"
-            )));
-        }
-    }
-    Ok(state)
-}
-
 /// The role the routing assigns next: the recommended one, else the phase's entry role.
 fn next_role(state: &Json, config: &Json) -> Option<String> {
     state["next_recommended_role"]
@@ -282,7 +265,7 @@ fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
 pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let mut state = load_state(store)?;
+    let mut state = store.state()?;
     let active: Vec<Json> = state["active_turns"]
         .as_object()
         .map(|m| m.values().cloned().collect())

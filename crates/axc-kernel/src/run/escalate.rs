@@ -345,7 +345,7 @@ pub fn escalate(
 ) -> Result<Escalated, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(Refusal::new("Escalation reason is required."));
@@ -472,7 +472,7 @@ pub fn check_unblock(store: &Store, id: &str) -> Result<Json, Refusal> {
             "An escalation id is required. Example: agentxchain unblock hesc_1234",
         ));
     }
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let status = state["status"].as_str().unwrap_or("");
     if status != "blocked" {
         return Err(Refusal::new(format!(

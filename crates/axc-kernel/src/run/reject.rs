@@ -55,7 +55,7 @@ pub fn reject(
 ) -> Result<Rejected, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let current = target(&state, turn, "reject")?;
     let turn_id = current["turn_id"].as_str().unwrap_or("").to_owned();
     let staging = dispatch::staging_rel(&turn_id);
@@ -194,7 +194,7 @@ pub fn reissue(
 ) -> Result<Reissued, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
-    let state = super::assign::load_state(store)?;
+    let state = store.state()?;
     let old = target(&state, turn, "reissue")?;
     let old_id = old["turn_id"].as_str().unwrap_or("").to_owned();
     let old_role = old["assigned_role"].as_str().unwrap_or("").to_owned();

@@ -217,6 +217,25 @@ impl Store {
         })
     }
 
+    /// The run's state (refused when there is none, or when a turn id in it is not a plain
+    /// id).
+    pub fn state(&self) -> Result<Json, Refusal> {
+        let state = self.read_json(STATE)?.ok_or_else(|| {
+            Refusal::new("No governed state.json found. Run `agentxchain init --governed` first.")
+        })?;
+        // Turn ids name directories (bundles, staging): one that is not a plain id is refused
+        // before anything is written or removed.
+        for (key, turn) in state["active_turns"].as_object().into_iter().flatten() {
+            let id = turn["turn_id"].as_str().unwrap_or(key);
+            if !axc_core::util::is_plain_id(key) || !axc_core::util::is_plain_id(id) || id != key {
+                return Err(Refusal::new(format!(
+                    "{STATE} names an active turn {key:?} that is not a plain turn id; nothing was done (restore the file from the last good state)"
+                )));
+            }
+        }
+        Ok(state)
+    }
+
     /// The JSON file at `rel`: `Ok(None)` when absent; an error naming the file when it is
     /// not JSON or too large.
     pub fn read_json(&self, rel: &str) -> Result<Option<Json>, Refusal> {
