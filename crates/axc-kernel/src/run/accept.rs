@@ -275,7 +275,18 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     if let Some(e) = cost_error(&tr) {
         return fail(store, &state, &turn, "schema", "schema_error", vec![e]);
     }
-    let (observed, snap) = git::observe_now(store.root(), &turn["baseline"]);
+    // What git observed, and the config as committed when the turn started, read at once
+    // (each is a git process of milliseconds).
+    let base_head = turn["baseline"]["head_ref"].as_str().map(str::to_owned);
+    let ((observed, snap), committed_config) = std::thread::scope(|sc| {
+        let committed = sc.spawn(|| {
+            base_head
+                .as_deref()
+                .and_then(|h| git::committed_text(store.root(), h, super::store::CONFIG))
+        });
+        let observed = git::observe_now(store.root(), &turn["baseline"]);
+        (observed, committed.join().ok().flatten())
+    });
     let declared: Vec<String> = tr["files_changed"]
         .as_array()
         .into_iter()
@@ -297,8 +308,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     // The config a turn is judged by is the one committed when it started, compared from git's
     // objects (an index flag such as skip-worktree, or an ignore file, hides a change from
     // `git status`, not from this).
-    if let Some(head) = turn["baseline"]["head_ref"].as_str()
-        && let Some(committed) = git::committed_text(store.root(), head, super::store::CONFIG)
+    if let Some(committed) = committed_config
         && store.read_text(super::store::CONFIG, 16 << 20)?.as_deref() != Some(committed.as_str())
         && !errors.iter().any(|e| e.starts_with(super::store::CONFIG))
     {
