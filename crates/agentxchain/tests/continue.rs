@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use support::{BIN, Norm};
+use support::{BIN, Norm, fixture_env};
 
 const COMPARED: [&str; 8] = [
     ".agentxchain/state.json",
@@ -121,18 +121,7 @@ fn continue_scenario(scenario: &str) {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, sub(c.as_str().unwrap())).unwrap();
         }
-        let env: Vec<(&str, String)> = vec![
-            ("PATH", std::env::var("PATH").unwrap()),
-            ("HOME", home.display().to_string()),
-            ("TZ", "UTC".into()),
-            ("LANG", "C.UTF-8".into()),
-            ("GIT_AUTHOR_NAME", "AgentXchain Fixture".into()),
-            ("GIT_COMMITTER_NAME", "AgentXchain Fixture".into()),
-            ("GIT_AUTHOR_EMAIL", "fixture@example.invalid".into()),
-            ("GIT_COMMITTER_EMAIL", "fixture@example.invalid".into()),
-            ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z".into()),
-            ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z".into()),
-        ];
+        let env = fixture_env(&home);
         for g in step["git_before"].as_array().into_iter().flatten() {
             let args: Vec<&str> = g
                 .as_array()

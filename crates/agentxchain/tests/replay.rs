@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use support::{BIN, Norm};
+use support::{BIN, Norm, fixture_env};
 
 fn runs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/agentxchain-runs")
@@ -101,19 +101,7 @@ fn replay(scenario: &str) {
     std::fs::create_dir_all(&root).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     let root = root.canonicalize().unwrap();
-    let env: Vec<(&str, String)> = vec![
-        ("PATH", std::env::var("PATH").unwrap()),
-        ("HOME", home.display().to_string()),
-        ("TZ", "UTC".into()),
-        ("LANG", "C.UTF-8".into()),
-        ("NO_COLOR", "1".into()),
-        ("GIT_AUTHOR_NAME", "AgentXchain Fixture".into()),
-        ("GIT_COMMITTER_NAME", "AgentXchain Fixture".into()),
-        ("GIT_AUTHOR_EMAIL", "fixture@example.invalid".into()),
-        ("GIT_COMMITTER_EMAIL", "fixture@example.invalid".into()),
-        ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z".into()),
-        ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z".into()),
-    ];
+    let env = fixture_env(&home);
     git(&root, &["init", "-q", "-b", "main"], &env);
     let mut map: Vec<(String, String)> = Vec::new();
     let mut norm = Norm::default();

@@ -137,3 +137,22 @@ impl Norm {
         ms.replace_all(&t, r#""$1": "<MS>""#).into_owned()
     }
 }
+
+/// The environment the agentxchain-runs fixtures were captured in (their README), with `home`
+/// as `HOME`: nothing else of the caller's is inherited but `PATH`.
+pub fn fixture_env(home: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("PATH", std::env::var("PATH").unwrap()),
+        ("HOME", home.display().to_string()),
+        ("TZ", "UTC".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("NO_COLOR", "1".into()),
+        ("TERM", "dumb".into()),
+        ("GIT_AUTHOR_NAME", "AgentXchain Fixture".into()),
+        ("GIT_COMMITTER_NAME", "AgentXchain Fixture".into()),
+        ("GIT_AUTHOR_EMAIL", "fixture@example.invalid".into()),
+        ("GIT_COMMITTER_EMAIL", "fixture@example.invalid".into()),
+        ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z".into()),
+        ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z".into()),
+    ]
+}

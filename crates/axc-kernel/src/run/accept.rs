@@ -59,26 +59,6 @@ pub enum Outcome {
     },
 }
 
-fn target_turn(state: &Json, turn: Option<&str>) -> Result<Json, Refusal> {
-    let turns = state["active_turns"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    match turn {
-        Some(t) => turns
-            .get(t)
-            .cloned()
-            .ok_or_else(|| Refusal::new(format!("No active turn found for --turn {t}"))),
-        None => match turns.len() {
-            0 => Err(Refusal::new("No active turn to accept.")),
-            1 => Ok(turns.values().next().cloned().unwrap_or_default()),
-            _ => Err(Refusal::new(
-                "Multiple active turns exist. Use --turn <id> to specify which to accept.",
-            )),
-        },
-    }
-}
-
 fn normalized_verification(config: &Json, turn: &Json, tr: &Json) -> Json {
     let manual = cfg::runtime_type(config, turn["runtime_id"].as_str().unwrap_or("")) == "manual";
     let v = &tr["verification"];
@@ -259,7 +239,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
     let state = store.state()?;
-    let turn = target_turn(&state, turn)?;
+    let turn = super::target_turn(&state, turn, "No active turn to accept.", "accept")?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
     // Validation sees this turn as the one active turn.
     let mut solo = state.clone();

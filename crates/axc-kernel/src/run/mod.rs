@@ -52,6 +52,34 @@ impl From<std::io::Error> for Refusal {
     }
 }
 
+/// The active turn a command acts on: the one `--turn` names, else the only one. `none` is
+/// the command's text when no turn is active (the reference's texts differ per command);
+/// `what` names the command in the several-turns refusal.
+pub fn target_turn(
+    state: &Json,
+    turn: Option<&str>,
+    none: &str,
+    what: &str,
+) -> Result<Json, Refusal> {
+    let turns = state["active_turns"].as_object();
+    match turn {
+        Some(t) => turns
+            .and_then(|m| m.get(t))
+            .cloned()
+            .ok_or_else(|| Refusal::new(format!("No active turn found for --turn {t}"))),
+        None => match turns.map_or(0, |m| m.len()) {
+            0 => Err(Refusal::new(none)),
+            1 => Ok(turns
+                .and_then(|m| m.values().next())
+                .cloned()
+                .unwrap_or_default()),
+            _ => Err(Refusal::new(format!(
+                "Multiple active turns exist. Use --turn <id> to specify which to {what}."
+            ))),
+        },
+    }
+}
+
 /// `<prefix>_<16 hex>`.
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", axc_core::util::random_hex(16))

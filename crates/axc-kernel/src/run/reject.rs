@@ -20,26 +20,6 @@ pub struct Rejected {
     pub escalated: bool,
 }
 
-fn target(state: &Json, turn: Option<&str>, what: &str) -> Result<Json, Refusal> {
-    let turns = state["active_turns"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    match turn {
-        Some(t) => turns
-            .get(t)
-            .cloned()
-            .ok_or_else(|| Refusal::new(format!("No active turn found for --turn {t}"))),
-        None => match turns.len() {
-            0 => Err(Refusal::new(format!("No active turns to {what}."))),
-            1 => Ok(turns.values().next().cloned().unwrap_or_default()),
-            _ => Err(Refusal::new(format!(
-                "Multiple active turns exist. Use --turn <id> to specify which to {what}."
-            ))),
-        },
-    }
-}
-
 fn deadline(config: &Json) -> String {
     let minutes = crate::transitions::turn_timeout_minutes(config).min(100 * 366 * 24 * 60);
     axc_core::util::iso_timestamp(
@@ -56,7 +36,7 @@ pub fn reject(
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
     let state = store.state()?;
-    let current = target(&state, turn, "reject")?;
+    let current = super::target_turn(&state, turn, "No active turns to reject.", "reject")?;
     let turn_id = current["turn_id"].as_str().unwrap_or("").to_owned();
     let staging = dispatch::staging_rel(&turn_id);
     // The rejection names what the staged result fails, when there is one.
@@ -195,7 +175,7 @@ pub fn reissue(
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
     let state = store.state()?;
-    let old = target(&state, turn, "reissue")?;
+    let old = super::target_turn(&state, turn, "No active turns to reissue.", "reissue")?;
     let old_id = old["turn_id"].as_str().unwrap_or("").to_owned();
     let old_role = old["assigned_role"].as_str().unwrap_or("").to_owned();
     let role = role.map(str::to_owned).unwrap_or_else(|| old_role.clone());
