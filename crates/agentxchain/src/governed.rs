@@ -142,6 +142,9 @@ fn gate_context(store: &Store, config: &Json, state: &Json) {
             clean(phase)
         }
     );
+    if let Some(origin) = origin(&state["provenance"]) {
+        println!("  Origin:   {}", clean(&origin));
+    }
     if let Some(gate) = cfg::exit_gate(config, phase) {
         let status = state["phase_gate_status"][gate]
             .as_str()
@@ -177,6 +180,62 @@ fn gate_context(store: &Store, config: &Json, state: &Json) {
         }
     }
     println!();
+}
+
+/// What started the run, in one line (`intake intent <id> ("<charter>")`), or nothing for a
+/// plain manual start.
+pub fn origin(p: &Json) -> Option<String> {
+    let text = |k: &str| {
+        p[k].as_str()
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(str::to_owned)
+    };
+    const TRIGGERS: [&str; 7] = [
+        "manual",
+        "continuation",
+        "recovery",
+        "intake",
+        "vision_scan",
+        "schedule",
+        "coordinator",
+    ];
+    let trigger = text("trigger").filter(|t| TRIGGERS.contains(&t.as_str()))?;
+    let creator = text("created_by")
+        .filter(|c| ["operator", "continuous_loop", "coordinator"].contains(&c.as_str()))
+        .unwrap_or_else(|| "operator".into());
+    let parent = text("parent_run_id");
+    let intent = text("intake_intent_id");
+    let reason = text("trigger_reason");
+    if trigger == "manual"
+        && parent.is_none()
+        && intent.is_none()
+        && reason.is_none()
+        && creator != "coordinator"
+    {
+        return None;
+    }
+    let mut details = Vec::new();
+    if let Some(p) = &parent {
+        details.push(format!("from {p}"));
+    }
+    if let Some(i) = &intent {
+        details.push(format!("intent {i}"));
+    }
+    let mut out = if details.is_empty() {
+        trigger
+    } else {
+        format!("{trigger} {}", details.join(" "))
+    };
+    match creator.as_str() {
+        "coordinator" => out.push_str(" (created by coordinator)"),
+        "continuous_loop" => out.push_str(" (created by continuous loop)"),
+        _ => {}
+    }
+    if let Some(r) = reason {
+        out.push_str(&format!(" (\"{r}\")"));
+    }
+    Some(out)
 }
 
 fn turn_assigned(config: &Json, state: &Json, turn: &Json) {
@@ -257,6 +316,14 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                 println!("  Role:    {}", s(&r.turn["assigned_role"]));
                 println!("  Attempt: {}", r.turn["attempt"]);
                 println!();
+            } else if opts.role.is_none()
+                && r.context["next_recommended_role"].is_string()
+                && r.context["next_recommended_role"] == r.turn["assigned_role"]
+            {
+                println!(
+                    "Using recommended role: {} (from previous turn)",
+                    s(&r.turn["assigned_role"])
+                );
             }
             turn_assigned(&config, &r.state, &r.turn);
             ExitCode::SUCCESS
@@ -391,21 +458,22 @@ pub fn accept_turn(turn: Option<&str>) -> ExitCode {
                     );
                     println!();
                 }
-                accept::Outcome::Completed => {
-                    println!("  ✓ Run completed");
-                    println!();
-                }
-                accept::Outcome::GateFailed { gate, reasons } => {
-                    println!("  Gate not passed: {}", gate.as_deref().unwrap_or("(none)"));
-                    for r in reasons {
-                        println!("    - {r}");
+                outcome => {
+                    if let accept::Outcome::GateFailed { gate, reasons } = outcome {
+                        println!("  Gate not passed: {}", gate.as_deref().unwrap_or("(none)"));
+                        for r in reasons {
+                            println!("    - {}", clean(&r));
+                        }
+                        println!();
                     }
-                    println!();
-                    println!("  Next: review state, then run agentxchain resume when ready.");
-                    println!();
-                }
-                _ => {
-                    println!("  Next: review state, then run agentxchain resume when ready.");
+                    match entry["proposed_next_role"].as_str() {
+                        Some(role) if role != "human" => {
+                            println!("  Next: agentxchain resume --role {}", clean(role));
+                        }
+                        _ => println!(
+                            "  Next: review state, then run agentxchain resume when ready."
+                        ),
+                    }
                     println!();
                 }
             }

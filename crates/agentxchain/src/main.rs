@@ -2,14 +2,12 @@
 //! `axc-core` and the MCP server in `axc-mcp`.
 
 mod governed;
+mod intake_cli;
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use axc_core::intake;
 use axc_core::read::{self, Project};
 use axc_core::util::resolve_path;
 use clap::{Args, Parser, Subcommand};
@@ -177,10 +175,10 @@ enum Command {
         #[command(flatten)]
         common: ReadArgs,
     },
-    /// Record external signals as intake events
+    /// Intake: record external signals, triage, approve, plan and start intents, follow them
     Intake {
         #[command(subcommand)]
-        command: IntakeCommand,
+        command: intake_cli::IntakeCommand,
     },
 }
 
@@ -215,38 +213,6 @@ struct ReadArgs {
     /// Project directory (default: the current directory)
     #[arg(long, value_name = "PATH")]
     root: Option<PathBuf>,
-}
-
-#[derive(Subcommand, Debug)]
-enum IntakeCommand {
-    /// Record an intake event and create a detected intent (deduplicated on source + signal)
-    Record(RecordArgs),
-}
-
-#[derive(Args, Debug)]
-struct RecordArgs {
-    /// Read the payload ({source, signal, evidence, category?}) from a JSON file
-    #[arg(long, value_name = "F")]
-    file: Option<PathBuf>,
-    /// Read the payload from standard input
-    #[arg(long)]
-    stdin: bool,
-    /// Event source: manual, ci_failure, git_ref_change, schedule, vision_scan, vision_idle_expansion
-    #[arg(long, value_name = "S")]
-    source: Option<String>,
-    /// The signal, a JSON object
-    #[arg(long, value_name = "JSON")]
-    signal: Option<String>,
-    /// Evidence, a JSON object {"type":"url|file|text","value":"..."} or an array of them;
-    /// may be repeated
-    #[arg(long, value_name = "JSON")]
-    evidence: Vec<String>,
-    /// Event category (default: <source>_signal)
-    #[arg(long, value_name = "C")]
-    category: Option<String>,
-    /// Print the result as JSON
-    #[arg(short = 'j', long)]
-    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -325,9 +291,7 @@ fn main() -> ExitCode {
             Some(_) => read::history(root, limit.map_or(read::DEFAULT_HISTORY, all_if_zero)),
             None => read::no_project(root),
         }),
-        Command::Intake {
-            command: IntakeCommand::Record(args),
-        } => intake_record(args),
+        Command::Intake { command } => intake_cli::run(command),
         Command::ConformanceAdapter => conformance_adapter(),
         Command::Conformance {
             command:
@@ -555,96 +519,4 @@ fn human(v: &Value) -> String {
         }
     }
     out
-}
-
-fn intake_record(args: RecordArgs) -> ExitCode {
-    let json_out = args.json;
-    let say_error = |message: &str, code: u8| {
-        if json_out {
-            println!(
-                "{}",
-                canon::to_pretty(&json!({"ok": false, "error": message}))
-            );
-        } else {
-            println!("{message}");
-        }
-        ExitCode::from(code)
-    };
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let Some(root) = axc_core::config::find_root(&cwd) else {
-        return say_error("agentxchain.json not found", 2);
-    };
-    let payload = match parse_payload(&args) {
-        Ok(p) => p,
-        Err(message) => return say_error(&message, 1),
-    };
-    match intake::record(&root, &payload, SystemTime::now()) {
-        Ok(recorded) => {
-            if json_out {
-                println!("{}", canon::to_pretty(&recorded.to_json()));
-            } else if recorded.deduplicated {
-                println!(
-                    "\n  Event already recorded: {} (deduplicated)",
-                    s(&recorded.event["event_id"])
-                );
-                if let Some(i) = &recorded.intent {
-                    println!(
-                        "  Linked intent: {} ({})",
-                        s(&i["intent_id"]),
-                        s(&i["status"])
-                    );
-                }
-                println!();
-            } else {
-                println!("\n  Recorded event {}", s(&recorded.event["event_id"]));
-                if let Some(i) = &recorded.intent {
-                    println!("  Created intent {} (detected)", s(&i["intent_id"]));
-                }
-                println!();
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => say_error(&e.to_string(), 1),
-    }
-}
-
-fn parse_json(what: &str, text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("{what} is not valid JSON: {e}"))
-}
-
-fn parse_payload(args: &RecordArgs) -> Result<Value, String> {
-    if let Some(file) = &args.file {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        return parse_json(&file.display().to_string(), &text);
-    }
-    if args.stdin {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        return parse_json("standard input", &text);
-    }
-    let Some(source) = &args.source else {
-        return Err("one of --file, --stdin, or --source is required".to_owned());
-    };
-    let Some(signal) = &args.signal else {
-        return Err("--source requires --signal".to_owned());
-    };
-    if args.evidence.is_empty() {
-        return Err("--source requires --evidence".to_owned());
-    }
-    let signal = parse_json("--signal", signal)?;
-    let mut evidence = Vec::new();
-    for e in &args.evidence {
-        match parse_json("--evidence", e)? {
-            Value::Array(items) => evidence.extend(items),
-            one => evidence.push(one),
-        }
-    }
-    let mut payload = json!({"source": source, "signal": signal, "evidence": evidence});
-    if let Some(c) = &args.category {
-        payload["category"] = json!(c);
-    }
-    Ok(payload)
 }

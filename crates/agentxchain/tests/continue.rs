@@ -2,8 +2,8 @@
 //! step of the reference's own runs (captured with their git repositories by
 //! `scripts/capture-reference-runs` into `tests/reference-runs/`), the project exactly as the
 //! reference left it before the step, then the step run with this binary — the same exit code,
-//! and the same state, history, ledger, events, run history, escalations, `TALK.md` and
-//! `HUMAN_TASKS.md` as the reference wrote at that step, after the fixtures' placeholder rules.
+//! and the same state, history, ledger, events, run history, escalations, `TALK.md`,
+//! `HUMAN_TASKS.md`, intake events and intents as the reference wrote at that step, after the fixtures' placeholder rules.
 //! Deliberate differences (docs/agentxchain.md) are the ones tolerated here: the float the
 //! reference's `status` rounds on a read, the `baseline_dirty_unchanged_excluded` payload.
 
@@ -43,8 +43,19 @@ fn run(cmd: &mut Command) {
 fn normalized(root: &Path) -> Vec<(String, String)> {
     let mut norm = Norm::default();
     let float = regex::Regex::new(r"(\d+\.\d{9,})").unwrap();
-    COMPARED
-        .iter()
+    // The intake's events and intents too, in name order (their names are their ids).
+    let mut rels: Vec<String> = COMPARED.iter().map(|r| r.to_string()).collect();
+    for dir in [".agentxchain/intake/events", ".agentxchain/intake/intents"] {
+        let mut names: Vec<String> = std::fs::read_dir(root.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| format!("{dir}/{}", e.file_name().to_string_lossy()))
+            .collect();
+        names.sort();
+        rels.extend(names);
+    }
+    rels.iter()
         .map(|rel| {
             let text =
                 std::fs::read_to_string(root.join(rel)).unwrap_or_else(|_| "<absent>".into());
@@ -60,7 +71,7 @@ fn normalized(root: &Path) -> Vec<(String, String)> {
                 let v: Value = serde_json::from_str(&text).unwrap();
                 text = serde_json::to_string_pretty(&v).unwrap();
             }
-            if rel.ends_with("events.jsonl") {
+            if rel.ends_with("events.jsonl") && text != "<absent>" {
                 text = text
                     .lines()
                     .map(|l| {
@@ -74,7 +85,7 @@ fn normalized(root: &Path) -> Vec<(String, String)> {
                     })
                     .collect();
             }
-            (rel.to_string(), text)
+            (norm.text(rel, root), text)
         })
         .collect()
 }
@@ -169,15 +180,23 @@ fn continue_scenario(scenario: &str) {
         let ours = normalized(&root);
         let theirs = normalized(&ref_root);
         // Never a comparison of nothing: the state and the event log exist from the first
-        // resume on.
-        assert_ne!(
-            theirs[0].1, "<absent>",
-            "{scenario} {id}: no reference state"
+        // resume on, the intake's files from the first record.
+        assert!(
+            theirs.iter().any(|(_, t)| t != "<absent>"),
+            "{scenario} {id}: nothing of the reference's to compare"
         );
-        assert_ne!(
-            theirs[3].1, "<absent>",
-            "{scenario} {id}: no reference events"
-        );
+        if !argv[0].starts_with("intake") {
+            assert_ne!(
+                theirs[0].1, "<absent>",
+                "{scenario} {id}: no reference state"
+            );
+            assert_ne!(
+                theirs[3].1, "<absent>",
+                "{scenario} {id}: no reference events"
+            );
+        }
+        let names = |v: &[(String, String)]| v.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&ours), names(&theirs), "{scenario} {id}: files");
         for ((rel, o), (_, t)) in ours.iter().zip(&theirs) {
             assert_eq!(o, t, "{scenario} {id}: {rel} differs from the reference's");
         }
@@ -197,6 +216,11 @@ fn full_run_with_human_gates_continues_from_every_step() {
 #[test]
 fn escalation_continues_from_every_step() {
     continue_scenario("escalation");
+}
+
+#[test]
+fn intake_continues_from_every_step() {
+    continue_scenario("intake");
 }
 
 #[test]

@@ -76,6 +76,25 @@ fn learn(root: &Path, map: &mut Vec<(String, String)>) {
             }
         }
     }
+    for (kind, dir, key) in [
+        ("IEVT", "events", "event_id"),
+        ("INTENT", "intents", "intent_id"),
+    ] {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(root.join(".agentxchain/intake").join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        for p in names {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            if let Some(id) = v[key].as_str().filter(|i| !known(map, i)) {
+                let n = count(map, kind) + 1;
+                map.push((format!("<{kind}_{n}>"), id.into()));
+            }
+        }
+    }
     if let Ok(text) = std::fs::read_to_string(root.join(".agentxchain/human-escalations.jsonl")) {
         for l in text.lines() {
             let v: Value = serde_json::from_str(l).unwrap();
@@ -140,14 +159,42 @@ fn replay(scenario: &str) {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         // Placeholders are numbered in the fixtures' scan order: a step's streams, then its
         // snapshot's files.
-        norm.text(&stdout, &root);
+        let ours_out = norm.text(&stdout, &root);
         norm.text(&String::from_utf8_lossy(&out.stderr), &root);
+        // What the command printed, as the reference printed it — but for the texts that
+        // differ on purpose or are not the reference's yet (docs/agentxchain.md): `init`'s
+        // next steps (commands this build lacks), `status` (human and --json), `events` and
+        // `history` --json (the MCP tools' objects), approve-transition's checkpoint reason
+        // (ours names the turn to checkpoint) and reject-turn's dispatch-baseline warning.
+        let unchecked = matches!(argv[0].as_str(), "init" | "status" | "events" | "history")
+            || [
+                ("full-run-human-gates", "05-approve-transition"),
+                ("reject-and-reissue", "05-reject-turn"),
+            ]
+            .contains(&(scenario, id));
+        if !unchecked {
+            let want =
+                std::fs::read_to_string(base.join(step["stdout"].as_str().unwrap())).unwrap();
+            assert_eq!(ours_out, want, "{scenario} {id}: stdout");
+        }
         assert_eq!(
             out.status.code(),
             step["exit_code"].as_i64().map(|c| c as i32),
             "{scenario} {id}: exit code\nstdout:\n{stdout}\nstderr:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // The state the reference's `status --json` printed, against ours at that step; the
+        // budget is the sum as a person reads it (the reference's own status rewrites
+        // 49.980000000000004 as 49.98).
+        if step["argv"] == json!(["status", "--json"]) {
+            let want: Value = serde_json::from_str(
+                &std::fs::read_to_string(base.join(step["stdout"].as_str().unwrap())).unwrap(),
+            )
+            .unwrap();
+            let ours = std::fs::read_to_string(root.join(".agentxchain/state.json")).unwrap();
+            let ours: Value = serde_json::from_str(&norm.text(&ours, &root)).unwrap();
+            assert_eq!(ours, want["state"], "{scenario} {id}: state");
+        }
         last_stdout.insert(id.to_owned(), stdout);
         // The project files the reference's snapshot holds, as the reference left them.
         let want = files(&base.join(step["after"].as_str().unwrap()));
@@ -219,21 +266,6 @@ fn replay(scenario: &str) {
             .collect();
         assert_eq!(json!(ours), want, "{scenario}: run history");
     }
-    // The state the reference's `status --json` printed at the end, against ours; the budget
-    // is the sum as a person reads it (the reference's own status rewrites
-    // 49.980000000000004 as 49.98).
-    if let Some(st) = steps
-        .iter()
-        .rfind(|s| s["argv"] == json!(["status", "--json"]))
-    {
-        let want: Value = serde_json::from_str(
-            &std::fs::read_to_string(base.join(st["stdout"].as_str().unwrap())).unwrap(),
-        )
-        .unwrap();
-        let ours = std::fs::read_to_string(root.join(".agentxchain/state.json")).unwrap();
-        let ours: Value = serde_json::from_str(&norm.text(&ours, &root)).unwrap();
-        assert_eq!(ours, want["state"], "{scenario}: state");
-    }
 }
 
 #[test]
@@ -249,6 +281,11 @@ fn full_run_with_human_gates_replays_as_the_reference_ran_it() {
 #[test]
 fn escalation_and_unblock_replay_as_the_reference_ran_them() {
     replay("escalation");
+}
+
+#[test]
+fn intake_replays_as_the_reference_ran_it() {
+    replay("intake");
 }
 
 #[test]

@@ -17,6 +17,7 @@ pub mod decisions;
 pub mod events;
 pub mod gates;
 pub mod hooks;
+pub mod intent_coverage;
 pub mod js;
 pub mod manifest;
 pub mod process;

@@ -118,6 +118,8 @@ impl Norm {
             ("TURN", r"turn_[0-9a-f]{16}"),
             ("HESC", r"hesc_[0-9a-f]{16}"),
             ("EVT", r"evt_[0-9a-f]{16}"),
+            ("IEVT", r"evt_\d{13}_[0-9a-f]{4}"),
+            ("INTENT", r"intent_\d{13}_[0-9a-f]{4}"),
             ("SESSION", r"session_[0-9a-f]{16}"),
             ("SHA", r"\b[0-9a-f]{40}\b"),
         ] {

@@ -9,7 +9,7 @@ use serde_json::{Value as Json, json};
 use super::approve::{self, Policy};
 use super::config as cfg;
 use super::store::{HISTORY, LEDGER, STATE, Store, TALK};
-use super::{Refusal, dispatch, event_turn, git, now, session, usd};
+use super::{Refusal, dispatch, event_turn, git, intake, intent_of, now, session, usd};
 use crate::gates::{self, Action};
 use crate::turn_result;
 
@@ -130,19 +130,40 @@ fn fail(
     error_class: &str,
     errors: Vec<String>,
 ) -> Result<Accepted, Refusal> {
-    let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
     let reason = format!("Validation failed at stage {stage}: {}", errors.join("; "));
+    let payload = json!({"reason": reason, "error_code": "validation_failed", "stage": stage, "errors": errors});
+    fail_as(
+        store,
+        state,
+        turn,
+        (stage, error_class, errors),
+        &reason,
+        payload,
+    )
+}
+
+/// [`fail`] with the failure's own reason and event payload (the intent stages').
+fn fail_as(
+    store: &Store,
+    state: &Json,
+    turn: &Json,
+    (stage, error_class, errors): (&str, &str, Vec<String>),
+    reason: &str,
+    payload: Json,
+) -> Result<Accepted, Refusal> {
+    let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
     let mut next = state.clone();
     let t = &mut next["active_turns"][&turn_id];
     t["status"] = json!("failed_acceptance");
     t["failed_at"] = json!(now());
     t["failure_reason"] = json!(reason);
     store.write_json(STATE, &next)?;
-    store.emit(
+    store.emit_for(
         "acceptance_failed",
         &next,
         event_turn(turn),
-        json!({"reason": reason, "error_code": "validation_failed", "stage": stage, "errors": errors}),
+        intent_of(turn),
+        payload,
     )?;
     let _ = session::checkpoint(
         store,
@@ -300,6 +321,67 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     if !errors.is_empty() {
         return fail(store, &state, &turn, "artifact", "artifact_error", errors);
     }
+    // The intent the turn serves, as it stands now (its contract may have changed since the
+    // dispatch; a finished intent asks nothing more), and what of its contract the turn answers.
+    let intake_ctx = match intake::live_context(store, &turn["intake_context"]) {
+        Ok(ctx) => ctx,
+        Err(error) => {
+            let payload = json!({"reason": error, "error_code": "intent_reconciliation_failed", "stage": "intent_reconciliation", "intent_id": intent_of(&turn)});
+            return fail_as(
+                store,
+                &state,
+                &turn,
+                (
+                    "intent_reconciliation",
+                    "intent_reconciliation_error",
+                    vec![error.clone()],
+                ),
+                &error,
+                payload,
+            );
+        }
+    };
+    if let Some(ctx) = intake_ctx.as_ref().filter(|c| {
+        c["acceptance_contract"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    }) {
+        let cov = crate::intent_coverage::evaluate(&tr, ctx, &state, &config);
+        let priority = ctx["priority"].as_str().unwrap_or("p0");
+        let strict = match config["intent_coverage_mode"].as_str() {
+            Some(m) if !m.is_empty() => m == "strict",
+            _ => priority == "p0",
+        };
+        if !cov.unaddressed.is_empty() {
+            if strict {
+                let reason = format!(
+                    "Intent coverage incomplete: {} acceptance item(s) not addressed: {}",
+                    cov.unaddressed.len(),
+                    cov.unaddressed.join("; ")
+                );
+                let payload = json!({"reason": reason, "error_code": "intent_coverage_incomplete", "stage": "intent_coverage", "intent_id": ctx["intent_id"], "addressed": cov.addressed, "unaddressed": cov.unaddressed});
+                let errors = vec![format!(
+                    "Unaddressed acceptance items: {}",
+                    cov.unaddressed.join("; ")
+                )];
+                return fail_as(
+                    store,
+                    &state,
+                    &turn,
+                    ("intent_coverage", "intent_coverage_error", errors),
+                    &reason,
+                    payload,
+                );
+            }
+            store.emit_for(
+                "turn_incomplete_intent_coverage",
+                &state,
+                event_turn(&turn),
+                ctx["intent_id"].clone(),
+                json!({"addressed": cov.addressed, "unaddressed": cov.unaddressed, "mode": "lenient"}),
+            )?;
+        }
+    }
     let at = now();
     let accepted_ref = observed["head_ref"]
         .as_str()
@@ -323,7 +405,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         "verification": tr["verification"],
         "normalized_verification": normalized_verification(&config, &turn, &tr),
         "artifact": tr["artifact"],
-        "intent_id": Json::Null,
+        "intent_id": intent_of(&turn),
         "observed_artifact": {
             "derived_by": "orchestrator",
             "baseline_ref": turn["baseline"]["head_ref"].as_str().map(|h| format!("git:{h}")),
@@ -595,16 +677,33 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     for (kind, t, payload) in before {
         store.emit(kind, &next, t, payload)?;
     }
-    store.emit("turn_accepted", &next, event_turn(&turn), json!({}))?;
+    // The intent the turn served is done: accepted work is its answer.
+    if let Some(intent) = intake::satisfy(store, &turn, &next, &at)? {
+        store.emit_for(
+            "intent_satisfied",
+            &next,
+            event_turn(&turn),
+            intent,
+            json!({"satisfying_turn": turn_id}),
+        )?;
+    }
+    store.emit_for(
+        "turn_accepted",
+        &next,
+        event_turn(&turn),
+        intent_of(&turn),
+        json!({}),
+    )?;
     for (kind, t, payload) in after {
         store.emit(kind, &next, t, payload)?;
     }
     if needs_human {
         super::escalate::raise(store, &next, Some(&turn_id), Some(&role))?;
-        store.emit(
+        store.emit_for(
             "run_blocked",
             &next,
             event_turn(&turn),
+            intent_of(&turn),
             json!({"category": "needs_human"}),
         )?;
     }

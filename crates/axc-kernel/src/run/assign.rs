@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 
 use super::config as cfg;
 use super::store::{STATE, Store};
-use super::{Refusal, dispatch, escalate, event_turn, git, new_id, now, paths, session};
+use super::{Refusal, dispatch, escalate, event_turn, git, intent_of, new_id, now, paths, session};
 use crate::transitions;
 
 /// How `resume` was asked.
@@ -110,11 +110,15 @@ pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
 
 /// Assigns a turn of `role` in the active `state` and dispatches it: the new state (written),
 /// the turn.
+///
+/// `intake` is the intake context of the intent the turn serves (`intake start`): the turn
+/// carries it, its bundle shows it, and its events name the intent.
 pub fn assign_and_dispatch(
     store: &Store,
     config: &Json,
     state: &Json,
     role: &str,
+    intake: Option<&Json>,
 ) -> Result<(Json, Json), String> {
     let turn_id = new_id("turn");
     let assigned_at = now();
@@ -151,7 +155,7 @@ pub fn assign_and_dispatch(
     let snap = git::snapshot(store.root());
     let baseline = git::baseline_of(store.root(), snap.as_ref(), &now());
     let assigned = next["active_turns"][&turn_id].clone();
-    let turn = json!({
+    let mut turn = json!({
         "turn_id": turn_id,
         "run_id": assigned["run_id"],
         "assigned_role": role,
@@ -163,8 +167,11 @@ pub fn assign_and_dispatch(
         "baseline": baseline,
         "assigned_sequence": assigned["assigned_sequence"],
         "concurrent_with": assigned["concurrent_with"],
-        "dispatched_at": now(),
     });
+    if let Some(ctx) = intake {
+        turn["intake_context"] = ctx.clone();
+    }
+    turn["dispatched_at"] = json!(now());
     next["active_turns"][&turn_id] = turn.clone();
     next["budget_reservations"] = Json::Object(reservations);
     if next.get("delegation_queue").is_none() {
@@ -184,7 +191,13 @@ pub fn assign_and_dispatch(
         },
     );
     store
-        .emit("turn_dispatched", &next, event_turn(&turn), json!({}))
+        .emit_for(
+            "turn_dispatched",
+            &next,
+            event_turn(&turn),
+            intent_of(&turn),
+            json!({}),
+        )
         .map_err(|r| r.message)?;
     Ok((next, turn))
 }
@@ -214,7 +227,13 @@ fn redispatch(
             ..Default::default()
         },
     );
-    store.emit("turn_dispatched", &next, event_turn(&turn), json!({}))?;
+    store.emit_for(
+        "turn_dispatched",
+        &next,
+        event_turn(&turn),
+        intent_of(&turn),
+        json!({}),
+    )?;
     Ok((next, turn))
 }
 
@@ -258,6 +277,33 @@ fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
             json!({"resolved_via": via}),
         )?;
     }
+    Ok(next)
+}
+
+/// Starts a run from an idle `state` (written, with `run_started`): a new run id, the phase
+/// gates pending, and `provenance` saying what started it.
+pub fn start_run(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    provenance: Json,
+) -> Result<Json, Refusal> {
+    let run_id = new_id("run");
+    let at = now();
+    let mut next = transitions::initialize(state, config, &run_id, &at).map_err(Refusal::new)?;
+    next["provenance"] = provenance;
+    next["inherited_context"] = Json::Null;
+    next["repo_decisions"] = Json::Null;
+    if next.get("phase_gate_status").is_none_or(|g| !g.is_object()) {
+        next["phase_gate_status"] = cfg::initial_gate_status(config);
+    }
+    store.write_json(STATE, &next)?;
+    store.emit(
+        "run_started",
+        &next,
+        Json::Null,
+        json!({"provenance": next["provenance"]}),
+    )?;
     Ok(next)
 }
 
@@ -317,25 +363,9 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
         });
     }
     if status == "idle" || (status == "blocked" && state["run_id"].is_null()) {
-        let run_id = new_id("run");
-        let at = now();
-        let mut next =
-            transitions::initialize(&state, &config, &run_id, &at).map_err(Refusal::new)?;
-        next["provenance"] = json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
-        next["inherited_context"] = Json::Null;
-        next["repo_decisions"] = Json::Null;
-        if next.get("phase_gate_status").is_none_or(|g| !g.is_object()) {
-            next["phase_gate_status"] = cfg::initial_gate_status(&config);
-        }
-        store.write_json(STATE, &next)?;
-        store.emit(
-            "run_started",
-            &next,
-            Json::Null,
-            json!({"provenance": next["provenance"]}),
-        )?;
-        initialized = Some(run_id);
-        state = next;
+        let provenance = json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
+        state = start_run(store, &config, &state, provenance)?;
+        initialized = state["run_id"].as_str().map(str::to_owned);
     } else if status == "blocked" {
         state = reactivate(store, &state, &via)?;
         reactivated = true;
@@ -359,7 +389,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             ))));
         }
     };
-    match assign_and_dispatch(store, &config, &state, &role) {
+    match assign_and_dispatch(store, &config, &state, &role, None) {
         Ok((state, turn)) => Ok(Resumed {
             initialized,
             reactivated,

@@ -25,7 +25,7 @@ fn assignment(state: &Json, config: &Json, turn: &Json) -> Json {
         .as_object()
         .map(|m| m.keys().filter(|k| *k != turn_id).collect())
         .unwrap_or_default();
-    json!({
+    let mut a = json!({
         "run_id": state["run_id"],
         "turn_id": turn_id,
         "phase": phase,
@@ -41,7 +41,22 @@ fn assignment(state: &Json, config: &Json, turn: &Json) -> Json {
         "assigned_sequence": turn["assigned_sequence"],
         "budget_reservation_usd": state["budget_reservations"][turn_id]["reserved_usd"],
         "active_siblings": siblings,
-    })
+    });
+    if turn["intake_context"].is_object() {
+        a["intake_context"] = turn["intake_context"].clone();
+    }
+    a
+}
+
+/// The acceptance items of the intent a turn serves (empty when none).
+fn contract(turn: &Json) -> Vec<String> {
+    turn["intake_context"]["acceptance_contract"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 fn gate_lines(config: &Json, phase: &str) -> Vec<String> {
@@ -124,6 +139,21 @@ fn prompt(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
         runtime = turn["runtime_id"].as_str().unwrap_or(""),
         next = next_roles.join(", "),
     );
+    let ctx = &turn["intake_context"];
+    if ctx.is_object() {
+        p.push_str(&format!(
+            "\n## Intake Intent — this turn's charter\n\n{}\n",
+            ctx["charter"].as_str().unwrap_or("")
+        ));
+        let items = contract(turn);
+        if !items.is_empty() {
+            p.push_str("\nAnswer every acceptance item; acceptance checks each one:\n\n");
+            for (i, item) in items.iter().enumerate() {
+                p.push_str(&format!("{}. {item}\n", i + 1));
+            }
+            p.push_str("\nSay how in `intent_response`: one `{item, status: addressed | deferred | rejected, detail}` per item, the item's text exactly as above.\n");
+        }
+    }
     if !role_text.is_empty() {
         p.push_str("\n## Role Prompt\n\n");
         p.push_str(&role_text);
@@ -134,7 +164,7 @@ fn prompt(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
     p
 }
 
-fn context(store: &Store, state: &Json, config: &Json) -> String {
+fn context(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
     let phase = state["phase"].as_str().unwrap_or("");
     let mut c = format!(
         "# Execution Context\n\n## Current State\n\n- Run: `{}`\n- Phase: `{phase}`\n- Status: `{}`\n- Accepted integration ref: `{}`\n- Budget: spent ${:.2}, remaining {}\n",
@@ -146,6 +176,28 @@ fn context(store: &Store, state: &Json, config: &Json) -> String {
             .as_f64()
             .map_or("unlimited".to_owned(), |r| format!("${r:.2}")),
     );
+    let ctx = &turn["intake_context"];
+    if ctx.is_object() {
+        let f = |k: &str| ctx[k].as_str().unwrap_or("").to_owned();
+        c.push_str(&format!(
+            "\n## Intake Intent\n\n- Intent: `{}`\n- Event: `{}`\n- Source: {}\n- Category: {}\n- Charter: {}\n",
+            f("intent_id"),
+            f("event_id"),
+            f("source"),
+            f("category"),
+            f("charter"),
+        ));
+        if let Some(scope) = ctx["phase_scope"].as_str() {
+            c.push_str(&format!("- Phase scope: {scope}\n"));
+        }
+        let items = contract(turn);
+        if !items.is_empty() {
+            c.push_str("- Acceptance contract:\n");
+            for item in items {
+                c.push_str(&format!("  - {item}\n"));
+            }
+        }
+    }
     if let Some(last) = store.last_jsonl(super::store::HISTORY).as_ref() {
         c.push_str(&format!(
             "\n## Previous Turn\n\n- Turn: `{}` ({}, {})\n- Summary: {}\n",
@@ -223,7 +275,10 @@ pub fn write_bundle(
         &format!("{dir}/PROMPT.md"),
         &prompt(store, state, config, turn),
     )?;
-    store.write_derived(&format!("{dir}/CONTEXT.md"), &context(store, state, config))?;
+    store.write_derived(
+        &format!("{dir}/CONTEXT.md"),
+        &context(store, state, config, turn),
+    )?;
     crate::manifest::finalize(
         store.root(),
         turn_id,

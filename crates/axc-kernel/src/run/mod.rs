@@ -19,6 +19,7 @@ pub mod config;
 pub mod dispatch;
 pub mod escalate;
 pub mod git;
+pub mod intake;
 pub mod paths;
 pub mod reject;
 pub mod run_history;
@@ -93,6 +94,15 @@ pub fn now() -> String {
 /// The `turn` object of an event: `{turn_id, role_id}`.
 pub fn event_turn(turn: &Json) -> Json {
     json!({"turn_id": turn["turn_id"], "role_id": turn["assigned_role"]})
+}
+
+/// The intake intent a turn serves (`intake_context.intent_id`), `null` when none: its events
+/// name it.
+pub fn intent_of(turn: &Json) -> Json {
+    match &turn["intake_context"]["intent_id"] {
+        Json::String(id) => json!(id),
+        _ => Json::Null,
+    }
 }
 
 /// Rounds a dollar amount as the reference does after each sum (two decimals kept exact

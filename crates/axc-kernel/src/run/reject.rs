@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 
 use super::config as cfg;
 use super::store::{HISTORY, LEDGER, STATE, Store};
-use super::{Refusal, dispatch, event_turn, git, new_id, now, session};
+use super::{Refusal, dispatch, event_turn, git, intent_of, new_id, now, session};
 use crate::turn_result;
 
 /// What `reject-turn` did.
@@ -90,9 +90,16 @@ pub fn reject(
         for (k, v) in payload.as_object().into_iter().flatten() {
             p[k] = v.clone();
         }
-        store.emit("turn_rejected", &next, event_turn(&current), p)?;
+        let intent = intent_of(&current);
+        store.emit_for(
+            "turn_rejected",
+            &next,
+            event_turn(&current),
+            intent.clone(),
+            p,
+        )?;
         dispatch::write_bundle(store, &next, &config, &t)?;
-        store.emit("turn_dispatched", &next, event_turn(&t), json!({}))?;
+        store.emit_for("turn_dispatched", &next, event_turn(&t), intent, json!({}))?;
         return Ok(Rejected {
             turn: t,
             state: next,
@@ -131,11 +138,18 @@ pub fn reject(
             p[k] = v.clone();
         }
     }
-    store.emit("turn_rejected", &next, event_turn(&current), p)?;
-    store.emit(
+    store.emit_for(
+        "turn_rejected",
+        &next,
+        event_turn(&current),
+        intent_of(&current),
+        p,
+    )?;
+    store.emit_for(
         "run_blocked",
         &next,
         Json::Null,
+        intent_of(&current),
         json!({"category": "retries_exhausted"}),
     )?;
     let _ = session::checkpoint(
@@ -227,6 +241,11 @@ pub fn reissue(
     if !old["delegation_context"].is_null() {
         new["delegation_context"] = old["delegation_context"].clone();
     }
+    // The intent the replaced turn served is the new turn's too (the reference drops it, and
+    // the intent then waits for a turn that never comes).
+    if !old["intake_context"].is_null() {
+        new["intake_context"] = old["intake_context"].clone();
+    }
     new["dispatched_at"] = json!(now());
     let mut next = state.clone();
     if let Some(m) = next["active_turns"].as_object_mut() {
@@ -244,10 +263,11 @@ pub fn reissue(
     }
     next["turn_sequence"] = json!(sequence);
     store.write_json(STATE, &next)?;
-    store.emit(
+    store.emit_for(
         "turn_reissued",
         &next,
         json!({"turn_id": new_id, "role_id": role}),
+        intent_of(&old),
         json!({
             "old_turn_id": old_id, "reason": reason, "old_head": old_baseline["head_ref"],
             "new_head": new["baseline"]["head_ref"], "old_runtime": old["runtime_id"],
@@ -256,7 +276,13 @@ pub fn reissue(
     )?;
     store.remove_tree(&dispatch::bundle_rel(&old_id));
     dispatch::write_bundle(store, &next, &config, &new)?;
-    store.emit("turn_dispatched", &next, event_turn(&new), json!({}))?;
+    store.emit_for(
+        "turn_dispatched",
+        &next,
+        event_turn(&new),
+        intent_of(&new),
+        json!({}),
+    )?;
     let _ = session::checkpoint(
         store,
         &next,

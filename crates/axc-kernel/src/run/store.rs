@@ -319,12 +319,25 @@ impl Store {
             .and_then(|t| t.entries.into_iter().last())
     }
 
-    /// Appends one run event (`events.jsonl`).
+    /// Appends one run event (`events.jsonl`) that serves no intake intent.
     pub fn emit(
         &self,
         event_type: &str,
         state: &Json,
         turn: Json,
+        payload: Json,
+    ) -> Result<(), Refusal> {
+        self.emit_for(event_type, state, turn, Json::Null, payload)
+    }
+
+    /// Appends one run event (`events.jsonl`); `intent_id` names the intake intent the event's
+    /// turn serves (`null` when none).
+    pub fn emit_for(
+        &self,
+        event_type: &str,
+        state: &Json,
+        turn: Json,
+        intent_id: Json,
         payload: Json,
     ) -> Result<(), Refusal> {
         let event = json!({
@@ -335,7 +348,7 @@ impl Store {
             "phase": state["phase"],
             "status": state["status"],
             "turn": turn,
-            "intent_id": Json::Null,
+            "intent_id": intent_id,
             "payload": payload,
         });
         self.append_jsonl(EVENTS, &event)

@@ -1,0 +1,1193 @@
+//! The intake lifecycle after `intake record` (which lives in `axc_core::intake`): a detected
+//! intent is triaged (or suppressed), approved (or rejected), planned (the template's planning
+//! artifacts written), started (the governed run started or continued and a turn dispatched
+//! carrying the intent's contract), and resolved against the run's outcome; `status` reads it
+//! all. Each operation returns the reference's result object (`{ok: true, …, exitCode: 0}`) or
+//! its failure (`{ok: false, error, …, exitCode}`); the command line prints either.
+//!
+//! Intent and event ids name files, so only ids of the reference's shape are looked up
+//! (`intent_<ms>_<4 hex>`, `evt_<ms>_<4 hex>`); any other value is "not found", never a path.
+//! Every change to an intent is made under the run's lock and written whole.
+
+use serde_json::{Map, Value as Json, json};
+
+use super::config as cfg;
+use super::store::{CONFIG, STATE, Store};
+use super::{Refusal, assign, now};
+use crate::intent_coverage;
+
+pub const INTENTS: &str = ".agentxchain/intake/intents";
+pub const EVENTS: &str = ".agentxchain/intake/events";
+const OBSERVATIONS: &str = ".agentxchain/intake/observations";
+
+/// The governed templates an intent may name, in the reference's order.
+pub const TEMPLATES: [&str; 7] = [
+    "generic",
+    "api-service",
+    "cli-tool",
+    "library",
+    "web-app",
+    "full-local-cli",
+    "enterprise-app",
+];
+const PRIORITIES: [&str; 4] = ["p0", "p1", "p2", "p3"];
+/// Intents in these states ask nothing more of a turn.
+const FINISHED: [&str; 6] = [
+    "completed",
+    "satisfied",
+    "superseded",
+    "suppressed",
+    "failed",
+    "rejected",
+];
+/// Each template's planning artifacts: file names (the reference's) with our own skeletons.
+const PLANNING_ARTIFACTS: &str = include_str!("../../templates/planning-artifacts.json");
+
+/// A result object or a failure object, both as the reference prints them with `--json`.
+pub type Reply = Result<Json, Json>;
+
+fn failure(code: i32, error: impl Into<String>) -> Json {
+    json!({"ok": false, "error": error.into(), "exitCode": code})
+}
+
+fn refused(r: Refusal) -> Json {
+    failure(r.exit_code.max(1), r.message)
+}
+
+fn shaped(id: &str, prefix: &str) -> bool {
+    let Some(rest) = id.strip_prefix(prefix) else {
+        return false;
+    };
+    let Some((ms, hex)) = rest.split_once('_') else {
+        return false;
+    };
+    !ms.is_empty()
+        && ms.len() <= 20
+        && ms.bytes().all(|b| b.is_ascii_digit())
+        && hex.len() == 4
+        && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `intent_<ms>_<4 hex>`.
+pub fn is_intent_id(id: &str) -> bool {
+    shaped(id, "intent_")
+}
+
+/// `evt_<ms>_<4 hex>`.
+pub fn is_event_id(id: &str) -> bool {
+    shaped(id, "evt_")
+}
+
+fn intent_rel(id: &str) -> String {
+    format!("{INTENTS}/{id}.json")
+}
+
+fn load(store: &Store, id: &str) -> Result<Json, Json> {
+    let not_found = || failure(2, format!("intent {id} not found"));
+    if !is_intent_id(id) {
+        return Err(not_found());
+    }
+    match store.read_json(&intent_rel(id)) {
+        Ok(Some(intent)) if intent.is_object() => Ok(intent),
+        Ok(Some(_)) => Err(failure(
+            1,
+            format!("{} is not a JSON object", intent_rel(id)),
+        )),
+        Ok(None) => Err(not_found()),
+        Err(r) => Err(refused(r)),
+    }
+}
+
+fn save(store: &Store, intent: &Json) -> Result<(), Json> {
+    let id = intent["intent_id"].as_str().unwrap_or("");
+    store.write_json(&intent_rel(id), intent).map_err(refused)
+}
+
+fn read_event(store: &Store, id: &str) -> Result<Json, Json> {
+    let not_found = || failure(2, format!("event {id} not found"));
+    if !is_event_id(id) {
+        return Err(not_found());
+    }
+    match store.read_json(&format!("{EVENTS}/{id}.json")) {
+        Ok(Some(e)) => Ok(e),
+        Ok(None) => Err(not_found()),
+        Err(r) => Err(refused(r)),
+    }
+}
+
+fn push_history(intent: &mut Json, entry: Json) {
+    if !intent["history"].is_array() {
+        intent["history"] = json!([]);
+    }
+    if let Some(h) = intent["history"].as_array_mut() {
+        h.push(entry);
+    }
+}
+
+fn status_of(intent: &Json) -> &str {
+    intent["status"].as_str().unwrap_or("")
+}
+
+fn lock(store: &Store) -> Result<super::store::Lock, Json> {
+    store.lock().map_err(refused)
+}
+
+/// The config when it can be read (intake works without one where the reference does).
+fn config(store: &Store) -> Option<Json> {
+    store.read_json(CONFIG).ok().flatten().map(cfg::normalize)
+}
+
+/// What a person does next with an intent in its state.
+pub fn next_action(intent: &Json) -> Json {
+    let id = intent["intent_id"].as_str().unwrap_or("<intent_id>");
+    let resolve = format!("agentxchain intake resolve --intent {id}");
+    let act = |label: &str, summary: &str, command: Json, alternatives: Json| json!({"label": label, "summary": summary, "command": command, "alternatives": alternatives, "recovery": null, "action_required": true});
+    let none = |summary: &str| json!({"label": "none", "summary": summary, "command": null, "alternatives": [], "recovery": null, "action_required": false});
+    match intent["status"].as_str().unwrap_or("unknown") {
+        "detected" => act(
+            "triage",
+            "Triage this detected intent so it can enter governed delivery.",
+            json!(format!(
+                "agentxchain intake triage --intent {id} --priority <p0-p3> --template <template_id> --charter \"<charter>\" --acceptance \"<criterion>\""
+            )),
+            json!([format!(
+                "agentxchain intake triage --intent {id} --suppress --reason \"<reason>\""
+            )]),
+        ),
+        "triaged" => act(
+            "approve",
+            "Approve this triaged intent for planning or reject it explicitly.",
+            json!(format!("agentxchain intake approve --intent {id}")),
+            json!([format!(
+                "agentxchain intake triage --intent {id} --reject --reason \"<reason>\""
+            )]),
+        ),
+        "approved" => act(
+            "plan",
+            "Generate planning artifacts for this approved intent.",
+            json!(format!("agentxchain intake plan --intent {id}")),
+            json!([]),
+        ),
+        "planned" => act(
+            "start",
+            "Start repo-local execution or hand the intent off to a coordinator workstream.",
+            json!(format!("agentxchain intake start --intent {id}")),
+            json!([format!(
+                "agentxchain intake handoff --intent {id} --coordinator-root <path> --workstream <id>"
+            )]),
+        ),
+        "executing" => act(
+            "resolve",
+            if intent["target_workstream"].is_null() {
+                "Re-check the governed run outcome for this intent."
+            } else {
+                "Re-check the coordinator workstream outcome for this intent."
+            },
+            json!(resolve),
+            json!([]),
+        ),
+        "blocked" => {
+            let mut a = act(
+                "recover",
+                "Resolve the linked run blockage, then re-check intake resolution.",
+                json!(resolve),
+                json!([]),
+            );
+            a["recovery"] = intent["run_blocked_recovery"].clone();
+            a
+        }
+        "completed" => none("No action required. This intent completed successfully."),
+        "suppressed" => none("No action required. This intent was suppressed."),
+        "rejected" => none("No action required. This intent was rejected."),
+        "failed" => {
+            json!({"label": "inspect", "summary": "Manual inspection required. This intent is in a reserved failed state.", "command": null, "alternatives": [], "recovery": "Inspect the linked intent and run artifacts manually before continuing.", "action_required": true})
+        }
+        _ => {
+            json!({"label": "inspect", "summary": "Manual inspection required. The intent state is not recognized by the current intake surface.", "command": null, "alternatives": [], "recovery": null, "action_required": true})
+        }
+    }
+}
+
+/// Every JSON file of `dir` in name order (temporary files and unreadable ones skipped, as
+/// the reference skips them).
+fn read_all(store: &Store, dir: &str) -> Vec<Json> {
+    let Ok(path) = store.path(dir) else {
+        return Vec::new();
+    };
+    let Ok(rd) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".json") && !n.starts_with(".tmp-"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .filter_map(|n| store.read_json(&format!("{dir}/{n}")).ok().flatten())
+        .filter(Json::is_object)
+        .collect()
+}
+
+/// `intake status [--intent id]`: one intent with its event and next action, or the summary.
+/// A read: nothing is written (the reference refreshes a `loop-state.json` cache here).
+pub fn status(store: &Store, intent_id: Option<&str>) -> Reply {
+    if let Some(id) = intent_id {
+        let intent = load(store, id)?;
+        let event = intent["event_id"]
+            .as_str()
+            .and_then(|e| read_event(store, e).ok())
+            .unwrap_or(Json::Null);
+        let next = next_action(&intent);
+        return Ok(
+            json!({"ok": true, "intent": intent, "event": event, "next_action": next, "exitCode": 0}),
+        );
+    }
+    let events = read_all(store, EVENTS);
+    let mut intents = read_all(store, INTENTS);
+    let mut by_status = Map::new();
+    for i in &intents {
+        let s = status_of(i).to_owned();
+        let n = by_status.get(&s).and_then(Json::as_u64).unwrap_or(0);
+        by_status.insert(s, json!(n + 1));
+    }
+    let when = |i: &Json| {
+        i["updated_at"]
+            .as_str()
+            .or(i["created_at"].as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    intents.sort_by_key(|i| std::cmp::Reverse(when(i)));
+    let list: Vec<Json> = intents
+        .iter()
+        .map(|i| {
+            json!({
+                "intent_id": i["intent_id"], "priority": i["priority"], "template": i["template"],
+                "status": i["status"], "updated_at": i["updated_at"], "next_action": next_action(i),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "ok": true,
+        "summary": {
+            "schema_version": "1.0",
+            "last_updated_at": now(),
+            "total_events": events.len(),
+            "total_intents": intents.len(),
+            "by_status": by_status,
+            "intents": list,
+        },
+        "exitCode": 0,
+    }))
+}
+
+/// What `intake triage` was given.
+#[derive(Clone, Debug, Default)]
+pub struct Triage {
+    pub suppress: bool,
+    pub reject: bool,
+    pub reason: Option<String>,
+    pub priority: Option<String>,
+    pub template: Option<String>,
+    pub charter: Option<String>,
+    pub acceptance: Vec<String>,
+    pub phase_scope: Option<String>,
+}
+
+/// The reference's triage field checks, every problem named.
+fn triage_errors(t: &Triage, phase_scope: Option<&str>, config: Option<&Json>) -> Vec<String> {
+    let mut errors = Vec::new();
+    if !t
+        .priority
+        .as_deref()
+        .is_some_and(|p| PRIORITIES.contains(&p))
+    {
+        errors.push(format!(
+            "priority must be one of: {}",
+            PRIORITIES.join(", ")
+        ));
+    }
+    if !t
+        .template
+        .as_deref()
+        .is_some_and(|p| TEMPLATES.contains(&p))
+    {
+        errors.push(format!("template must be one of: {}", TEMPLATES.join(", ")));
+    }
+    if t.charter.as_deref().is_none_or(|c| c.trim().is_empty()) {
+        errors.push("charter must be a non-empty string".to_owned());
+    }
+    if t.acceptance.is_empty() {
+        errors.push("acceptance_contract must be a non-empty array".to_owned());
+    }
+    if let Some(scope) = phase_scope {
+        if scope.trim().is_empty() {
+            errors.push("phase_scope must be a non-empty string when provided".to_owned());
+        } else if let Some(c) = config {
+            let phases = intent_coverage::phase_order(c);
+            if !phases.is_empty() && !phases.iter().any(|p| p == scope.trim()) {
+                errors.push(format!("phase_scope must be one of: {}", phases.join(", ")));
+            }
+        }
+    }
+    errors
+}
+
+/// `intake triage`: detected → triaged (or → suppressed), triaged → rejected.
+pub fn triage(store: &Store, id: &str, t: &Triage) -> Reply {
+    let _lock = lock(store)?;
+    let mut intent = load(store, id)?;
+    let at = now();
+    let status = status_of(&intent).to_owned();
+    for (asked, from, to, what) in [
+        (t.suppress, "detected", "suppressed", "suppress"),
+        (t.reject, "triaged", "rejected", "reject"),
+    ] {
+        if !asked {
+            continue;
+        }
+        if status != from {
+            return Err(failure(
+                1,
+                format!("cannot {what} from status \"{status}\" (must be {from})"),
+            ));
+        }
+        let Some(reason) = t.reason.as_deref().filter(|r| !r.is_empty()) else {
+            return Err(failure(1, format!("{what} requires --reason")));
+        };
+        intent["status"] = json!(to);
+        intent["updated_at"] = json!(at);
+        push_history(
+            &mut intent,
+            json!({"from": from, "to": to, "at": at, "reason": reason}),
+        );
+        save(store, &intent)?;
+        return Ok(json!({"ok": true, "intent": intent, "exitCode": 0}));
+    }
+    if status != "detected" {
+        return Err(failure(
+            1,
+            format!("cannot triage from status \"{status}\" (must be detected)"),
+        ));
+    }
+    let config = config(store);
+    let scope = t.phase_scope.clone().filter(|s| !s.is_empty()).or_else(|| {
+        intent_coverage::intent_phase_scope(
+            &json!({"charter": t.charter, "acceptance_contract": t.acceptance}),
+            config.as_ref(),
+        )
+    });
+    let errors = triage_errors(t, scope.as_deref(), config.as_ref());
+    if !errors.is_empty() {
+        return Err(failure(1, errors.join("; ")));
+    }
+    intent["status"] = json!("triaged");
+    intent["priority"] = json!(t.priority);
+    intent["template"] = json!(t.template);
+    intent["charter"] = json!(t.charter);
+    intent["acceptance_contract"] = json!(t.acceptance);
+    intent["phase_scope"] = json!(scope);
+    intent["updated_at"] = json!(at);
+    push_history(
+        &mut intent,
+        json!({"from": "detected", "to": "triaged", "at": at, "reason": "triage completed"}),
+    );
+    save(store, &intent)?;
+    Ok(json!({"ok": true, "intent": intent, "exitCode": 0}))
+}
+
+/// A text's scope tokens: milestone, bug and MW references, `.planning/` and `cli/` paths, and
+/// the significant words (longer than three letters, not stop words or template boilerplate).
+fn fingerprint(text: &str) -> std::collections::BTreeSet<String> {
+    const STOP: &[&str] = &[
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "of",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "can",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "not",
+        "no",
+        "nor",
+        "only",
+        "also",
+        "just",
+        "than",
+        "then",
+        "each",
+        "every",
+        "all",
+        "any",
+        "both",
+        "such",
+        "as",
+        "more",
+        "vision",
+        "goal",
+        "addressed",
+        "section",
+    ];
+    let mut out = std::collections::BTreeSet::new();
+    for pat in [
+        r"(?i)\bM\d+\b",
+        r"(?i)\bBUG-\d+\b",
+        r"(?:cli/(?:src|test|bin)/\S+|\.planning/\S+)",
+    ] {
+        if let Ok(re) = regex::Regex::new(pat) {
+            out.extend(re.find_iter(text).map(|m| m.as_str().to_lowercase()));
+        }
+    }
+    if regex::Regex::new(r"(?i)\bMW\b").is_ok_and(|re| re.is_match(text)) {
+        out.insert("mw".to_owned());
+    }
+    let cleaned: String = text
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c.is_whitespace() || c == '-' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    out.extend(
+        cleaned
+            .split_whitespace()
+            .filter(|w| w.len() > 3 && !STOP.contains(w) && !w.bytes().all(|b| b.is_ascii_digit()))
+            .map(str::to_owned),
+    );
+    out
+}
+
+fn jaccard(a: &std::collections::BTreeSet<String>, b: &std::collections::BTreeSet<String>) -> f64 {
+    let both = a.intersection(b).count();
+    let union = a.len() + b.len() - both;
+    if union == 0 {
+        0.0
+    } else {
+        both as f64 / union as f64
+    }
+}
+
+fn contract_text(intent: &Json) -> String {
+    let items: Vec<&str> = intent["acceptance_contract"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .collect();
+    format!(
+        "{} {}",
+        intent["charter"].as_str().unwrap_or(""),
+        items.join(" ")
+    )
+}
+
+/// The approval's scope-overlap guard: the candidate's charter and contract against the active
+/// run's charter and the ten most recently completed intents (Jaccard of their fingerprints).
+fn scope_overlap(store: &Store, intent: &Json, threshold: f64) -> Json {
+    let candidate = fingerprint(&contract_text(intent));
+    if candidate.len() < 3 {
+        return json!({"overlapping": false, "matches": [], "max_score": 0});
+    }
+    let mut matches = Vec::new();
+    if let Ok(Some(state)) = store.read_json(STATE)
+        && state["status"] == "active"
+    {
+        let charter = state["active_turns"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find_map(|(_, t)| t["intake_context"]["charter"].as_str())
+            .or(state["provenance"]["trigger_reason"].as_str());
+        if let Some(c) = charter {
+            let score = jaccard(&candidate, &fingerprint(c));
+            if score > 0.0 {
+                matches.push(json!({"source": "active_run", "charter": c, "score": score}));
+            }
+        }
+    }
+    let mut done: Vec<Json> = read_all(store, INTENTS)
+        .into_iter()
+        .filter(|i| matches!(status_of(i), "completed" | "satisfied"))
+        .collect();
+    let when = |i: &Json| {
+        i["updated_at"]
+            .as_str()
+            .or(i["created_at"].as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    done.sort_by_key(|i| std::cmp::Reverse(when(i)));
+    for i in done.iter().take(10) {
+        let score = jaccard(&candidate, &fingerprint(&contract_text(i)));
+        if score > 0.0 {
+            matches.push(json!({
+                "source": format!("intent:{}", i["intent_id"].as_str().unwrap_or("")),
+                "charter": i["charter"].as_str().unwrap_or(""),
+                "score": score,
+            }));
+        }
+    }
+    let max = matches
+        .iter()
+        .filter_map(|m| m["score"].as_f64())
+        .fold(0.0_f64, f64::max);
+    json!({"overlapping": max >= threshold, "matches": matches, "max_score": max})
+}
+
+fn template_artifacts(template: &str) -> Result<Vec<(String, String)>, String> {
+    if !TEMPLATES.contains(&template) {
+        return Err(format!(
+            "Unknown template \"{template}\". Valid templates: {}",
+            TEMPLATES.join(", ")
+        ));
+    }
+    let all: Json = serde_json::from_str(PLANNING_ARTIFACTS).map_err(|e| e.to_string())?;
+    Ok(all[template]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            (
+                a["filename"].as_str().unwrap_or("").to_owned(),
+                a["content"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect())
+}
+
+/// `intake approve`: triaged (or blocked) → approved, unless its scope overlaps work under way
+/// or done (exit 3, `--force-scope` to approve anyway); an intent whose planning artifacts
+/// already exist for the run that approves it is superseded instead.
+pub fn approve(
+    store: &Store,
+    id: &str,
+    approver: Option<&str>,
+    reason: Option<&str>,
+    force_scope: bool,
+) -> Reply {
+    let _lock = lock(store)?;
+    let mut intent = load(store, id)?;
+    let previous = status_of(&intent).to_owned();
+    if previous != "triaged" && previous != "blocked" {
+        return Err(failure(
+            1,
+            format!("cannot approve from status \"{previous}\" (must be triaged or blocked)"),
+        ));
+    }
+    if !force_scope && !intent["charter"].as_str().unwrap_or("").is_empty() {
+        let overlap = scope_overlap(store, &intent, 0.4);
+        if overlap["overlapping"] == true {
+            return Err(
+                json!({"ok": false, "error": "scope_overlap_detected", "overlap": overlap, "exitCode": 3}),
+            );
+        }
+    }
+    let approver = approver.filter(|a| !a.is_empty()).unwrap_or("operator");
+    let reason = reason
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            if previous == "blocked" {
+                "re-approved after block resolution".into()
+            } else {
+                "approved for planning".into()
+            }
+        });
+    let at = now();
+    if intent["approved_run_id"].is_null() {
+        match store.read_json(STATE) {
+            Ok(Some(state)) => match state["run_id"].as_str() {
+                Some(run) => intent["approved_run_id"] = json!(run),
+                None => intent["cross_run_durable"] = json!(true),
+            },
+            Ok(None) => intent["cross_run_durable"] = json!(true),
+            Err(_) => {}
+        }
+    }
+    intent["status"] = json!("approved");
+    intent["approved_by"] = json!(approver);
+    intent["updated_at"] = json!(at);
+    if !intent["approved_run_id"].is_null() && phantom(store, &intent) {
+        let why = "planning artifacts for this intent already exist on disk; intent superseded during approval";
+        intent["status"] = json!("superseded");
+        intent["archived_reason"] = json!(why);
+        push_history(
+            &mut intent,
+            json!({"from": previous, "to": "superseded", "at": at, "reason": why, "approver": approver}),
+        );
+        save(store, &intent)?;
+        return Ok(json!({"ok": true, "intent": intent, "superseded": true, "exitCode": 0}));
+    }
+    push_history(
+        &mut intent,
+        json!({"from": previous, "to": "approved", "at": at, "reason": reason, "approver": approver}),
+    );
+    save(store, &intent)?;
+    Ok(json!({"ok": true, "intent": intent, "exitCode": 0}))
+}
+
+/// An approved intent whose planning artifacts (recorded or its template's) exist already.
+fn phantom(store: &Store, intent: &Json) -> bool {
+    let mut paths: Vec<String> = intent["planning_artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if let Some(t) = intent["template"].as_str()
+        && let Ok(arts) = template_artifacts(t)
+    {
+        paths.extend(arts.into_iter().map(|(f, _)| format!(".planning/{f}")));
+    }
+    paths
+        .iter()
+        .any(|p| store.path(p).is_ok_and(|p| p.exists()))
+}
+
+/// `intake plan`: approved → planned, the template's planning artifacts written under
+/// `.planning/` (refused when one exists, unless `force`).
+pub fn plan(store: &Store, id: &str, project_name: Option<&str>, force: bool) -> Reply {
+    let _lock = lock(store)?;
+    let mut intent = load(store, id)?;
+    let status = status_of(&intent).to_owned();
+    if status != "approved" {
+        return Err(failure(
+            1,
+            format!("cannot plan from status \"{status}\" (must be approved)"),
+        ));
+    }
+    let template = intent["template"].as_str().unwrap_or("").to_owned();
+    let artifacts = template_artifacts(&template).map_err(|e| failure(2, e))?;
+    let name = project_name
+        .map(str::to_owned)
+        .or_else(|| {
+            store
+                .root()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    let rel = |f: &str| format!(".planning/{f}");
+    if !force {
+        let conflicts: Vec<String> = artifacts
+            .iter()
+            .map(|(f, _)| rel(f))
+            .filter(|p| store.path(p).is_ok_and(|p| p.exists()))
+            .collect();
+        if !conflicts.is_empty() {
+            return Err(
+                json!({"ok": false, "error": "existing planning artifacts would be overwritten", "conflicts": conflicts, "exitCode": 1}),
+            );
+        }
+    }
+    let mut generated = Vec::new();
+    for (f, content) in &artifacts {
+        let p = store.path(&rel(f)).map_err(refused)?;
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| failure(1, e.to_string()))?;
+        }
+        store
+            .write_text(&rel(f), &content.replace("{{project_name}}", &name))
+            .map_err(refused)?;
+        generated.push(rel(f));
+    }
+    let at = now();
+    intent["status"] = json!("planned");
+    intent["planning_artifacts"] = json!(generated);
+    intent["updated_at"] = json!(at);
+    push_history(
+        &mut intent,
+        json!({
+            "from": "approved", "to": "planned", "at": at,
+            "reason": format!("generated {} planning artifact(s) from template \"{template}\"", generated.len()),
+            "artifacts": generated,
+        }),
+    );
+    save(store, &intent)?;
+    Ok(
+        json!({"ok": true, "intent": intent, "artifacts_generated": generated, "artifacts_skipped": [], "exitCode": 0}),
+    )
+}
+
+/// The role an intake turn goes to: `--role`, the intent's preferred role, the phase's entry
+/// role, else the first role.
+fn intake_role(
+    role: Option<&str>,
+    intent: &Json,
+    state: &Json,
+    config: &Json,
+) -> Result<String, String> {
+    let roles: Vec<&String> = config["roles"]
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    let available = roles
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Some(r) = role {
+        if config["roles"].get(r).is_none() {
+            return Err(format!("unknown role: \"{r}\". Available: {available}"));
+        }
+        return Ok(r.to_owned());
+    }
+    if let Some(p) = intent["preferred_role"]
+        .as_str()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        if config["roles"].get(p).is_none() {
+            return Err(format!(
+                "unknown preferred_role on intent: \"{p}\". Available: {available}"
+            ));
+        }
+        return Ok(p.to_owned());
+    }
+    if let Some(e) = cfg::entry_role(config, state["phase"].as_str().unwrap_or("")) {
+        return Ok(e.to_owned());
+    }
+    roles
+        .first()
+        .map(|r| r.to_string())
+        .ok_or_else(|| "no roles defined in project config".to_owned())
+}
+
+/// `intake start`: planned → executing. The run is started when idle (its provenance names
+/// the intent), a turn of the intake role assigned and dispatched carrying the intent's
+/// contract (`intake_context`).
+pub fn start(store: &Store, id: &str, role: Option<&str>) -> Reply {
+    let _lock = lock(store)?;
+    let mut intent = load(store, id)?;
+    let status = status_of(&intent).to_owned();
+    if status != "planned" {
+        return Err(failure(
+            1,
+            format!("cannot start from status \"{status}\" (must be planned)"),
+        ));
+    }
+    let missing: Vec<String> = intent["planning_artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .filter(|p| !store.path(p).is_ok_and(|p| p.exists()))
+        .map(str::to_owned)
+        .collect();
+    if !missing.is_empty() {
+        return Err(
+            json!({"ok": false, "error": "recorded planning artifacts are missing on disk", "missing": missing, "exitCode": 1}),
+        );
+    }
+    let event = read_event(store, intent["event_id"].as_str().unwrap_or(""))?;
+    let ctx = json!({
+        "intent_id": intent["intent_id"], "event_id": intent["event_id"],
+        "source": event["source"].as_str(), "category": event["category"].as_str(),
+        "charter": intent["charter"].as_str(),
+        "acceptance_contract": if intent["acceptance_contract"].is_array() { intent["acceptance_contract"].clone() } else { json!([]) },
+        "phase_scope": intent["phase_scope"].as_str().filter(|s| !s.is_empty()),
+    });
+    // A governed project's config (its roles); the reference's texts when it is not.
+    let config = match store.read_json(CONFIG) {
+        Ok(Some(raw)) if raw["roles"].is_object() => cfg::normalize(raw),
+        Ok(Some(_)) => return Err(failure(2, "intake start requires a governed project")),
+        _ => return Err(failure(2, "agentxchain.json not found or invalid")),
+    };
+    let mut state = match store.read_json(STATE) {
+        Ok(Some(s)) => s,
+        Ok(None) => json!({"status": "idle", "run_id": null}),
+        Err(_) => return Err(failure(2, "Failed to parse governed state.json")),
+    };
+    let active: Vec<String> = state["active_turns"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    if !active.is_empty() {
+        return Err(failure(
+            1,
+            format!(
+                "cannot start: active turn(s) already exist: {}",
+                active.join(", ")
+            ),
+        ));
+    }
+    match state["status"].as_str().unwrap_or("") {
+        "blocked" => {
+            let why = state["blocked_reason"]["recovery"]["detail"]
+                .as_str()
+                .or(state["blocked_on"].as_str())
+                .unwrap_or("unknown");
+            return Err(failure(1, format!("cannot start: run is blocked ({why})")));
+        }
+        "completed" => {
+            return Err(failure(
+                1,
+                "cannot start: governed run is already completed. Start a new governed run before starting another intake intent.",
+            ));
+        }
+        "paused" => {
+            return Err(failure(
+                1,
+                "cannot start: run is paused (awaiting approval). Resolve the blocking gate before starting a new intake turn.",
+            ));
+        }
+        _ => {}
+    }
+    if let Some(to) = state["pending_phase_transition"]
+        .as_object()
+        .map(|p| p.get("to").cloned().unwrap_or_default())
+    {
+        return Err(failure(
+            1,
+            format!(
+                "cannot start: pending phase transition to \"{}\"",
+                to.as_str().unwrap_or("")
+            ),
+        ));
+    }
+    if !state["pending_run_completion"].is_null() {
+        return Err(failure(1, "cannot start: pending run completion approval"));
+    }
+    if state["status"] == "idle" && state["run_id"].is_null() {
+        let provenance = json!({
+            "trigger": "intake", "parent_run_id": null,
+            "trigger_reason": intent["charter"].as_str(),
+            "intake_intent_id": intent["intent_id"], "created_by": "operator",
+        });
+        state = assign::start_run(store, &config, &state, provenance)
+            .map_err(|r| failure(1, format!("run initialization failed: {}", r.message)))?;
+    }
+    let role = intake_role(role, &intent, &state, &config).map_err(|e| failure(1, e))?;
+    let (state, turn) = assign::assign_and_dispatch(store, &config, &state, &role, Some(&ctx))
+        .map_err(|e| failure(1, format!("turn assignment failed: {e}")))?;
+    let at = now();
+    let run_id = state["run_id"].clone();
+    let turn_id = turn["turn_id"].clone();
+    intent["status"] = json!("executing");
+    intent["target_run"] = run_id.clone();
+    intent["target_turn"] = turn_id.clone();
+    intent["started_at"] = json!(at);
+    intent["updated_at"] = json!(at);
+    push_history(
+        &mut intent,
+        json!({"from": "planned", "to": "executing", "at": at, "run_id": run_id, "turn_id": turn_id, "role": role, "reason": "governed execution started"}),
+    );
+    save(store, &intent)?;
+    Ok(json!({
+        "ok": true, "intent": intent, "run_id": run_id, "turn_id": turn_id, "role": role,
+        "dispatch_dir": super::dispatch::bundle_rel(turn_id.as_str().unwrap_or("")),
+        "exitCode": 0,
+    }))
+}
+
+fn observation_dir(store: &Store, id: &str) {
+    if let Ok(p) = store.path(&format!("{OBSERVATIONS}/{id}")) {
+        let _ = std::fs::create_dir_all(p);
+    }
+}
+
+/// `intake resolve [--outcome completed]`: an executing (or blocked) intent follows its run —
+/// blocked when the run is, completed when it is; `--outcome completed` completes it now.
+pub fn resolve(store: &Store, id: &str, outcome: Option<&str>) -> Reply {
+    let _lock = lock(store)?;
+    let mut intent = load(store, id)?;
+    let previous = status_of(&intent).to_owned();
+    let reply = |intent: &Json, new: &str, run: &str, no_change: bool| json!({"ok": true, "intent": intent, "previous_status": previous, "new_status": new, "run_outcome": run, "no_change": no_change, "exitCode": 0});
+    if previous == "completed" {
+        return Ok(reply(&intent, "completed", "completed", true));
+    }
+    if previous != "executing" && previous != "blocked" {
+        return Err(failure(
+            1,
+            format!("cannot resolve from status \"{previous}\" (must be executing or blocked)"),
+        ));
+    }
+    let at = now();
+    match outcome {
+        Some("completed") if previous == "executing" => {
+            intent["status"] = json!("completed");
+            intent["completed_at"] = json!(at);
+            intent["updated_at"] = json!(at);
+            push_history(
+                &mut intent,
+                json!({"from": previous, "to": "completed", "at": at, "reason": "operator-resolved: intent marked completed via intake resolve --outcome completed"}),
+            );
+            observation_dir(store, id);
+            save(store, &intent)?;
+            return Ok(reply(&intent, "completed", "completed", false));
+        }
+        Some(o) if o != "completed" => {
+            return Err(failure(
+                1,
+                format!("--outcome must be \"completed\" (got \"{o}\")"),
+            ));
+        }
+        _ => {}
+    }
+    if !intent["target_workstream"].is_null() {
+        return Err(failure(
+            1,
+            "intent is handed off to a coordinator workstream; this build resolves repo-local intents only",
+        ));
+    }
+    let Some(target) = intent["target_run"].as_str().map(str::to_owned) else {
+        return Err(failure(
+            1,
+            format!("intent {id} has no linked run (target_run is null)"),
+        ));
+    };
+    let state = match store.read_json(STATE) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return Err(failure(
+                1,
+                "governed state not found at .agentxchain/state.json",
+            ));
+        }
+        Err(_) => return Err(failure(1, "failed to parse governed state.json")),
+    };
+    if state["run_id"].as_str() != Some(target.as_str()) {
+        return Err(failure(
+            1,
+            format!(
+                "run_id mismatch: intent targets {target} but governed state has {}",
+                state["run_id"].as_str().unwrap_or("null")
+            ),
+        ));
+    }
+    match state["status"].as_str().unwrap_or("") {
+        "idle" => Err(failure(
+            1,
+            "governed run is idle — state may have been reset after intent start",
+        )),
+        "failed" => Err(failure(
+            1,
+            "governed run has reserved status \"failed\" which is not emitted by current governed writers. Manual inspection required. See DEC-RUN-STATUS-001.",
+        )),
+        "blocked" => {
+            intent["status"] = json!("blocked");
+            intent["run_blocked_on"] = state["blocked_on"].clone();
+            intent["run_blocked_reason"] = state["blocked_reason"]["category"].clone();
+            intent["run_blocked_recovery"] =
+                state["blocked_reason"]["recovery"]["recovery_action"].clone();
+            intent["updated_at"] = json!(at);
+            push_history(
+                &mut intent,
+                json!({"from": previous, "to": "blocked", "at": at, "reason": format!("governed run {target} reached status blocked"), "run_id": target, "run_status": "blocked"}),
+            );
+            save(store, &intent)?;
+            Ok(reply(&intent, "blocked", "blocked", false))
+        }
+        "completed" => {
+            intent["status"] = json!("completed");
+            intent["run_completed_at"] = if state["completed_at"].is_null() {
+                json!(at)
+            } else {
+                state["completed_at"].clone()
+            };
+            intent["run_final_turn"] = state["last_completed_turn_id"].clone();
+            intent["updated_at"] = json!(at);
+            push_history(
+                &mut intent,
+                json!({"from": previous, "to": "completed", "at": at, "reason": format!("governed run {target} reached status completed"), "run_id": target, "run_status": "completed"}),
+            );
+            observation_dir(store, id);
+            save(store, &intent)?;
+            Ok(reply(&intent, "completed", "completed", false))
+        }
+        other => Ok(reply(&intent.clone(), &previous, other, true)),
+    }
+}
+
+/// The intake context a turn carries, reconciled with its intent as it is now: `None` when
+/// the turn serves no intent or its intent is finished; the live contract otherwise. An intent
+/// file that is gone or unreadable is the error text.
+pub fn live_context(store: &Store, ctx: &Json) -> Result<Option<Json>, String> {
+    let Some(id) = ctx["intent_id"].as_str() else {
+        return Ok(None);
+    };
+    let rel = intent_rel(id);
+    if !is_intent_id(id) {
+        return Err(format!(
+            "Intent reconciliation failed: live intent {id} not found at {INTENTS}/{id}.json"
+        ));
+    }
+    match store.read_json(&rel) {
+        Ok(None) => Err(format!(
+            "Intent reconciliation failed: live intent {id} not found at {rel}"
+        )),
+        Err(r) => Err(format!(
+            "Intent reconciliation failed: could not read live intent {id}: {}",
+            r.message
+        )),
+        Ok(Some(live)) => {
+            if FINISHED.contains(&status_of(&live)) {
+                return Ok(None);
+            }
+            let mut ctx = ctx.clone();
+            if live["acceptance_contract"].is_array() {
+                ctx["acceptance_contract"] = live["acceptance_contract"].clone();
+            }
+            Ok(Some(ctx))
+        }
+    }
+}
+
+/// After an accepted turn: the executing intent it served is completed (its id returned, for
+/// `intent_satisfied`).
+pub fn satisfy(
+    store: &Store,
+    turn: &Json,
+    state: &Json,
+    at: &str,
+) -> Result<Option<Json>, Refusal> {
+    let Some(id) = turn["intake_context"]["intent_id"].as_str() else {
+        return Ok(None);
+    };
+    if !is_intent_id(id) {
+        return Ok(None);
+    }
+    let rel = intent_rel(id);
+    let Some(mut intent) = store.read_json(&rel).ok().flatten() else {
+        return Ok(None);
+    };
+    if status_of(&intent) != "executing" {
+        return Ok(None);
+    }
+    let turn_id = turn["turn_id"].clone();
+    intent["status"] = json!("completed");
+    intent["completed_at"] = json!(at);
+    intent["run_completed_at"] = if state["completed_at"].is_null() {
+        json!(at)
+    } else {
+        state["completed_at"].clone()
+    };
+    intent["run_final_turn"] = turn_id.clone();
+    intent["updated_at"] = json!(at);
+    intent["satisfying_turn"] = turn_id.clone();
+    push_history(
+        &mut intent,
+        json!({"from": "executing", "to": "completed", "at": at, "turn_id": turn_id, "role": turn["assigned_role"], "run_id": state["run_id"], "reason": "turn accepted — acceptance contract satisfied"}),
+    );
+    store.write_json(&rel, &intent)?;
+    observation_dir(store, id);
+    Ok(Some(json!(id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_ids_of_the_reference_shape_name_files() {
+        assert!(is_intent_id("intent_1796222398730_eac3"));
+        assert!(is_event_id("evt_1796222398728_1be2"));
+        for bad in [
+            "intent_1_EAC3",
+            "intent__eac3",
+            "intent_1_eac",
+            "intent_1_eac3/../x",
+            "../intent_1_eac3",
+            "intent_1_eac3.json",
+            "evt_1_eac3",
+        ] {
+            assert!(!is_intent_id(bad), "{bad}");
+        }
+        assert!(!is_event_id("evt_1_../"));
+    }
+
+    #[test]
+    fn the_next_action_follows_the_state() {
+        let a = next_action(&json!({"intent_id": "intent_1_abcd", "status": "executing"}));
+        assert_eq!(a["label"], "resolve");
+        assert_eq!(
+            a["command"],
+            "agentxchain intake resolve --intent intent_1_abcd"
+        );
+        let a = next_action(&json!({"intent_id": "intent_1_abcd", "status": "completed"}));
+        assert_eq!(a["action_required"], false);
+        let a = next_action(&json!({"status": "blocked", "run_blocked_recovery": "fix"}));
+        assert_eq!(a["recovery"], "fix");
+        assert_eq!(next_action(&json!({"status": "odd"}))["label"], "inspect");
+    }
+
+    #[test]
+    fn scope_fingerprints_overlap_by_their_shared_tokens() {
+        let a = fingerprint("Ship M12 greeting script, see .planning/ROADMAP.md and BUG-7");
+        assert!(a.contains("m12") && a.contains("bug-7") && a.contains(".planning/roadmap.md"));
+        assert!(a.contains("greeting") && a.contains("script") && !a.contains("see"));
+        let b = fingerprint("greeting script for M12");
+        let j = jaccard(&a, &b);
+        assert!(j > 0.0 && j < 1.0, "{j}");
+        assert_eq!(jaccard(&b, &b), 1.0);
+        assert_eq!(jaccard(&Default::default(), &Default::default()), 0.0);
+    }
+
+    #[test]
+    fn every_template_has_its_planning_artifacts() {
+        for t in TEMPLATES {
+            let arts = template_artifacts(t).unwrap();
+            assert_eq!(
+                arts.is_empty(),
+                t == "generic" || t == "full-local-cli",
+                "{t}"
+            );
+            for (f, c) in arts {
+                assert!(f.ends_with(".md") && !f.contains('/'), "{f}");
+                assert!(c.contains("{{project_name}}"), "{t} {f}");
+            }
+        }
+        assert!(
+            template_artifacts("nope")
+                .unwrap_err()
+                .starts_with("Unknown template \"nope\"")
+        );
+    }
+}
