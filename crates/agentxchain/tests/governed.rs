@@ -1039,3 +1039,230 @@ fn terminal_escapes_from_a_turn_are_printed_escaped() {
         "{out}"
     );
 }
+
+impl Project {
+    /// `intake record` of a manual signal, then triage, approve and plan: the planned intent's id.
+    fn planned_intent(&self, template: &str, acceptance: &str) -> String {
+        let out = self.ok(&[
+            "intake",
+            "record",
+            "--source",
+            "manual",
+            "--signal",
+            r#"{"title":"greet"}"#,
+            "--evidence",
+            r#"{"type":"text","value":"asked"}"#,
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let id = v["intent"]["intent_id"].as_str().unwrap().to_owned();
+        self.ok(&[
+            "intake",
+            "triage",
+            "--intent",
+            &id,
+            "--priority",
+            "p0",
+            "--template",
+            template,
+            "--charter",
+            "Ship a greeting",
+            "--acceptance",
+            acceptance,
+        ]);
+        self.ok(&["intake", "approve", "--intent", &id]);
+        self.ok(&["intake", "plan", "--intent", &id]);
+        id
+    }
+
+    fn intent(&self, id: &str) -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(
+                self.root
+                    .join(format!(".agentxchain/intake/intents/{id}.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap()
+    }
+}
+
+#[test]
+fn an_intent_starts_the_run_and_only_a_turn_that_answers_its_contract_completes_it() {
+    let p = Project::new();
+    let id = p.planned_intent("generic", "zebra quagga,umbrella widget");
+    let out = p.ok(&["intake", "start", "--intent", &id]);
+    assert!(out.contains(&format!("Started intent {id}")), "{out}");
+    let s = p.state();
+    assert_eq!(s["provenance"]["trigger"], "intake");
+    assert_eq!(s["provenance"]["intake_intent_id"], json!(id));
+    let (turn, _) = p.active_turn();
+    assert_eq!(
+        s["active_turns"][&turn]["intake_context"]["acceptance_contract"],
+        json!(["zebra quagga", "umbrella widget"])
+    );
+    let prompt = std::fs::read_to_string(
+        p.root
+            .join(format!(".agentxchain/dispatch/turns/{turn}/PROMPT.md")),
+    )
+    .unwrap();
+    assert!(
+        prompt.contains("1. zebra quagga\n2. umbrella widget\n"),
+        "{prompt}"
+    );
+    // A result that says nothing of the contract is refused, and the intent stays executing.
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    let out = p.fails(&["accept-turn"]);
+    assert!(
+        out.contains("Validation failed at stage intent_coverage")
+            && out.contains("Unaddressed acceptance items: zebra quagga; umbrella widget"),
+        "{out}"
+    );
+    assert_eq!(p.intent(&id)["status"], "executing");
+    // A response for one item, the other's words in the summary: accepted, the intent done.
+    p.agent_turn(
+        &[(".planning/PM_SIGNOFF.md", SIGNOFF)],
+        json!({"summary": "the umbrella and the widget", "intent_response": [{"item": "Zebra Quagga", "status": "deferred", "detail": "next run"}]}),
+    );
+    p.ok(&["accept-turn"]);
+    let intent = p.intent(&id);
+    assert_eq!(intent["status"], "completed");
+    assert_eq!(intent["satisfying_turn"], json!(turn));
+    let events = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl")).unwrap();
+    let kinds: Vec<(String, Value)> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| {
+            (
+                e["event_type"].as_str().unwrap().to_owned(),
+                e["intent_id"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&("intent_satisfied".into(), json!(id))),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("turn_accepted".into(), json!(id))),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("acceptance_failed".into(), json!(id))),
+        "{kinds:?}"
+    );
+    let out = p.ok(&["intake", "resolve", "--intent", &id]);
+    assert!(out.contains("run still completed, no transition"), "{out}");
+}
+
+#[test]
+fn an_intent_id_never_names_a_path_and_intake_files_are_not_followed_out() {
+    let p = Project::new();
+    for bad in [
+        "../../../etc/passwd",
+        "/etc/passwd",
+        "intent_1_abcd/../x",
+        "intent_1_ABCD",
+    ] {
+        for cmd in [
+            vec!["intake", "status", "--intent", bad],
+            vec!["intake", "approve", "--intent", bad],
+            vec!["intake", "start", "--intent", bad],
+        ] {
+            let out = p.run(&cmd);
+            assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                format!("intent {bad} not found"),
+                "{cmd:?}"
+            );
+        }
+    }
+    // The intents directory a link to one outside: nothing there is read or changed.
+    let id = p.planned_intent("cli-tool", "prints hello");
+    let elsewhere = p._dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let intents = p.root.join(".agentxchain/intake/intents");
+    std::fs::rename(&intents, elsewhere.join("intents")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("intents"), &intents).unwrap();
+    let before = std::fs::read(elsewhere.join(format!("intents/{id}.json"))).unwrap();
+    let out = p.run(&["intake", "start", "--intent", &id]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("does not follow links out of the project"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read(elsewhere.join(format!("intents/{id}.json"))).unwrap(),
+        before
+    );
+    assert!(!p.root.join(".agentxchain/state.json").exists() || p.state()["run_id"].is_null());
+    // A planning artifact linked out is not overwritten by `plan --force`.
+    std::fs::remove_file(&intents).unwrap();
+    std::fs::rename(elsewhere.join("intents"), &intents).unwrap();
+    let mut i = p.intent(&id);
+    i["status"] = json!("approved");
+    p.write(
+        &format!(".agentxchain/intake/intents/{id}.json"),
+        &i.to_string(),
+    );
+    let target = elsewhere.join("victim.md");
+    std::fs::write(&target, "mine").unwrap();
+    let link = p.root.join(".planning/command-surface.md");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = p.run(&["intake", "plan", "--intent", &id, "--force"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+}
+
+#[test]
+fn a_fifo_among_the_intents_does_not_hang_intake_status() {
+    let p = Project::new();
+    let id = p.planned_intent("generic", "prints hello");
+    let fifo = p
+        .root
+        .join(".agentxchain/intake/intents/intent_1_beef.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let t = std::time::Instant::now();
+    let out = p.ok(&["intake", "status", "--json"]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(10));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["summary"]["total_intents"], 1);
+    assert_eq!(v["summary"]["intents"][0]["intent_id"], json!(id));
+    let out = p.run(&["intake", "status", "--intent", "intent_1_beef"]);
+    assert_ne!(out.status.code(), Some(0));
+}
+
+#[test]
+fn two_starts_at_once_dispatch_one_turn() {
+    let p = Project::new();
+    let id = p.planned_intent("generic", "prints hello");
+    let spawn = || {
+        Command::new(BIN)
+            .args(["intake", "start", "--intent", &id])
+            .current_dir(&p.root)
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(spawn);
+        let b = s.spawn(spawn);
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let codes = [a.status.code(), b.status.code()];
+    assert!(
+        codes.contains(&Some(0)) && codes.contains(&Some(1)),
+        "{codes:?}"
+    );
+    assert_eq!(p.state()["active_turns"].as_object().unwrap().len(), 1);
+    let events = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl")).unwrap();
+    assert_eq!(events.matches("\"run_started\"").count(), 1);
+}
