@@ -63,7 +63,7 @@ pub struct TriageArgs {
     /// The intent (intent_<ms>_<hex>)
     #[arg(long, value_name = "ID")]
     intent: Option<String>,
-    /// p0, p1, p2 or p3 (p0 makes acceptance strict about the contract)
+    /// p0, p1, p2 or p3
     #[arg(long, value_name = "LEVEL")]
     priority: Option<String>,
     /// Governed template: generic, api-service, cli-tool, library, web-app, full-local-cli,

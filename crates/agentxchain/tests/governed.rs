@@ -1266,3 +1266,92 @@ fn two_starts_at_once_dispatch_one_turn() {
     let events = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl")).unwrap();
     assert_eq!(events.matches("\"run_started\"").count(), 1);
 }
+
+#[test]
+fn a_link_inside_the_project_is_replaced_by_a_write_never_followed() {
+    let p = Project::new();
+    let config = std::fs::read(p.root.join("agentxchain.json")).unwrap();
+    // An agent links the session checkpoint and a planning artifact to the config.
+    std::os::unix::fs::symlink(
+        "../agentxchain.json",
+        p.root.join(".agentxchain/session.json"),
+    )
+    .unwrap();
+    let id = p.planned_intent("generic", "prints hello");
+    let _ = id;
+    p.ok(&["resume"]);
+    assert_eq!(
+        std::fs::read(p.root.join("agentxchain.json")).unwrap(),
+        config
+    );
+    assert!(
+        !std::fs::symlink_metadata(p.root.join(".agentxchain/session.json"))
+            .unwrap()
+            .is_symlink()
+    );
+    let q = Project::new();
+    let config = std::fs::read(q.root.join("agentxchain.json")).unwrap();
+    let out = q.ok(&[
+        "intake",
+        "record",
+        "--source",
+        "manual",
+        "--signal",
+        r#"{"t":1}"#,
+        "--evidence",
+        r#"{"type":"text","value":"v"}"#,
+        "--json",
+    ]);
+    let id = serde_json::from_str::<Value>(&out).unwrap()["intent"]["intent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    q.ok(&[
+        "intake",
+        "triage",
+        "--intent",
+        &id,
+        "--priority",
+        "p1",
+        "--template",
+        "cli-tool",
+        "--charter",
+        "c",
+        "--acceptance",
+        "a",
+    ]);
+    q.ok(&["intake", "approve", "--intent", &id]);
+    std::os::unix::fs::symlink(
+        "../agentxchain.json",
+        q.root.join(".planning/command-surface.md"),
+    )
+    .unwrap();
+    // Without --force the link is an artifact that exists; with it, the link is replaced.
+    let out = q.fails(&["intake", "plan", "--intent", &id]);
+    assert!(out.contains(".planning/command-surface.md"), "{out}");
+    q.ok(&["intake", "plan", "--intent", &id, "--force"]);
+    assert_eq!(
+        std::fs::read(q.root.join("agentxchain.json")).unwrap(),
+        config
+    );
+}
+
+#[test]
+fn an_intent_file_naming_another_intent_is_refused_and_a_start_that_cannot_dispatch_starts_no_run()
+{
+    let p = Project::new();
+    let id = p.planned_intent("cli-tool", "prints hello");
+    // The planning artifacts are uncommitted: a code-writing turn cannot start, and no run is.
+    let out = p.fails(&["intake", "start", "--intent", &id, "--role", "dev"]);
+    assert!(out.contains("turn assignment failed"), "{out}");
+    assert!(p.state()["run_id"].is_null(), "{}", p.state());
+    let mut i = p.intent(&id);
+    i["intent_id"] = json!("nested/dir/other");
+    p.write(
+        &format!(".agentxchain/intake/intents/{id}.json"),
+        &i.to_string(),
+    );
+    let out = p.fails(&["intake", "resolve", "--intent", &id]);
+    assert!(out.contains("names another intent"), "{out}");
+    assert!(!p.root.join(".agentxchain/intake/intents/nested").exists());
+}

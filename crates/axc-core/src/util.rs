@@ -33,11 +33,15 @@ pub fn is_plain_id(s: &str) -> bool {
 
 /// Text read from a project's files (agents write summaries, reasons, ids) as one printable
 /// line: control characters — terminal escapes, line breaks that would forge another line —
-/// shown as `\u{…}` escapes.
+/// and bidirectional overrides shown as `\u{…}` escapes.
 pub fn printable(t: &str) -> String {
     t.chars()
         .map(|c| {
-            if c.is_control() {
+            // Also the format characters that reorder or break what a terminal shows:
+            // bidirectional overrides and isolates, line and paragraph separators.
+            if c.is_control()
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
@@ -70,6 +74,17 @@ pub fn shell_quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn printable_escapes_controls_and_bidirectional_overrides() {
+        assert_eq!(printable("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\u{a}");
+        assert_eq!(
+            printable("x\u{202e}y\u{2028}z\u{2067}"),
+            "x\\u{202e}y\\u{2028}z\\u{2067}"
+        );
+        assert_eq!(printable("héllo — ok"), "héllo — ok");
+    }
+
     use super::*;
     use std::time::Duration;
 

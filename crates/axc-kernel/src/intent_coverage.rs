@@ -263,12 +263,13 @@ pub fn evaluate(tr: &Json, ctx: &Json, state: &Json, config: &Json) -> Coverage 
     }
     let text = corpus(tr);
     let mut out = Coverage::default();
-    for item in ctx["acceptance_contract"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Json::as_str)
-    {
+    for item in ctx["acceptance_contract"].as_array().into_iter().flatten() {
+        // An item that is not text is never addressed: a contract cannot be emptied by
+        // changing its items' type.
+        let Some(item) = item.as_str() else {
+            out.unaddressed.push(item.to_string());
+            continue;
+        };
         let key = item.to_lowercase().trim().to_owned();
         let structural = responses
             .iter()
@@ -362,6 +363,14 @@ mod tests {
                 .unaddressed
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn an_item_that_is_not_text_is_never_addressed() {
+        let state = json!({"phase": "planning"});
+        let c = json!({"acceptance_contract": [{"item": "prints hello"}, 7]});
+        let cov = evaluate(&json!({"summary": "prints hello"}), &c, &state, &config());
+        assert_eq!(cov.unaddressed, [r#"{"item":"prints hello"}"#, "7"]);
     }
 
     #[test]

@@ -347,11 +347,10 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             .is_some_and(|a| !a.is_empty())
     }) {
         let cov = crate::intent_coverage::evaluate(&tr, ctx, &state, &config);
-        let priority = ctx["priority"].as_str().unwrap_or("p0");
-        let strict = match config["intent_coverage_mode"].as_str() {
-            Some(m) if !m.is_empty() => m == "strict",
-            _ => priority == "p0",
-        };
+        // Strict unless the config says lenient: the turn's stored context (agent-writable
+        // state) has no say. (The reference reads a priority there that its writers never
+        // put, so it is strict too.)
+        let strict = config["intent_coverage_mode"] != "lenient";
         if !cov.unaddressed.is_empty() {
             if strict {
                 let reason = format!(
@@ -678,7 +677,9 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         store.emit(kind, &next, t, payload)?;
     }
     // The intent the turn served is done: accepted work is its answer.
-    if let Some(intent) = intake::satisfy(store, &turn, &next, &at)? {
+    // Advisory, as in the reference: the turn is accepted whatever happens to the intent file
+    // (`intake resolve` completes the intent from the run later).
+    if let Ok(Some(intent)) = intake::satisfy(store, &turn, &next, &at) {
         store.emit_for(
             "intent_satisfied",
             &next,

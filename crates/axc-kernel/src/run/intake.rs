@@ -88,7 +88,17 @@ fn load(store: &Store, id: &str) -> Result<Json, Json> {
         return Err(not_found());
     }
     match store.read_json(&intent_rel(id)) {
-        Ok(Some(intent)) if intent.is_object() => Ok(intent),
+        // The file names the intent it holds; one that names another would send every write
+        // (and the run's provenance) elsewhere.
+        Ok(Some(intent)) if intent.is_object() && intent["intent_id"] == json!(id) => Ok(intent),
+        Ok(Some(intent)) if intent.is_object() => Err(failure(
+            1,
+            format!(
+                "{} names another intent ({}); nothing was done (restore the file)",
+                intent_rel(id),
+                axc_core::util::printable(&intent["intent_id"].to_string())
+            ),
+        )),
         Ok(Some(_)) => Err(failure(
             1,
             format!("{} is not a JSON object", intent_rel(id)),
@@ -715,11 +725,17 @@ pub fn plan(store: &Store, id: &str, project_name: Option<&str>, force: bool) ->
         })
         .unwrap_or_default();
     let rel = |f: &str| format!(".planning/{f}");
+    // Every artifact's place must be writable before any is written: one behind a link out of
+    // the project refuses the plan whole.
+    for (f, _) in &artifacts {
+        store.path(&rel(f)).map_err(refused)?;
+    }
     if !force {
+        // A link there (wherever it leads) is an existing artifact too.
         let conflicts: Vec<String> = artifacts
             .iter()
             .map(|(f, _)| rel(f))
-            .filter(|p| store.path(p).is_ok_and(|p| p.exists()))
+            .filter(|p| std::fs::symlink_metadata(store.root().join(p)).is_ok())
             .collect();
         if !conflicts.is_empty() {
             return Err(
@@ -895,6 +911,12 @@ pub fn start(store: &Store, id: &str, role: Option<&str>) -> Reply {
     if !state["pending_run_completion"].is_null() {
         return Err(failure(1, "cannot start: pending run completion approval"));
     }
+    // The role and a clean baseline are checked before a run is started, so a start that
+    // cannot dispatch leaves no run behind.
+    let role = intake_role(role, &intent, &state, &config).map_err(|e| failure(1, e))?;
+    if let Some(e) = assign::clean_baseline_error(store, cfg::write_authority(&config, &role)) {
+        return Err(failure(1, format!("turn assignment failed: {e}")));
+    }
     if state["status"] == "idle" && state["run_id"].is_null() {
         let provenance = json!({
             "trigger": "intake", "parent_run_id": null,
@@ -904,7 +926,6 @@ pub fn start(store: &Store, id: &str, role: Option<&str>) -> Reply {
         state = assign::start_run(store, &config, &state, provenance)
             .map_err(|r| failure(1, format!("run initialization failed: {}", r.message)))?;
     }
-    let role = intake_role(role, &intent, &state, &config).map_err(|e| failure(1, e))?;
     let (state, turn) = assign::assign_and_dispatch(store, &config, &state, &role, Some(&ctx))
         .map_err(|e| failure(1, format!("turn assignment failed: {e}")))?;
     let at = now();

@@ -264,14 +264,31 @@ impl Store {
     }
 
     pub fn write_text(&self, rel: &str, text: &str) -> Result<(), Refusal> {
-        fswrite::write_atomic(&self.path(rel)?, text.as_bytes())
+        fswrite::write_atomic(&self.write_path(rel)?, text.as_bytes())
             .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
+    }
+
+    /// Where a write of `rel` lands: its directory through the walls, then its own name — a
+    /// link at the name is replaced by the write, never followed (a link an agent plants at
+    /// `session.json` or `.planning/x.md` pointing at `agentxchain.json` stays a link's
+    /// problem, not the config's).
+    fn write_path(&self, rel: &str) -> Result<PathBuf, Refusal> {
+        self.path(rel)?;
+        let p = Path::new(rel);
+        let name = p
+            .file_name()
+            .ok_or_else(|| Refusal::new(format!("{rel} names no file; nothing was written")))?;
+        let dir = match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(d) => self.path(&d.to_string_lossy())?,
+            None => self.walls.root().to_path_buf(),
+        };
+        Ok(dir.join(name))
     }
 
     /// Writes a file that is made again from the others (dispatch bundles and index, the
     /// session checkpoint, the lock): whole for readers, without waiting for the disk.
     pub fn write_derived(&self, rel: &str, text: &str) -> Result<(), Refusal> {
-        fswrite::write_replace(&self.path(rel)?, text.as_bytes())
+        fswrite::write_replace(&self.write_path(rel)?, text.as_bytes())
             .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
     }
 
