@@ -240,6 +240,19 @@ fn read_all(store: &Store, dir: &str) -> Vec<Json> {
         .collect()
 }
 
+/// Intents newest first (by `updated_at`, else `created_at`; a stable sort, as the
+/// reference's).
+fn newest_first(intents: &mut [Json]) {
+    let when = |i: &Json| {
+        i["updated_at"]
+            .as_str()
+            .or(i["created_at"].as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    intents.sort_by_key(|i| std::cmp::Reverse(when(i)));
+}
+
 /// `intake status [--intent id]`: one intent with its event and next action, or the summary.
 /// A read: nothing is written (the reference refreshes a `loop-state.json` cache here).
 pub fn status(store: &Store, intent_id: Option<&str>) -> Reply {
@@ -262,14 +275,7 @@ pub fn status(store: &Store, intent_id: Option<&str>) -> Reply {
         let n = by_status.get(&s).and_then(Json::as_u64).unwrap_or(0);
         by_status.insert(s, json!(n + 1));
     }
-    let when = |i: &Json| {
-        i["updated_at"]
-            .as_str()
-            .or(i["created_at"].as_str())
-            .unwrap_or("")
-            .to_owned()
-    };
-    intents.sort_by_key(|i| std::cmp::Reverse(when(i)));
+    newest_first(&mut intents);
     let list: Vec<Json> = intents
         .iter()
         .map(|i| {
@@ -564,14 +570,7 @@ fn scope_overlap(store: &Store, intent: &Json, threshold: f64) -> Json {
         .into_iter()
         .filter(|i| matches!(status_of(i), "completed" | "satisfied"))
         .collect();
-    let when = |i: &Json| {
-        i["updated_at"]
-            .as_str()
-            .or(i["created_at"].as_str())
-            .unwrap_or("")
-            .to_owned()
-    };
-    done.sort_by_key(|i| std::cmp::Reverse(when(i)));
+    newest_first(&mut done);
     for i in done.iter().take(10) {
         let score = jaccard(&candidate, &fingerprint(&contract_text(i)));
         if score > 0.0 {
