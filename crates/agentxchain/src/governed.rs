@@ -22,7 +22,8 @@ fn refuse(r: &Refusal) -> ExitCode {
 
 use axc_core::util::printable as clean;
 
-fn s(v: &Json) -> String {
+/// A string field of the run's files as one printable line (empty when not a string).
+pub(crate) fn s(v: &Json) -> String {
     clean(v.as_str().unwrap_or(""))
 }
 

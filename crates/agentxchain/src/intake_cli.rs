@@ -10,6 +10,8 @@ use std::time::SystemTime;
 use axc_core::util::printable as clean;
 use axc_kernel::run::{Store, intake};
 use clap::{Args, Subcommand};
+
+use crate::governed::s;
 use serde_json::{Value as Json, json};
 
 #[derive(Subcommand, Debug)]
@@ -159,10 +161,6 @@ pub struct StatusArgs {
     /// Print the result as JSON
     #[arg(short = 'j', long)]
     json: bool,
-}
-
-fn s(v: &Json) -> String {
-    clean(v.as_str().unwrap_or(""))
 }
 
 fn pretty(v: &Json) -> String {

@@ -74,6 +74,8 @@ pub fn shell_quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use std::time::Duration;
 
     #[test]
     fn printable_escapes_controls_and_bidirectional_overrides() {
@@ -84,9 +86,6 @@ mod tests {
         );
         assert_eq!(printable("héllo — ok"), "héllo — ok");
     }
-
-    use super::*;
-    use std::time::Duration;
 
     #[test]
     fn iso_timestamps_match_javascript() {

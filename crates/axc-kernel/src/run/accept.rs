@@ -376,7 +376,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
                 "turn_incomplete_intent_coverage",
                 &state,
                 event_turn(&turn),
-                ctx["intent_id"].clone(),
+                intent_of(&turn),
                 json!({"addressed": cov.addressed, "unaddressed": cov.unaddressed, "mode": "lenient"}),
             )?;
         }

@@ -132,15 +132,11 @@ pub fn checkpoint(store: &Store, turn: Option<&str>) -> Result<Checkpointed, Ref
             "checkpointed_at": at, "intent_id": entry["intent_id"],
         });
         store.write_json(STATE, &state)?;
-        let intent = match &entry["intent_id"] {
-            Json::String(id) => json!(id),
-            _ => Json::Null,
-        };
         store.emit_for(
             "turn_checkpointed",
             &state,
             json!({"turn_id": turn_id, "role_id": entry["role"], "runtime_id": entry["runtime_id"]}),
-            intent,
+            super::id_or_null(&entry["intent_id"]),
             json!({"checkpoint_sha": sha, "checkpointed_at": at}),
         )?;
     }

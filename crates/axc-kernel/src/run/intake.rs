@@ -1111,11 +1111,7 @@ pub fn satisfy(
     let Some(id) = turn["intake_context"]["intent_id"].as_str() else {
         return Ok(None);
     };
-    if !is_intent_id(id) {
-        return Ok(None);
-    }
-    let rel = intent_rel(id);
-    let Some(mut intent) = store.read_json(&rel).ok().flatten() else {
+    let Ok(mut intent) = load(store, id) else {
         return Ok(None);
     };
     if status_of(&intent) != "executing" {
@@ -1136,7 +1132,7 @@ pub fn satisfy(
         &mut intent,
         json!({"from": "executing", "to": "completed", "at": at, "turn_id": turn_id, "role": turn["assigned_role"], "run_id": state["run_id"], "reason": "turn accepted — acceptance contract satisfied"}),
     );
-    store.write_json(&rel, &intent)?;
+    store.write_json(&intent_rel(id), &intent)?;
     observation_dir(store, id);
     Ok(Some(json!(id)))
 }

@@ -99,7 +99,12 @@ pub fn event_turn(turn: &Json) -> Json {
 /// The intake intent a turn serves (`intake_context.intent_id`), `null` when none: its events
 /// name it.
 pub fn intent_of(turn: &Json) -> Json {
-    match &turn["intake_context"]["intent_id"] {
+    id_or_null(&turn["intake_context"]["intent_id"])
+}
+
+/// An id field as an event carries it: the string, else `null`.
+pub fn id_or_null(v: &Json) -> Json {
+    match v {
         Json::String(id) => json!(id),
         _ => Json::Null,
     }
