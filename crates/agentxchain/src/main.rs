@@ -3,6 +3,7 @@
 
 mod governed;
 mod intake_cli;
+mod logs_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -159,21 +160,44 @@ enum Command {
         #[command(flatten)]
         common: ReadArgs,
     },
-    /// Show the most recent events of the event log, oldest first
+    /// Show the run's lifecycle events (the newest 50 by default), oldest first
     Events {
-        /// How many events (default 50; 0 = all)
-        #[arg(long, value_name = "N")]
-        limit: Option<usize>,
-        #[command(flatten)]
-        common: ReadArgs,
+        /// Keep printing events as they are appended (every 200 ms, until interrupted)
+        #[arg(short = 'f', long)]
+        follow: bool,
+        /// Only these event types (comma-separated: turn_accepted,phase_entered)
+        #[arg(short = 't', long = "type", value_name = "TYPES")]
+        types: Option<String>,
+        /// Only events after this ISO-8601 timestamp (2026-01-02T03:04:05Z, or a date)
+        #[arg(long, value_name = "TIMESTAMP")]
+        since: Option<String>,
+        /// Print each event as the log holds it: one JSON object per line (JSONL)
+        #[arg(short = 'j', long)]
+        json: bool,
+        /// How many (the newest; default 50, 0 = all)
+        #[arg(short = 'l', long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+        /// Project directory (default: here; the nearest ancestor holding agentxchain.json)
+        #[arg(short = 'd', long, value_name = "PATH", alias = "root")]
+        dir: Option<PathBuf>,
     },
-    /// Show run history (one entry per finished run), newest first
+    /// Show the history of finished runs (completed or blocked), newest first
     History {
-        /// How many entries (default 20; 0 = all)
-        #[arg(long, value_name = "N")]
-        limit: Option<usize>,
-        #[command(flatten)]
-        common: ReadArgs,
+        /// Print the runs as a JSON array, each with `inheritable` and `outcome_summary`
+        #[arg(short = 'j', long)]
+        json: bool,
+        /// How many (the newest; default 20, 0 = all)
+        #[arg(short = 'l', long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+        /// Only runs with this status: completed or blocked
+        #[arg(short = 's', long, value_name = "STATUS")]
+        status: Option<String>,
+        /// Show the chain of runs that led to this one (through parent_run_id), oldest first
+        #[arg(long, value_name = "RUN_ID")]
+        lineage: Option<String>,
+        /// Project directory (default: here; the nearest ancestor holding agentxchain.json)
+        #[arg(short = 'd', long, value_name = "PATH", alias = "root")]
+        dir: Option<PathBuf>,
     },
     /// Intake: record external signals, triage, approve, plan and start intents, follow them
     Intake {
@@ -283,13 +307,33 @@ fn main() -> ExitCode {
             Some(p) => read::status(p, w),
             None => read::no_project(root),
         }),
-        Command::Events { limit, common } => report(&common, |p, root, _| match p {
-            Some(_) => read::events(root, limit.map_or(read::DEFAULT_EVENTS, all_if_zero)),
-            None => read::no_project(root),
+        Command::Events {
+            follow,
+            types,
+            since,
+            json,
+            limit,
+            dir,
+        } => logs_cli::events(logs_cli::EventsArgs {
+            follow,
+            types,
+            since,
+            json,
+            limit,
+            dir,
         }),
-        Command::History { limit, common } => report(&common, |p, root, _| match p {
-            Some(_) => read::history(root, limit.map_or(read::DEFAULT_HISTORY, all_if_zero)),
-            None => read::no_project(root),
+        Command::History {
+            json,
+            limit,
+            status,
+            lineage,
+            dir,
+        } => logs_cli::history(logs_cli::HistoryArgs {
+            json,
+            limit,
+            status,
+            lineage,
+            dir,
         }),
         Command::Intake { command } => intake_cli::run(command),
         Command::ConformanceAdapter => conformance_adapter(),
@@ -349,10 +393,6 @@ fn conformance_check(
             ExitCode::from(2)
         }
     }
-}
-
-fn all_if_zero(n: usize) -> usize {
-    if n == 0 { usize::MAX } else { n }
 }
 
 fn serve_mcp(root: Option<PathBuf>) -> ExitCode {
@@ -474,47 +514,6 @@ fn human(v: &Value) -> String {
                 s(&c["status"]),
                 s(&c["runs_completed"]),
                 s(&c["idle_cycles"])
-            );
-        }
-    } else if let Some(events) = v.get("events").and_then(Value::as_array) {
-        if events.is_empty() {
-            out += "No events.\n";
-        }
-        for e in events {
-            let mut line = format!(
-                "{}  {}",
-                s(e.get("timestamp").unwrap_or(&Value::Null)),
-                s(e.get("event_type").unwrap_or(&Value::Null))
-            );
-            for key in ["run_id", "phase", "turn_id"] {
-                if let Some(x) = e.get(key).filter(|x| !x.is_null()) {
-                    line += &format!("  {key}={}", s(x));
-                }
-            }
-            if let Some(t) = e.get("turn").and_then(|t| t.get("turn_id")) {
-                line += &format!("  turn_id={}", s(t));
-            }
-            out += &line;
-            out.push('\n');
-        }
-    } else if let Some(entries) = v.get("entries").and_then(Value::as_array) {
-        if entries.is_empty() {
-            out += "No run history.\n";
-        }
-        for e in entries {
-            let id = e
-                .get("run_id")
-                .or_else(|| e.get("turn_id"))
-                .unwrap_or(&Value::Null);
-            let when = e
-                .get("completed_at")
-                .or_else(|| e.get("recorded_at"))
-                .unwrap_or(&Value::Null);
-            out += &format!(
-                "{}  {}  {}\n",
-                s(id),
-                s(e.get("status").unwrap_or(&Value::Null)),
-                s(when)
             );
         }
     }

@@ -38,45 +38,58 @@ fn read_commands_print_what_the_mcp_tools_return() {
         "test-suite-fixture",
     ] {
         let (_d, root) = support::project_copy(fixture);
-        for (cmd, tool, args) in [
-            (vec!["status", "--json"], "agentxchain_status", json!({})),
-            (vec!["events", "--json"], "agentxchain_events", json!({})),
+        // `status --json`: the tool's object, pretty, in the same key order.
+        let out = run_in(&root, &["status", "--json"]);
+        assert!(out.status.success());
+        let r = mcp_tool_text(&root, "agentxchain_status", json!({}));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim_end(),
+            r,
+            "{fixture}"
+        );
+        // `events --json`: the tool's events, one JSON object per line (the reference's JSONL).
+        for (cmd, args) in [
+            (vec!["events", "--json"], json!({})),
             (
                 vec!["events", "--json", "--limit", "2"],
-                "agentxchain_events",
                 json!({"limit": 2}),
             ),
-            (vec!["history", "--json"], "agentxchain_history", json!({})),
+        ] {
+            let out = run_in(&root, &cmd);
+            assert!(out.status.success(), "{cmd:?}");
+            let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let tool = mcp_tool(&root, "agentxchain_events", args);
+            assert_eq!(json!(lines), tool["events"], "{fixture} {cmd:?}");
+        }
+        // `history --json`: the tool's entries, each with what the reference derives.
+        for (cmd, args) in [
+            (vec!["history", "--json"], json!({})),
             (
                 vec!["history", "--json", "--limit", "1"],
-                "agentxchain_history",
                 json!({"limit": 1}),
             ),
         ] {
             let out = run_in(&root, &cmd);
             assert!(out.status.success(), "{cmd:?}");
-            let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
-            assert_eq!(printed, mcp_tool(&root, tool, args), "{fixture} {cmd:?}");
-            // Pretty JSON with the same key order, as the MCP text block.
-            let mut s = support::serve(&root);
-            let r = s.request(
-                1,
-                "tools/call",
-                json!({"name": tool, "arguments": printed_args(&cmd)}),
-            );
-            assert_eq!(
-                String::from_utf8_lossy(&out.stdout).trim_end(),
-                tool_text(&r["result"])
-            );
+            let mut printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+            for e in printed.as_array_mut().unwrap() {
+                let e = e.as_object_mut().unwrap();
+                assert!(e.remove("inheritable").unwrap().is_boolean());
+                assert!(e.remove("outcome_summary").unwrap()["label"].is_string());
+            }
+            let tool = mcp_tool(&root, "agentxchain_history", args);
+            assert_eq!(printed, tool["entries"], "{fixture} {cmd:?}");
         }
     }
 }
 
-fn printed_args(cmd: &[&str]) -> Value {
-    match cmd.iter().position(|a| *a == "--limit") {
-        Some(i) => json!({"limit": cmd[i + 1].parse::<u64>().unwrap()}),
-        None => json!({}),
-    }
+fn mcp_tool_text(root: &Path, name: &str, args: Value) -> String {
+    let mut s = support::serve(root);
+    let r = s.request(1, "tools/call", json!({"name": name, "arguments": args}));
+    tool_text(&r["result"]).to_owned()
 }
 
 #[test]
@@ -97,17 +110,22 @@ fn read_commands_take_root_and_explain_a_missing_project() {
     let out = run_in(empty.path(), &["status"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("No governed project found at "));
-    let out = run_in(empty.path(), &["events", "--json"]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["ok"], false);
+    for cmd in ["events", "history"] {
+        let out = run_in(empty.path(), &[cmd, "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert!(out.stdout.is_empty(), "{cmd}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "No AgentXchain project found. Run this inside a governed project.\n"
+        );
+    }
 }
 
 #[test]
 fn events_limit_zero_prints_all() {
     let (_d, root) = support::project_copy("scratch-completed-run");
     let out = run_in(&root, &["events", "--json", "--limit", "0"]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["count"], 24);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 24);
     let out = run_in(&root, &["events", "--limit", "2"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 2, "{text}");

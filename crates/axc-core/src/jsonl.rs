@@ -123,6 +123,19 @@ pub fn read_all(root: &Path, rel: &str) -> Result<Tail, ReadError> {
 
 /// The last `n` entries of `root/rel`, oldest first. A missing file reads as empty.
 pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
+    read_last_where(root, rel, n, |_| true)
+}
+
+/// The last `n` entries of `root/rel` that `keep` accepts, oldest first: read backwards as
+/// [`read_last`] does, so a filter that matches often costs what the unfiltered read does, and
+/// one that matches rarely reads at most [`MAX_SCAN`] bytes. Only kept entries count towards
+/// [`MAX_ANSWER`].
+pub fn read_last_where(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    mut keep: impl FnMut(&Value) -> bool,
+) -> Result<Tail, ReadError> {
     let mut tail = Tail::default();
     let Some(mut file) = open(root, rel)? else {
         return Ok(tail);
@@ -142,11 +155,11 @@ pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
     let mut partial_len = 0usize;
     let mut oversize = false;
     let mut chunk = vec![0u8; CHUNK];
-    let take = |pieces: &mut Vec<Vec<u8>>,
-                oversize: &mut bool,
-                newest: &mut Vec<Value>,
-                tail: &mut Tail,
-                answer_bytes: &mut usize| {
+    let mut take = |pieces: &mut Vec<Vec<u8>>,
+                    oversize: &mut bool,
+                    newest: &mut Vec<Value>,
+                    tail: &mut Tail,
+                    answer_bytes: &mut usize| {
         let line: Vec<u8> = pieces.drain(..).rev().flatten().collect();
         if std::mem::take(oversize) {
             tail.skipped += 1;
@@ -154,8 +167,10 @@ pub fn read_last(root: &Path, rel: &str, n: usize) -> Result<Tail, ReadError> {
         }
         match parse_line(&line) {
             Parsed::Entry(v) => {
-                *answer_bytes += line.len();
-                newest.push(v);
+                if keep(&v) {
+                    *answer_bytes += line.len();
+                    newest.push(v);
+                }
             }
             Parsed::Bad => tail.skipped += 1,
             Parsed::Blank => {}
@@ -271,6 +286,35 @@ mod tests {
         }
         assert_eq!(last(&f, 3)[0]["i"], 4997);
         assert_eq!(read_all(f.path(), "f.jsonl").unwrap().entries, all);
+    }
+
+    #[test]
+    fn a_filter_keeps_the_last_n_matching_entries() {
+        let mut content = Vec::new();
+        for i in 0..3000 {
+            let kind = if i % 7 == 0 { "rare" } else { "common" };
+            content.extend_from_slice(format!("{{\"i\":{i},\"k\":\"{kind}\"}}\n").as_bytes());
+        }
+        content.extend_from_slice(b"not json\n");
+        let f = file_with(&content);
+        let rare = |v: &Value| v["k"] == "rare";
+        let tail = read_last_where(f.path(), "f.jsonl", 3, rare).unwrap();
+        let got: Vec<_> = tail
+            .entries
+            .iter()
+            .map(|v| v["i"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, [2982, 2989, 2996], "the newest three, oldest first");
+        assert_eq!(tail.skipped, 1, "a bad line is still counted");
+        let all = read_last_where(f.path(), "f.jsonl", usize::MAX, rare).unwrap();
+        assert_eq!(all.entries.len(), 3000usize.div_ceil(7));
+        assert!(!all.truncated);
+        assert!(
+            read_last_where(f.path(), "f.jsonl", 5, |_| false)
+                .unwrap()
+                .entries
+                .is_empty()
+        );
     }
 
     #[test]

@@ -25,3 +25,4 @@ pub mod run;
 pub mod semantics;
 pub mod transitions;
 pub mod turn_result;
+pub mod views;
