@@ -4,6 +4,8 @@
 mod governed;
 mod intake_cli;
 mod logs_cli;
+mod status_cli;
+mod status_text;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -157,8 +159,13 @@ enum Command {
     },
     /// Show the project's run status: phase, active turns, pending gates, blocked state
     Status {
-        #[command(flatten)]
-        common: ReadArgs,
+        /// Print the reference's status object: the normalized config, the state, and what is
+        /// derived from them (continuity, recovery, next actions, recent events, …)
+        #[arg(short = 'j', long)]
+        json: bool,
+        /// Project directory (default: here; the nearest ancestor holding agentxchain.json)
+        #[arg(short = 'd', long, value_name = "PATH", alias = "root")]
+        dir: Option<PathBuf>,
     },
     /// Show the run's lifecycle events (the newest 50 by default), oldest first
     Events {
@@ -303,10 +310,7 @@ fn main() -> ExitCode {
             governed::validate_turn(turn.as_deref(), json)
         }
         Command::ServeMcp { root } => serve_mcp(root),
-        Command::Status { common } => report(&common, |p, root, w| match p {
-            Some(p) => read::status(p, w),
-            None => read::no_project(root),
-        }),
+        Command::Status { json, dir } => status_cli::run(json, dir.as_deref()),
         Command::Events {
             follow,
             types,
@@ -423,6 +427,20 @@ fn serve_mcp(root: Option<PathBuf>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `status` of a legacy (v3) project: the read model's report.
+fn legacy_status(json: bool, root: PathBuf) -> ExitCode {
+    report(
+        &ReadArgs {
+            json,
+            root: Some(root),
+        },
+        |p, root, w| match p {
+            Some(p) => read::status(p, w),
+            None => read::no_project(root),
+        },
+    )
 }
 
 /// Runs a read report on the project at or above `--root` and prints it.

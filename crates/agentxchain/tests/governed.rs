@@ -320,8 +320,10 @@ fn an_escalation_blocks_the_run_and_the_instruction_unblocks_it() {
     let status = p.ok(&["status"]);
     let line = status
         .lines()
-        .find(|l| l.starts_with("Resolve with:"))
-        .expect(&status);
+        .find(|l| l.starts_with("  Unblock:"))
+        .expect(&status)
+        .to_owned();
+    assert!(status.contains("\n  Human task: hesc_"), "{status}");
     let mut server = serve(&p.root);
     let r = mcp_call(&mut server, 1, "agentxchain_status", json!({}));
     let id = r["escalation"]["escalation_id"]
@@ -333,7 +335,13 @@ fn an_escalation_blocks_the_run_and_the_instruction_unblocks_it() {
         r["escalation"]["resolution_command"],
         json!(format!("agentxchain unblock {id}"))
     );
-    assert_eq!(line, format!("Resolve with:  agentxchain unblock {id}"));
+    assert_eq!(line, format!("  Unblock:  agentxchain unblock {id}"));
+    let cli: Value = serde_json::from_str(&p.ok(&["status", "--json"])).unwrap();
+    assert_eq!(cli["human_escalation"]["escalation_id"], json!(id));
+    assert_eq!(
+        cli["next_actions"][0]["command"],
+        "Resolve the escalation, then run agentxchain resume"
+    );
     // A wrong id is refused; the approve_gate instruction is the command that works.
     let out = p.fails(&["unblock", "hesc_0000000000000000"]);
     assert_eq!(
@@ -886,7 +894,7 @@ fn a_turn_that_needs_a_person_blocks_the_run_until_unblocked() {
     assert_eq!(s["blocked_on"], "human:which database?");
     assert_eq!(s["phase"], "planning");
     let r: Value = serde_json::from_str(&p.ok(&["status", "--json"])).unwrap();
-    let id = r["escalation"]["escalation_id"]
+    let id = r["human_escalation"]["escalation_id"]
         .as_str()
         .unwrap()
         .to_owned();

@@ -136,7 +136,31 @@ pub fn read_last_where(
     n: usize,
     mut keep: impl FnMut(&Value) -> bool,
 ) -> Result<Tail, ReadError> {
+    read_back(root, rel, n, |v| {
+        if keep(v) { Visit::Keep } else { Visit::Skip }
+    })
+}
+
+/// What [`read_back`] does with an entry it met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    Keep,
+    Skip,
+    /// Leave it out and read no further back.
+    Stop,
+}
+
+/// Reads `root/rel` from its end, newest entry first, asking `visit` about each: up to `n`
+/// kept entries (returned oldest first), stopping early at [`Visit::Stop`] — so "the events of
+/// the last 15 minutes" costs what those events cost, whatever the log's size.
+pub fn read_back(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    mut visit: impl FnMut(&Value) -> Visit,
+) -> Result<Tail, ReadError> {
     let mut tail = Tail::default();
+    let mut stopped = false;
     let Some(mut file) = open(root, rel)? else {
         return Ok(tail);
     };
@@ -159,19 +183,22 @@ pub fn read_last_where(
                     oversize: &mut bool,
                     newest: &mut Vec<Value>,
                     tail: &mut Tail,
-                    answer_bytes: &mut usize| {
+                    answer_bytes: &mut usize,
+                    stopped: &mut bool| {
         let line: Vec<u8> = pieces.drain(..).rev().flatten().collect();
         if std::mem::take(oversize) {
             tail.skipped += 1;
             return;
         }
         match parse_line(&line) {
-            Parsed::Entry(v) => {
-                if keep(&v) {
+            Parsed::Entry(v) => match visit(&v) {
+                Visit::Keep => {
                     *answer_bytes += line.len();
                     newest.push(v);
                 }
-            }
+                Visit::Skip => {}
+                Visit::Stop => *stopped = true,
+            },
             Parsed::Bad => tail.skipped += 1,
             Parsed::Blank => {}
         }
@@ -200,9 +227,10 @@ pub fn read_last_where(
                 &mut newest_first,
                 &mut tail,
                 &mut answer_bytes,
+                &mut stopped,
             );
             partial_len = 0;
-            if newest_first.len() == n {
+            if newest_first.len() == n || stopped {
                 newest_first.reverse();
                 tail.entries = newest_first;
                 return Ok(tail);
@@ -218,13 +246,14 @@ pub fn read_last_where(
             }
         }
     }
-    if pos == 0 && newest_first.len() < n && !tail.truncated {
+    if pos == 0 && newest_first.len() < n && !tail.truncated && !stopped {
         take(
             &mut partial,
             &mut oversize,
             &mut newest_first,
             &mut tail,
             &mut answer_bytes,
+            &mut stopped,
         );
     } else if pos > 0 && newest_first.len() < n {
         // Stopped at the scan limit: what is before it was not read.
@@ -315,6 +344,38 @@ mod tests {
                 .entries
                 .is_empty()
         );
+        // Stopping: what was kept before the stop, nothing older, no truncation said.
+        let mut seen = 0;
+        let tail = read_back(f.path(), "f.jsonl", usize::MAX, |v| {
+            seen += 1;
+            if v["i"].as_u64().unwrap() < 2990 {
+                Visit::Stop
+            } else if v["k"] == "rare" {
+                Visit::Keep
+            } else {
+                Visit::Skip
+            }
+        })
+        .unwrap();
+        let got: Vec<_> = tail
+            .entries
+            .iter()
+            .map(|v| v["i"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, [2996]);
+        assert_eq!(seen, 11, "read no further back than the first stop");
+        assert!(!tail.truncated);
+        // A stop at the file's first line.
+        let tail = read_back(f.path(), "f.jsonl", usize::MAX, |v| {
+            if v["i"] == 0 {
+                Visit::Stop
+            } else {
+                Visit::Keep
+            }
+        })
+        .unwrap();
+        assert_eq!(tail.entries.len(), 2999);
+        assert_eq!(tail.entries[0]["i"], 1);
     }
 
     #[test]

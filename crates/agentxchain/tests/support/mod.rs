@@ -113,6 +113,8 @@ impl Norm {
         let ts =
             regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)").unwrap();
         t = ts.replace_all(&t, "<TS>").into_owned();
+        let age = regex::Regex::new(r"\((\d+h )?\d+[smh] ago\)").unwrap();
+        t = age.replace_all(&t, "(<AGE> ago)").into_owned();
         for (kind, pat) in [
             ("RUN", r"run_[0-9a-f]{16}"),
             ("TURN", r"turn_[0-9a-f]{16}"),

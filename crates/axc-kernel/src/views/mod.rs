@@ -5,3 +5,4 @@
 
 pub mod events;
 pub mod history;
+pub mod status;
