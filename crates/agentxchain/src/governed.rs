@@ -385,6 +385,17 @@ pub fn accept_turn(turn: Option<&str>) -> ExitCode {
     };
     match accept::accept(&store, turn) {
         Err(r) => refuse(&r),
+        Ok(accept::Accepted::Failed { stage, errors, .. }) if stage == "override_validation" => {
+            println!(
+                "{}",
+                errors
+                    .iter()
+                    .map(|e| clean(e))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+            ExitCode::from(1)
+        }
         Ok(accept::Accepted::Failed {
             stage,
             error_class,

@@ -1,6 +1,7 @@
 //! `agentxchain`: governed multi-agent runs. Argument parsing and wiring only; the rules live in
 //! `axc-core` and the MCP server in `axc-mcp`.
 
+mod decisions_cli;
 mod governed;
 mod intake_cli;
 mod logs_cli;
@@ -206,6 +207,22 @@ enum Command {
         #[arg(short = 'd', long, value_name = "PATH", alias = "root")]
         dir: Option<PathBuf>,
     },
+    /// Show the repo decisions that persist across runs (binding until a later decision
+    /// overrides them)
+    Decisions {
+        /// Print the decisions as JSON, each with binding_state and its author's authority
+        #[arg(short = 'j', long)]
+        json: bool,
+        /// Include overridden decisions
+        #[arg(short = 'a', long)]
+        all: bool,
+        /// Show one decision (e.g. DEC-042)
+        #[arg(short = 's', long, value_name = "ID")]
+        show: Option<String>,
+        /// Project directory (default: here)
+        #[arg(short = 'd', long, value_name = "PATH")]
+        dir: Option<PathBuf>,
+    },
     /// Intake: record external signals, triage, approve, plan and start intents, follow them
     Intake {
         #[command(subcommand)]
@@ -310,6 +327,12 @@ fn main() -> ExitCode {
             governed::validate_turn(turn.as_deref(), json)
         }
         Command::ServeMcp { root } => serve_mcp(root),
+        Command::Decisions {
+            json,
+            all,
+            show,
+            dir,
+        } => decisions_cli::run(json, all, show.as_deref(), dir.as_deref()),
         Command::Status { json, dir } => status_cli::run(json, dir.as_deref()),
         Command::Events {
             follow,

@@ -1363,3 +1363,134 @@ fn an_intent_file_naming_another_intent_is_refused_and_a_start_that_cannot_dispa
     assert!(out.contains("names another intent"), "{out}");
     assert!(!p.root.join(".agentxchain/intake/intents/nested").exists());
 }
+
+#[test]
+fn repo_decisions_carry_over_bind_and_are_overridden_only_with_authority() {
+    let p = Project::new();
+    p.config(|c| {
+        c["roles"]["pm"]["decision_authority"] = json!(50);
+        c["roles"]["eng_director"]["decision_authority"] = json!(80);
+    });
+    // What an earlier run's acceptance recorded.
+    p.write(
+        ".agentxchain/repo-decisions.jsonl",
+        "{\"id\":\"DEC-100\",\"run_id\":\"run_old\",\"turn_id\":\"turn_old\",\"role\":\"eng_director\",\"phase\":\"planning\",\"category\":\"architecture\",\"statement\":\"Use Postgres\",\"rationale\":\"r\",\"durability\":\"repo\",\"overrides\":null,\"status\":\"active\",\"overridden_by\":null,\"created_at\":\"2026-01-01T00:00:00.000Z\"}\n",
+    );
+    p.ok(&["resume"]);
+    let s = p.state();
+    assert_eq!(
+        s["repo_decisions"][0]["id"], "DEC-100",
+        "the run carries them"
+    );
+    let (turn, _) = p.active_turn();
+    let context = std::fs::read_to_string(
+        p.root
+            .join(format!(".agentxchain/dispatch/turns/{turn}/CONTEXT.md")),
+    )
+    .unwrap();
+    assert!(
+        context.contains("## Active Repo Decisions")
+            && context.contains(
+                "- **DEC-100** (architecture, by eng_director, authority 80): Use Postgres"
+            ),
+        "{context}"
+    );
+    // The pm (50) may not replace the director's (80) decision.
+    let override_100 = json!({"decisions": [{"id": "DEC-001", "category": "architecture",
+        "statement": "Use SQLite", "rationale": "simpler", "durability": "repo", "overrides": "DEC-100"}]});
+    p.agent_turn(&[], override_100.clone());
+    let before = std::fs::read(p.root.join(".agentxchain/repo-decisions.jsonl")).unwrap();
+    let out = p.fails(&["accept-turn"]);
+    assert_eq!(
+        out,
+        "Override validation failed: decisions: role 'pm' (authority 50) cannot override DEC-100 made by 'eng_director' (authority 80). Override requires authority >= 80.\n"
+    );
+    assert_eq!(
+        p.state()["active_turns"][&turn]["status"],
+        "failed_acceptance"
+    );
+    assert_eq!(
+        std::fs::read(p.root.join(".agentxchain/repo-decisions.jsonl")).unwrap(),
+        before
+    );
+    let events = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event_type"], "acceptance_failed");
+    assert_eq!(last["payload"]["stage"], "override_validation");
+    assert_eq!(last["payload"]["error_code"], "override_validation_failed");
+    // An override naming nothing is refused too.
+    let mut ghost = override_100.clone();
+    ghost["decisions"][0]["overrides"] = json!("DEC-404");
+    p.agent_turn(&[], ghost);
+    assert_eq!(
+        p.fails(&["accept-turn"]),
+        "Override validation failed: decisions: overrides references DEC-404 which does not exist in repo decisions.\n"
+    );
+    // A repo-durable decision of its own is recorded.
+    p.agent_turn(
+        &[],
+        json!({"decisions": [{"id": "DEC-001", "category": "process", "statement": "Ship weekly",
+            "rationale": "r", "durability": "repo"}]}),
+    );
+    p.ok(&["accept-turn"]);
+    // The director replaces the pm's decision.
+    p.ok(&["resume", "--role", "eng_director"]);
+    p.agent_turn(
+        &[],
+        json!({"decisions": [{"id": "DEC-002", "category": "process", "statement": "Ship daily",
+            "rationale": "faster", "durability": "repo", "overrides": "DEC-001"}]}),
+    );
+    p.ok(&["accept-turn"]);
+    let v: Value = serde_json::from_str(&p.ok(&["decisions", "--json", "--all"])).unwrap();
+    let got: Vec<(String, String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap().to_owned(),
+                d["status"].as_str().unwrap().to_owned(),
+                d["binding_state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let own = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    assert_eq!(
+        got,
+        [
+            own("DEC-100", "active", "binding"),
+            own("DEC-001", "overridden", "replaced"),
+            own("DEC-002", "active", "binding"),
+        ]
+    );
+    assert_eq!(v[1]["overridden_by"], "DEC-002");
+    assert_eq!(v[2]["authority_level"], 80);
+    assert_eq!(v[2]["authority_source"], "configured");
+    let active: Value = serde_json::from_str(&p.ok(&["decisions", "-j"])).unwrap();
+    assert_eq!(active.as_array().unwrap().len(), 2);
+    let text = p.ok(&["decisions"]);
+    assert!(
+        text.starts_with("Active Repo Decisions: 2\nbinding now: 2 active decisions\ncategories: architecture, process\nhistory: 1 overridden decision hidden (use --all)\nhighest active authority: 80 (eng_director)\n"),
+        "{text}"
+    );
+    assert!(text.contains("  DEC-002  active  process  Ship daily ← supersedes DEC-001\n    by eng_director in run_"), "{text}");
+    let one = p.ok(&["decisions", "--show", "DEC-001"]);
+    assert!(
+        one.contains("  Binding:     replaced\n") && one.contains("  Overridden:  DEC-002\n"),
+        "{one}"
+    );
+    let out = p.run(&["decisions", "--show", "DEC-9"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Decision DEC-9 not found in repo decisions.\n"
+    );
+    // status summarizes them.
+    let st: Value = serde_json::from_str(&p.ok(&["status", "--json"])).unwrap();
+    assert_eq!(st["repo_decision_summary"]["active_count"], 2);
+    assert_eq!(st["repo_decision_summary"]["overridden_count"], 1);
+    assert!(
+        p.ok(&["status"])
+            .contains("\n  Repo decisions: 2 active, 1 overridden\n")
+    );
+}

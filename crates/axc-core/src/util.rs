@@ -167,3 +167,12 @@ mod resolve_tests {
         assert!(resolve_path(Path::new("x")).is_absolute());
     }
 }
+
+/// A number as JavaScript holds it: an integral value is an integer (`50`, not `50.0`).
+pub fn js_number(f: f64) -> serde_json::Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        serde_json::json!(f as i64)
+    } else {
+        serde_json::json!(f)
+    }
+}

@@ -9,7 +9,9 @@ use serde_json::{Value as Json, json};
 use super::approve::{self, Policy};
 use super::config as cfg;
 use super::store::{HISTORY, LEDGER, STATE, Store, TALK};
-use super::{Refusal, dispatch, event_turn, git, intake, intent_of, now, session, usd};
+use super::{
+    Refusal, dispatch, event_turn, git, intake, intent_of, now, repo_decisions, session, usd,
+};
 use crate::gates::{self, Action};
 use crate::turn_result;
 
@@ -276,6 +278,31 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     if let Some(e) = cost_error(&tr) {
         return fail(store, &state, &turn, "schema", "schema_error", vec![e]);
     }
+    // A decision that overrides a repo decision must name an active one, by an author with
+    // the authority to replace it.
+    let recorded_decisions = repo_decisions::all(store);
+    for d in tr["decisions"].as_array().into_iter().flatten() {
+        let mut d = d.clone();
+        if d["role"].is_null() {
+            d["role"] = tr["role"].clone();
+        }
+        if let Err(e) = repo_decisions::check_override(&recorded_decisions, &d, &config) {
+            let reason = format!("Override validation failed: {e}");
+            let payload = json!({"reason": reason, "error_code": "override_validation_failed", "stage": "override_validation"});
+            return fail_as(
+                store,
+                &state,
+                &turn,
+                (
+                    "override_validation",
+                    "override_validation_failed",
+                    vec![reason.clone()],
+                ),
+                &reason,
+                payload,
+            );
+        }
+    }
     // What git observed, and the config as committed when the turn started, read at once
     // (each is a git process of milliseconds).
     let base_head = turn["baseline"]["head_ref"].as_str().map(str::to_owned);
@@ -479,6 +506,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             }),
         )?;
     }
+    repo_decisions::record(store, &tr, &state, &phase, &at)?;
     let section = talk_section(&entry);
     if !(recorded && store.ends_with(TALK, &section)) {
         append_talk(store, &section)?;

@@ -293,7 +293,13 @@ pub fn start_run(
     let mut next = transitions::initialize(state, config, &run_id, &at).map_err(Refusal::new)?;
     next["provenance"] = provenance;
     next["inherited_context"] = Json::Null;
-    next["repo_decisions"] = Json::Null;
+    // The decisions earlier runs left binding, as the run starts.
+    let binding = super::repo_decisions::active(store);
+    next["repo_decisions"] = if binding.is_empty() {
+        Json::Null
+    } else {
+        Json::Array(binding)
+    };
     if next.get("phase_gate_status").is_none_or(|g| !g.is_object()) {
         next["phase_gate_status"] = cfg::initial_gate_status(config);
     }

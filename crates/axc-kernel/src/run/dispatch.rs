@@ -176,6 +176,7 @@ fn context(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
             .as_f64()
             .map_or("unlimited".to_owned(), |r| format!("${r:.2}")),
     );
+    c.push_str(&super::repo_decisions::context_section(state, config));
     let ctx = &turn["intake_context"];
     if ctx.is_object() {
         let f = |k: &str| ctx[k].as_str().unwrap_or("").to_owned();

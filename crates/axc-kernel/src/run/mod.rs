@@ -22,6 +22,7 @@ pub mod git;
 pub mod intake;
 pub mod paths;
 pub mod reject;
+pub mod repo_decisions;
 pub mod run_history;
 pub mod scaffold;
 pub mod session;

@@ -3,6 +3,7 @@
 //! `status` (the run with everything the reference's `status --json` derives around it). Data
 //! only: they read, never write, and the command line decides how to show them.
 
+pub mod decisions;
 pub mod events;
 pub mod history;
 pub mod status;

@@ -397,7 +397,7 @@ fn shown_state(mut state: Json, config: &Json) -> Json {
     }
     bs.insert(
         "remaining_usd".into(),
-        remaining.map_or(Json::Null, js_number),
+        remaining.map_or(Json::Null, axc_core::util::js_number),
     );
     if remaining.is_some_and(|r| r <= 0.0) {
         bs.insert("exhausted".into(), json!(true));
@@ -408,15 +408,6 @@ fn shown_state(mut state: Json, config: &Json) -> Json {
     }
     obj.insert("budget_status".into(), Json::Object(bs));
     state
-}
-
-/// A number as JavaScript holds it: an integral value is an integer.
-fn js_number(f: f64) -> Json {
-    if f.fract() == 0.0 && f.abs() < 9.0e15 {
-        json!(f as i64)
-    } else {
-        json!(f)
-    }
 }
 
 fn active_turns(state: &Json) -> Vec<(&String, &Json)> {
@@ -1316,41 +1307,16 @@ pub fn build(root: &Path, now: SystemTime, warnings: &mut Vec<String>) -> Result
     Ok(Json::Object(out))
 }
 
-/// A decision's author's authority: `(level, source)` (`None`: the role declares none).
-fn decision_authority(role: &Json, config: &Json) -> Option<(Json, &'static str)> {
-    let roles = config["roles"].as_object()?;
-    let id = role.as_str();
-    if id == Some("human") {
-        return Some(
-            match &roles.get("human").map(|h| &h["decision_authority"]) {
-                Some(n @ Json::Number(_)) => ((*n).clone(), "configured"),
-                _ => (json!(100), "human_default"),
-            },
-        );
-    }
-    match id.and_then(|r| roles.get(r)) {
-        None => Some((json!(0), "unknown_role")),
-        Some(r) if r["decision_authority"].is_number() => {
-            Some((r["decision_authority"].clone(), "configured"))
-        }
-        Some(_) => None,
-    }
-}
-
 /// Repo-scoped decisions that outlive runs (`.agentxchain/repo-decisions.jsonl`), summarized
 /// as the reference does: null when there are none.
 fn repo_decision_summary(store: &Store, config: &Json) -> Json {
-    let all: Vec<Json> = store
-        .read_jsonl(".agentxchain/repo-decisions.jsonl")
-        .into_iter()
-        .filter(Json::is_object)
-        .collect();
+    let all = crate::run::repo_decisions::all(store);
     if all.is_empty() {
         return Json::Null;
     }
     let auth = |d: &Json| {
-        decision_authority(&d["role"], config)
-            .map_or((Json::Null, Json::Null), |(l, s)| (l, json!(s)))
+        crate::run::repo_decisions::authority(&d["role"], config)
+            .map_or((Json::Null, Json::Null), |a| a.fields())
     };
     let active: Vec<Json> = all
         .iter()
