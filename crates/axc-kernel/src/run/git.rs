@@ -43,7 +43,12 @@ fn command(root: &Path) -> Command {
         "status.submoduleSummary=false",
     ]);
     c.arg(format!("--attr-source={EMPTY_TREE}"));
-    for name in filter_drivers(root) {
+    let drivers = if attributes_may_name_filters(root) {
+        filter_drivers(root)
+    } else {
+        Vec::new()
+    };
+    for name in drivers {
         for key in ["clean", "smudge", "process"] {
             c.arg("-c").arg(format!("filter.{name}.{key}="));
         }
@@ -72,11 +77,43 @@ fn base(root: &Path) -> Command {
         }
     }
     c.env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_ATTR_NOSYSTEM", "1")
         .arg("-C")
         .arg(root)
         .args(["--no-optional-locks", "--literal-pathspecs"])
         .stdin(Stdio::null());
     c
+}
+
+/// Whether any attributes file git would read here can name a filter. With the attributes
+/// source the empty tree, `core.attributesFile` `/dev/null` and no system file
+/// (`GIT_ATTR_NOSYSTEM`), the one left is the repository's `info/attributes`. When the
+/// repository git would find is a plain `.git` directory (no `commondir`) with no such file,
+/// no filter can start and the config query (a git process, milliseconds) is skipped; any
+/// other layout (a `.git` file, a linked worktree, a directory that looks like a bare
+/// repository on the way up, which git would take as the repository) asks git.
+fn attributes_may_name_filters(root: &Path) -> bool {
+    let looks_bare =
+        |d: &Path| d.join("HEAD").exists() && d.join("objects").is_dir() && d.join("refs").is_dir();
+    let Ok(start) = root.canonicalize() else {
+        return true;
+    };
+    for dir in start.ancestors() {
+        let dot = dir.join(".git");
+        match std::fs::symlink_metadata(&dot) {
+            Ok(m) if m.is_dir() => {
+                return dot.join("commondir").exists()
+                    || std::fs::symlink_metadata(dot.join("info/attributes")).is_ok();
+            }
+            Ok(_) => return true,
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return true,
+            Err(_) => {}
+        }
+        if looks_bare(dir) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Every filter driver the repository's config (with its includes) defines: their commands
@@ -425,6 +462,38 @@ mod tests {
             .status
             .success();
         assert!(ok, "{args:?}");
+    }
+
+    #[test]
+    fn the_filter_query_is_skipped_only_where_no_attributes_file_can_name_a_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let app = repo.join("app");
+        std::fs::create_dir_all(&app).unwrap();
+        sh(&repo, &["init", "-q"]);
+        assert!(!attributes_may_name_filters(&repo));
+        assert!(!attributes_may_name_filters(&app));
+        // The repository's own attributes file.
+        std::fs::write(repo.join(".git/info/attributes"), "* filter=x\n").unwrap();
+        assert!(attributes_may_name_filters(&app));
+        std::fs::remove_file(repo.join(".git/info/attributes")).unwrap();
+        // A dangling link there is still a file git may read one day: ask.
+        std::os::unix::fs::symlink("/nonexistent", repo.join(".git/info/attributes")).unwrap();
+        assert!(attributes_may_name_filters(&app));
+        std::fs::remove_file(repo.join(".git/info/attributes")).unwrap();
+        // A directory on the way up that git would take as a bare repository.
+        std::fs::write(app.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(app.join("objects")).unwrap();
+        std::fs::create_dir_all(app.join("refs")).unwrap();
+        assert!(attributes_may_name_filters(&app));
+        assert!(!attributes_may_name_filters(&repo));
+        // A linked worktree or a .git file (submodule, --separate-git-dir).
+        std::fs::write(app.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        assert!(attributes_may_name_filters(&app));
+        std::fs::write(repo.join(".git/commondir"), "..\n").unwrap();
+        assert!(attributes_may_name_filters(&repo));
+        // No repository at all and an unreadable root: ask (git decides).
+        assert!(attributes_may_name_filters(&dir.path().join("missing")));
     }
 
     #[test]
