@@ -49,11 +49,26 @@ macro_rules! project {
 }
 
 /// `init --governed`.
-pub fn init(dir: Option<&Path>, goal: Option<&str>, template: &str, yes: bool) -> ExitCode {
-    if !scaffold::TEMPLATES.contains(&template) {
-        println!("  Error: Unknown template \"{template}\".\n");
-        println!("  Available templates in this build:");
-        println!("    generic       Default governed scaffold");
+pub fn init(
+    dir: Option<&Path>,
+    goal: Option<&str>,
+    template: &str,
+    dev: &scaffold::DevRuntime,
+    yes: bool,
+) -> ExitCode {
+    let Some(tpl) = scaffold::template(template) else {
+        eprintln!("  Error: Unknown template \"{}\".", clean(template));
+        eprintln!();
+        eprintln!("  Available templates:");
+        for (id, summary, _) in scaffold::TEMPLATES {
+            eprintln!("    {id:<13} {summary}");
+        }
+        return ExitCode::from(1);
+    };
+    if let Some(d) = dir
+        && d.as_os_str().to_string_lossy().trim().is_empty()
+    {
+        eprintln!("  Error: --dir must not be empty.");
         return ExitCode::from(1);
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -75,53 +90,168 @@ pub fn init(dir: Option<&Path>, goal: Option<&str>, template: &str, yes: bool) -
     } else {
         "My AgentXchain Project".to_owned()
     };
-    let made = match scaffold::governed(&target, &name, goal, yes) {
+    let made = match scaffold::governed(&target, &tpl, &name, goal, dev, yes) {
         Ok(m) => m,
-        Err(r) => return refuse(&r),
+        Err(r) => {
+            eprintln!("  Error: {}", r.message);
+            return code(r.exit_code);
+        }
     };
-    let cfg = cfg::normalize(made.config.clone());
-    let dev_runtime = cfg::runtime_id(&cfg, "dev");
+    let config = &made.config;
+    let roles: Vec<&String> = config["roles"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .collect();
+    let role_list = roles
+        .iter()
+        .map(|r| clean(r))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let runtime_of = |role: &Json| &config["runtimes"][role["runtime"].as_str().unwrap_or("")];
     println!();
-    println!("  ✓ Created governed project {label}/");
+    println!("  ✓ Created governed project {}/", clean(&label));
     println!();
     println!("    ├── agentxchain.json  (governed)");
     println!("    ├── .agentxchain/");
     println!("    │    ├── state.json / history.jsonl / decision-ledger.jsonl");
     println!("    │    ├── staging/");
-    println!("    │    ├── prompts/  ({})", made.roles.join(", "));
+    println!("    │    ├── prompts/  ({role_list})");
     println!("    │    ├── reviews/");
     println!("    │    └── dispatch/");
     println!("    ├── .planning/");
-    println!("    │    ├── PM_SIGNOFF.md / ROADMAP.md / SYSTEM_SPEC.md");
-    println!("    │    ├── acceptance-matrix.md / ship-verdict.md");
-    println!("    │    └── RELEASE_NOTES.md");
+    let lines = scaffold::planning_summary(&tpl, config);
+    for (i, line) in lines.iter().enumerate() {
+        let branch = if i + 1 == lines.len() {
+            "└──"
+        } else {
+            "├──"
+        };
+        println!("    │    {branch} {line}");
+    }
     println!("    └── TALK.md");
     println!();
-    println!("  Roles: {}", made.roles.join(", "));
+    println!("  Roles: {role_list}");
     println!(
-        "  Phases: {} (default; extend via routing in agentxchain.json)",
-        made.phases.join(" → ")
+        "  Phases: {} {}",
+        made.phases.join(" → "),
+        if tpl.defines_routing() {
+            "(template-defined; edit routing in agentxchain.json to customize)"
+        } else {
+            "(default; extend via routing in agentxchain.json)"
+        }
     );
-    println!("  Template: {template}");
-    println!(
-        "  Dev runtime: {dev_runtime} ({})",
-        cfg::runtime_type(&cfg, dev_runtime)
-    );
+    println!("  Template: {}", tpl.id);
+    if let Some(g) = config["project"]["goal"].as_str() {
+        println!("  Goal: {}", clean(g));
+    }
+    let dev_id = config["roles"]["dev"]["runtime"].as_str();
+    let dev_summary = match dev_id.map(|id| (id, &config["runtimes"][id])) {
+        Some((id, rt)) if rt.is_object() => {
+            let ty = rt["type"].as_str().unwrap_or("");
+            let command = match &rt["command"] {
+                Json::Array(parts) => parts
+                    .iter()
+                    .map(|p| {
+                        p.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| p.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Json::String(c) => c.clone(),
+                _ => String::new(),
+            };
+            if ty == "manual" {
+                format!("{id} (manual)")
+            } else if command.is_empty() {
+                format!("{id} ({ty})")
+            } else {
+                format!(
+                    "{command} ({})",
+                    rt["prompt_transport"].as_str().unwrap_or(ty)
+                )
+            }
+        }
+        _ => "unconfigured".to_owned(),
+    };
+    println!("  Dev runtime: {}", clean(&dev_summary));
     println!("  Protocol: governed convergence");
     println!();
-    println!("  Ready: manual-only scaffold (no API keys and no local coding CLI required).");
-    println!(
-        "    Use agentxchain step for the first governed turn; run requires automatable runtimes."
-    );
-    println!();
+    let role_entries: Vec<(&String, &Json)> =
+        config["roles"].as_object().into_iter().flatten().collect();
+    let manual: Vec<&str> = role_entries
+        .iter()
+        .filter(|(_, r)| runtime_of(r)["type"] == "manual")
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let keyed: Vec<(&str, &str)> = role_entries
+        .iter()
+        .filter_map(|(id, r)| {
+            runtime_of(r)["auth_env"]
+                .as_str()
+                .filter(|e| !e.is_empty())
+                .map(|e| (id.as_str(), e))
+        })
+        .collect();
+    if !keyed.is_empty() {
+        let mut envs: Vec<&str> = Vec::new();
+        for (_, e) in &keyed {
+            if !envs.contains(e) {
+                envs.push(e);
+            }
+        }
+        let names: Vec<&str> = keyed.iter().map(|(id, _)| *id).collect();
+        if envs
+            .iter()
+            .all(|e| std::env::var_os(e).is_some_and(|v| !v.is_empty()))
+        {
+            println!(
+                "  Ready: all runtimes configured ({} detected)",
+                envs.join(", ")
+            );
+        } else {
+            println!(
+                "  Mixed-mode: {} work immediately (manual).",
+                manual.join(", ")
+            );
+            println!(
+                "    {} need {} to dispatch automatically.",
+                names.join(", "),
+                envs.join(", ")
+            );
+            println!("    Without it, those turns fall back to manual input.");
+            if config["roles"]["qa"]["runtime"] == "api-qa"
+                && config["runtimes"]["manual-qa"].is_object()
+            {
+                println!(
+                    "    No-key QA path: change roles.qa.runtime from \"api-qa\" to \"manual-qa\" in agentxchain.json."
+                );
+            }
+        }
+        println!();
+    } else if role_entries
+        .iter()
+        .all(|(_, r)| runtime_of(r)["type"] == "manual")
+    {
+        println!("  Ready: manual-only scaffold (no API keys and no local coding CLI required).");
+        println!(
+            "    Use agentxchain step for the first governed turn; run requires automatable runtimes."
+        );
+        println!();
+    }
     println!("  Next:");
     if label != "." {
-        println!("    cd {label}");
+        println!("    cd {}", clean(&label));
+    }
+    if !target.ancestors().any(|d| d.join(".git").exists()) {
+        println!("    git init # initialize the governed repo");
     }
     println!("    agentxchain doctor # verify runtimes, config, and readiness");
     println!("    git add -A # stage the governed scaffold");
     println!("    git commit -m \"initial governed scaffold\" # checkpoint the starting state");
-    println!("    agentxchain resume # assign the first governed turn");
+    println!("    agentxchain step # run the first governed turn");
     println!("    agentxchain status # inspect phase, gate, and turn state");
     println!();
     ExitCode::SUCCESS

@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Scaffold a governed project (the generic template): agentxchain.json, role prompts,
+    /// Scaffold a governed project from a template: agentxchain.json, role prompts,
     /// planning artifacts, TALK.md, an idle state
     Init {
         /// A governed project (the only kind this build scaffolds)
@@ -43,9 +43,16 @@ enum Command {
         /// The project goal, written to project.goal
         #[arg(long, value_name = "TEXT")]
         goal: Option<String>,
-        /// Template id
+        /// Governed scaffold template: generic, api-service, cli-tool, library, web-app,
+        /// full-local-cli, enterprise-app
         #[arg(long, value_name = "ID", default_value = "generic")]
         template: String,
+        /// The local dev runtime's command parts (include {prompt} for argv prompt delivery)
+        #[arg(long = "dev-command", value_name = "PARTS", num_args = 1..)]
+        dev_command: Vec<String>,
+        /// The local dev runtime's prompt transport: argv, stdin, dispatch_bundle_only
+        #[arg(long = "dev-prompt-transport", value_name = "MODE")]
+        dev_prompt_transport: Option<String>,
     },
     /// Start the run (when idle), reactivate it (when blocked) and assign the next turn with
     /// its dispatch bundle
@@ -278,6 +285,8 @@ fn main() -> ExitCode {
             dir,
             goal,
             template,
+            dev_command,
+            dev_prompt_transport,
         } => {
             if !governed {
                 println!(
@@ -285,7 +294,11 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(1);
             }
-            governed::init(dir.as_deref(), goal.as_deref(), &template, yes)
+            let dev = axc_kernel::run::scaffold::DevRuntime {
+                command: dev_command,
+                prompt_transport: dev_prompt_transport,
+            };
+            governed::init(dir.as_deref(), goal.as_deref(), &template, &dev, yes)
         }
         Command::Resume { role, turn } => governed::resume(axc_kernel::run::assign::Options {
             role,

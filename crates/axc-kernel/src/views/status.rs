@@ -209,7 +209,8 @@ fn template_artifacts(template: &str) -> Vec<Json> {
     list
 }
 
-fn workflow_kit(raw: &Json, phases: &[String]) -> Json {
+/// The reference's `normalizeWorkflowKit`: each phase's template artifacts, then its own.
+pub(crate) fn workflow_kit(raw: &Json, phases: &[String]) -> Json {
     if raw.is_null() {
         let mut out = Map::new();
         for phase in phases {
