@@ -28,7 +28,11 @@ pub enum IntakeCommand {
     /// Start governed execution of a planned intent: the run starts when idle and a turn is
     /// dispatched carrying the intent's acceptance contract
     Start(StartArgs),
-    /// Follow an executing intent's run: blocked or completed as the run is
+    /// Hand off a planned intent to a coordinator workstream (the multi-repo coordinator then
+    /// manages it)
+    Handoff(HandoffArgs),
+    /// Follow an executing intent's run: blocked or completed as the run is (or, handed off,
+    /// the coordinator's run and its workstream's completion barrier)
     Resolve(ResolveArgs),
     /// Show intake state: events, intents and counts, or one intent in detail
     Status(StatusArgs),
@@ -148,6 +152,22 @@ pub struct ResolveArgs {
     /// `completed`: mark an executing intent completed now
     #[arg(long, value_name = "STATUS")]
     outcome: Option<String>,
+    /// Print the result as JSON
+    #[arg(short = 'j', long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HandoffArgs {
+    /// Intent ID to hand off
+    #[arg(long, value_name = "ID")]
+    intent: Option<String>,
+    /// Path to the coordinator workspace root (with agentxchain-multi.json)
+    #[arg(long = "coordinator-root", value_name = "PATH")]
+    coordinator_root: Option<PathBuf>,
+    /// Coordinator workstream ID
+    #[arg(long, value_name = "ID")]
+    workstream: Option<String>,
     /// Print the result as JSON
     #[arg(short = 'j', long)]
     json: bool,
@@ -354,6 +374,29 @@ pub fn run(command: IntakeCommand) -> ExitCode {
                 println!("  Turn:   {}", s(&v["turn_id"]));
                 println!("  Role:   {}", s(&v["role"]));
                 println!("  Status: planned → executing");
+                println!();
+            })
+        }
+        IntakeCommand::Handoff(a) => {
+            let store = need!(project(a.json));
+            let id = need!(intent_id(a.json, a.intent.as_deref()));
+            let Some(root) = a.coordinator_root else {
+                return say_error(a.json, "--coordinator-root <path> is required", 1);
+            };
+            let Some(ws) = a.workstream else {
+                return say_error(a.json, "--workstream <id> is required", 1);
+            };
+            let r = intake::handoff(&store, &id, &root, &ws);
+            reply(a.json, r, |v| {
+                println!();
+                println!("  Handed off intent {}", s(&v["intent"]["intent_id"]));
+                println!(
+                    "  Workstream: {}",
+                    s(&v["intent"]["target_workstream"]["workstream_id"])
+                );
+                println!("  Super Run:  {}", s(&v["super_run_id"]));
+                println!("  Handoff:    {}", s(&v["handoff_path"]));
+                println!("  Status:     planned → executing (coordinator-managed)");
                 println!();
             })
         }

@@ -1494,3 +1494,178 @@ fn repo_decisions_carry_over_bind_and_are_overridden_only_with_authority() {
             .contains("\n  Repo decisions: 2 active, 1 overridden\n")
     );
 }
+
+/// A coordinator workspace beside `p` whose one workstream has `p` (project id `api`) as a
+/// member, phases aligned with the generic template's.
+fn coordinator(p: &Project) -> PathBuf {
+    p.config(|c| c["project"]["id"] = json!("api"));
+    let ws = p.root.parent().unwrap().join("coord");
+    std::fs::create_dir_all(ws.join(".agentxchain/multirepo")).unwrap();
+    let rel = format!("../{}", p.root.file_name().unwrap().to_string_lossy());
+    std::fs::write(
+        ws.join("agentxchain-multi.json"),
+        json!({"schema_version": "0.1", "project": {"id": "co", "name": "Co"},
+            "repos": {"api": {"path": rel, "default_branch": "main", "required": true}},
+            "workstreams": {"delivery": {"phase": "implementation", "repos": ["api"], "entry_repo": "api", "depends_on": [], "completion_barrier": "all_repos_accepted"}},
+            "routing": {"planning": {}, "implementation": {"entry_workstream": "delivery"}, "qa": {}}, "gates": {}})
+        .to_string(),
+    )
+    .unwrap();
+    ws
+}
+
+#[test]
+fn an_intent_handed_off_to_a_coordinator_follows_its_run_and_barrier() {
+    let p = Project::new();
+    let ws = coordinator(&p);
+    let id = p.planned_intent("cli-tool", "api accepts");
+    let handoff = |args: &[&str]| {
+        let mut a = vec!["intake", "handoff", "--intent", &id];
+        a.extend(args);
+        p.run(&a)
+    };
+    let text = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let root = ws.to_str().unwrap();
+    // The reference's refusals, in its order.
+    let o = handoff(&["--workstream", "delivery"]);
+    assert_eq!(
+        (o.status.code(), text(&o)),
+        (Some(1), "--coordinator-root <path> is required\n".into())
+    );
+    let o = handoff(&["--coordinator-root", root]);
+    assert_eq!(
+        (o.status.code(), text(&o)),
+        (Some(1), "--workstream <id> is required\n".into())
+    );
+    let o = handoff(&["--coordinator-root", root, "--workstream", "delivery"]);
+    assert_eq!(
+        text(&o),
+        "  coordinator run is not active (status: not_initialized)\n"
+    );
+    std::fs::write(
+        ws.join(".agentxchain/multirepo/state.json"),
+        r#"{"super_run_id":"srun_1","status":"active"}"#,
+    )
+    .unwrap();
+    let o = handoff(&["--coordinator-root", root, "--workstream", "nope"]);
+    assert_eq!(
+        text(&o),
+        "  workstream nope not found in coordinator config\n"
+    );
+    let o = handoff(&[
+        "--coordinator-root",
+        p.root.to_str().unwrap(),
+        "--workstream",
+        "delivery",
+    ]);
+    assert_eq!(
+        text(&o),
+        "  coordinator root does not contain agentxchain-multi.json\n"
+    );
+    // A repository whose phases differ from the coordinator's makes the config unusable.
+    p.config(|c| {
+        c["routing"]
+            .as_object_mut()
+            .unwrap()
+            .shift_remove("qa")
+            .map(|_| ())
+            .unwrap()
+    });
+    let o = handoff(&["--coordinator-root", root, "--workstream", "delivery"]);
+    assert_eq!(
+        text(&o),
+        "  coordinator root does not contain agentxchain-multi.json\n"
+    );
+    p.config(|c| c["routing"]["qa"] = json!({"entry_role": "qa", "allowed_next_roles": ["dev", "qa", "eng_director", "human"], "exit_gate": "qa_ship_verdict"}));
+    // A link where the handoff would be written is not followed out of the coordinator.
+    let elsewhere = p.root.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, ws.join(".agentxchain/multirepo/handoffs")).unwrap();
+    let o = handoff(&["--coordinator-root", root, "--workstream", "delivery"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert_eq!(p.intent(&id)["status"], "planned", "nothing changed");
+    std::fs::remove_file(ws.join(".agentxchain/multirepo/handoffs")).unwrap();
+    // Handed off.
+    let o = handoff(&[
+        "--coordinator-root",
+        root,
+        "--workstream",
+        "delivery",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_str(&text(&o)).unwrap();
+    let file = ws.join(format!(".agentxchain/multirepo/handoffs/{id}.json"));
+    assert_eq!(v["handoff_path"], file.to_str().unwrap());
+    assert_eq!(v["intent"]["status"], "executing");
+    assert_eq!(
+        v["intent"]["target_workstream"],
+        json!({"coordinator_root": root, "workstream_id": "delivery", "super_run_id": "srun_1"})
+    );
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(record["source_repo"], "api");
+    assert_eq!(record["acceptance_contract"], json!(["api accepts"]));
+    assert_eq!(record["handed_off_by"], "operator");
+    let o = handoff(&["--coordinator-root", root, "--workstream", "delivery"]);
+    assert_eq!(
+        text(&o),
+        "  intent must be in planned state for handoff (current: executing)\n"
+    );
+    // Resolve follows the coordinator.
+    let resolve = || p.run(&["intake", "resolve", "--intent", &id, "--json"]);
+    let o = resolve();
+    assert!(
+        text(&o).contains("completion barrier not found for workstream delivery"),
+        "{}",
+        text(&o)
+    );
+    std::fs::write(
+        ws.join(".agentxchain/multirepo/barriers.json"),
+        r#"{"delivery_completion":{"status":"pending"}}"#,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&text(&resolve())).unwrap();
+    assert_eq!(
+        (v["no_change"].clone(), v["run_outcome"].clone()),
+        (json!(true), json!("active"))
+    );
+    std::fs::write(
+        ws.join(".agentxchain/multirepo/state.json"),
+        r#"{"super_run_id":"srun_1","status":"blocked","blocked_reason":"hook_violation"}"#,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&text(&resolve())).unwrap();
+    assert_eq!(v["intent"]["status"], "blocked");
+    assert_eq!(v["intent"]["run_blocked_on"], "coordinator:delivery");
+    assert_eq!(v["intent"]["run_blocked_reason"], "hook_violation");
+    std::fs::write(
+        ws.join(".agentxchain/multirepo/state.json"),
+        r#"{"super_run_id":"srun_2","status":"active"}"#,
+    )
+    .unwrap();
+    assert!(
+        text(&resolve()).contains(
+            "super_run_id mismatch: intent targets srun_1 but coordinator state has srun_2"
+        )
+    );
+    std::fs::write(
+        ws.join(".agentxchain/multirepo/state.json"),
+        r#"{"super_run_id":"srun_1","status":"active"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".agentxchain/multirepo/barriers.json"),
+        r#"{"delivery_completion":{"status":"satisfied"}}"#,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&text(&resolve())).unwrap();
+    assert_eq!(
+        (v["previous_status"].clone(), v["new_status"].clone()),
+        (json!("blocked"), json!("completed"))
+    );
+    assert_eq!(
+        v["intent"]["history"].as_array().unwrap().last().unwrap()["reason"],
+        "coordinator workstream delivery satisfied completion barrier"
+    );
+}

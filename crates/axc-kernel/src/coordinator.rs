@@ -287,17 +287,95 @@ pub fn validate_config(raw: &Json) -> Vec<String> {
             cycles(ws, &mut e);
         }
     }
-    if let Some(routing) = obj.get("routing")
-        && !routing.is_object()
-    {
-        e.push("routing_invalid: routing must be an object when provided".into());
+    let ids = |key: &str| -> Vec<String> {
+        obj.get(key)
+            .and_then(Json::as_object)
+            .filter(|m| !m.is_empty())
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let (repo_ids, workstream_ids) = (ids("repos"), ids("workstreams"));
+    match obj.get("routing") {
+        None => {}
+        Some(Json::Object(routing)) => {
+            for (phase, route) in routing {
+                if !valid_phase(phase) {
+                    e.push(format!("routing_phase_invalid: routing phase \"{phase}\" must be lowercase alphanumeric starting with a letter (hyphens and underscores allowed)"));
+                }
+                let Some(route) = route.as_object() else {
+                    e.push(format!(
+                        "routing_entry_invalid: routing \"{phase}\" must be an object"
+                    ));
+                    continue;
+                };
+                let Some(entry) = route.get("entry_workstream") else {
+                    continue;
+                };
+                match entry.as_str().filter(|w| !w.trim().is_empty()) {
+                    None => e.push(format!("routing_entry_workstream_invalid: routing \"{phase}\" entry_workstream must be a non-empty string")),
+                    Some(w) if !workstream_ids.iter().any(|x| x == w) => e.push(format!("routing_entry_workstream_unknown: routing \"{phase}\" references undeclared workstream \"{w}\"")),
+                    Some(w) => {
+                        if let Some(p) = obj["workstreams"][w]["phase"].as_str().filter(|p| !p.is_empty())
+                            && p != phase
+                        {
+                            e.push(format!("routing_phase_mismatch: routing \"{phase}\" entry_workstream \"{w}\" must belong to phase \"{phase}\""));
+                        }
+                    }
+                }
+            }
+        }
+        Some(_) => e.push("routing_invalid: routing must be an object when provided".into()),
     }
-    if let Some(gates) = obj.get("gates")
-        && !gates.is_object()
-    {
-        e.push("gates_invalid: gates must be an object when provided".into());
+    match obj.get("gates") {
+        None => {}
+        Some(Json::Object(gates)) => {
+            for (id, gate) in gates {
+                if !valid_id(id) {
+                    e.push(format!("gate_id_invalid: gate id \"{id}\" must be lowercase alphanumeric, hyphen, or underscore"));
+                }
+                let Some(gate) = gate.as_object() else {
+                    e.push(format!("gate_invalid: gate \"{id}\" must be an object"));
+                    continue;
+                };
+                if gate
+                    .get("requires_human_approval")
+                    .is_some_and(|v| !v.is_boolean())
+                {
+                    e.push(format!("gate_requires_human_approval_invalid: gate \"{id}\" requires_human_approval must be a boolean when provided"));
+                }
+                match gate.get("requires_repos") {
+                    None => {}
+                    Some(Json::Array(repos)) => {
+                        let mut seen: Vec<&str> = Vec::new();
+                        for r in repos {
+                            let Some(r) = r.as_str().filter(|r| !r.trim().is_empty()) else {
+                                e.push(format!("gate_requires_repo_invalid: gate \"{id}\" requires_repos entries must be non-empty strings"));
+                                continue;
+                            };
+                            if seen.contains(&r) {
+                                e.push(format!("gate_requires_repo_duplicate: gate \"{id}\" contains duplicate required repo \"{r}\""));
+                                continue;
+                            }
+                            seen.push(r);
+                            if !repo_ids.iter().any(|x| x == r) {
+                                e.push(format!("gate_requires_repo_unknown: gate \"{id}\" references undeclared repo \"{r}\""));
+                            }
+                        }
+                    }
+                    Some(_) => e.push(format!(
+                        "gate_requires_repos_invalid: gate \"{id}\" requires_repos must be an array"
+                    )),
+                }
+            }
+        }
+        Some(_) => e.push("gates_invalid: gates must be an object when provided".into()),
     }
     e
+}
+
+/// `^[a-z][a-z0-9_-]*$`.
+fn valid_phase(s: &str) -> bool {
+    s.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && valid_id(s)
 }
 
 /// `workstream_cycle: circular workstream dependency detected: a -> b -> a`, for each cycle,
@@ -346,6 +424,92 @@ fn cycles(ws: &Map<String, Json>, errors: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// The reference's `resolveRepoPaths` checks of a valid coordinator config at `workspace`:
+/// each repository's path is a directory holding a governed `agentxchain.json` whose phases are
+/// the coordinator's, in order. `<code>: <message>` each, in the config's repository order.
+pub fn repo_errors(config: &Json, workspace: &Path) -> Vec<String> {
+    let mut coordinator_phases: Vec<String> = config["routing"]
+        .as_object()
+        .map(|r| r.keys().cloned().collect())
+        .unwrap_or_default();
+    if coordinator_phases.is_empty() {
+        // The reference orders workstreams by their dependencies first; declaration order is
+        // that order whenever each workstream is declared after what it depends on.
+        for ws in config["workstreams"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(_, w)| w)
+        {
+            if let Some(p) = ws["phase"].as_str().filter(|p| !p.is_empty())
+                && !coordinator_phases.iter().any(|x| x == p)
+            {
+                coordinator_phases.push(p.to_owned());
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    for (id, repo) in config["repos"].as_object().into_iter().flatten() {
+        let path =
+            axc_core::util::resolve_path(&workspace.join(repo["path"].as_str().unwrap_or("")));
+        let shown = path.display();
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                errors.push(format!(
+                    "repo_path_missing: repo \"{id}\" path does not exist: {shown}"
+                ));
+                continue;
+            }
+            Err(e) => {
+                errors.push(format!(
+                    "repo_path_unreadable: repo \"{id}\" path could not be read: {e}"
+                ));
+                continue;
+            }
+        };
+        if !meta.is_dir() {
+            errors.push(format!(
+                "repo_path_not_directory: repo \"{id}\" path is not a directory: {shown}"
+            ));
+            continue;
+        }
+        if !path.join("agentxchain.json").exists() {
+            errors.push(format!(
+                "repo_not_governed: repo \"{id}\" does not contain agentxchain.json"
+            ));
+            continue;
+        }
+        let repo_config = match axc_core::config::load(&path) {
+            Ok(c) if c.mode == axc_core::config::ProtocolMode::Governed => c,
+            Ok(_) => {
+                errors.push(format!(
+                    "repo_not_governed: repo \"{id}\" is not a governed project"
+                ));
+                continue;
+            }
+            Err(e) => {
+                errors.push(format!(
+                    "repo_not_governed: repo \"{id}\" is not a governed project ({e})"
+                ));
+                continue;
+            }
+        };
+        let phases: Vec<String> = crate::run::config::normalize(repo_config.raw)["routing"]
+            .as_object()
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default();
+        if phases != coordinator_phases {
+            errors.push(format!(
+                "repo_phase_alignment_invalid: repo \"{id}\" routing phases [{}] do not match coordinator phases [{}]",
+                phases.join(", "),
+                coordinator_phases.join(", ")
+            ));
+        }
+    }
+    errors
 }
 
 fn multirepo(root: &Path) -> PathBuf {
@@ -632,6 +796,77 @@ pub fn project_acceptance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routing_and_gates_are_checked_as_the_reference_checks_them() {
+        let cfg = json!({"schema_version": "0.1", "project": {"id": "p", "name": "P"},
+            "repos": {"a": {"path": "./a"}},
+            "workstreams": {"w": {"phase": "impl", "repos": ["a"], "entry_repo": "a", "depends_on": [], "completion_barrier": "all_repos_accepted"}},
+            "routing": {"impl": {"entry_workstream": "w"}, "qa": {"entry_workstream": "w"}, "Bad": {}, "x": 3,
+                "y": {"entry_workstream": "nope"}, "z": {"entry_workstream": " "}, "n": {}},
+            "gates": {"ok": {"requires_human_approval": true, "requires_repos": ["a"]}, "G!": {},
+                "g": {"requires_human_approval": "yes", "requires_repos": ["a", "a", "b", ""]}, "h": {"requires_repos": "a"}, "i": 1}});
+        assert_eq!(
+            validate_config(&cfg),
+            [
+                "routing_phase_mismatch: routing \"qa\" entry_workstream \"w\" must belong to phase \"qa\"",
+                "routing_phase_invalid: routing phase \"Bad\" must be lowercase alphanumeric starting with a letter (hyphens and underscores allowed)",
+                "routing_entry_invalid: routing \"x\" must be an object",
+                "routing_entry_workstream_unknown: routing \"y\" references undeclared workstream \"nope\"",
+                "routing_entry_workstream_invalid: routing \"z\" entry_workstream must be a non-empty string",
+                "gate_id_invalid: gate id \"G!\" must be lowercase alphanumeric, hyphen, or underscore",
+                "gate_requires_human_approval_invalid: gate \"g\" requires_human_approval must be a boolean when provided",
+                "gate_requires_repo_duplicate: gate \"g\" contains duplicate required repo \"a\"",
+                "gate_requires_repo_unknown: gate \"g\" references undeclared repo \"b\"",
+                "gate_requires_repo_invalid: gate \"g\" requires_repos entries must be non-empty strings",
+                "gate_requires_repos_invalid: gate \"h\" requires_repos must be an array",
+                "gate_invalid: gate \"i\" must be an object",
+            ]
+        );
+        assert!(
+            valid_phase("a-1_b") && !valid_phase("1a") && !valid_phase("") && !valid_phase("aB")
+        );
+    }
+
+    #[test]
+    fn each_repository_must_be_a_governed_directory_with_the_coordinators_phases() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        std::fs::create_dir_all(ws.join("gov")).unwrap();
+        std::fs::create_dir_all(ws.join("bare")).unwrap();
+        std::fs::write(ws.join("file"), "").unwrap();
+        let governed = |routing: Json| {
+            json!({"schema_version": "1.0", "project": {"id": "gov", "name": "g"},
+                "roles": {"dev": {"title": "D", "mandate": "m", "write_authority": "authoritative", "runtime": "m"}},
+                "runtimes": {"m": {"type": "manual"}}, "routing": routing, "gates": {}})
+        };
+        std::fs::write(
+            ws.join("gov/agentxchain.json"),
+            governed(json!({"impl": {"entry_role": "dev"}})).to_string(),
+        )
+        .unwrap();
+        let cfg = json!({"routing": {"impl": {}, "qa": {}},
+            "repos": {"gov": {"path": "./gov"}, "gone": {"path": "./gone"}, "file": {"path": "file"}, "bare": {"path": "bare"}}});
+        let errors = repo_errors(&cfg, ws);
+        let shown = |p: &str| {
+            axc_core::util::resolve_path(&ws.join(p))
+                .display()
+                .to_string()
+        };
+        assert_eq!(
+            errors,
+            [
+                "repo_phase_alignment_invalid: repo \"gov\" routing phases [impl] do not match coordinator phases [impl, qa]".to_owned(),
+                format!("repo_path_missing: repo \"gone\" path does not exist: {}", shown("gone")),
+                format!("repo_path_not_directory: repo \"file\" path is not a directory: {}", shown("file")),
+                "repo_not_governed: repo \"bare\" does not contain agentxchain.json".to_owned(),
+            ]
+        );
+        // Without routing, the workstreams' phases in order.
+        let cfg =
+            json!({"workstreams": {"w": {"phase": "impl"}}, "repos": {"gov": {"path": "gov"}}});
+        assert!(repo_errors(&cfg, ws).is_empty());
+    }
 
     #[test]
     fn a_cycle_is_named_by_its_path() {

@@ -992,10 +992,7 @@ pub fn resolve(store: &Store, id: &str, outcome: Option<&str>) -> Reply {
         _ => {}
     }
     if !intent["target_workstream"].is_null() {
-        return Err(failure(
-            1,
-            "intent is handed off to a coordinator workstream; this build resolves repo-local intents only",
-        ));
+        return resolve_by_coordinator(store, intent, &previous, &at);
     }
     let Some(target) = intent["target_run"].as_str().map(str::to_owned) else {
         return Err(failure(
@@ -1063,6 +1060,261 @@ pub fn resolve(store: &Store, id: &str, outcome: Option<&str>) -> Reply {
             Ok(reply(&intent, "completed", "completed", false))
         }
         other => Ok(reply(&intent.clone(), &previous, other, true)),
+    }
+}
+
+const MULTI_CONFIG: &str = "agentxchain-multi.json";
+const MULTI_STATE: &str = ".agentxchain/multirepo/state.json";
+const MULTI_BARRIERS: &str = ".agentxchain/multirepo/barriers.json";
+const HANDOFFS: &str = ".agentxchain/multirepo/handoffs";
+
+/// `intake handoff`: a planned intent goes to a coordinator workstream this repository is a
+/// member of, while the coordinator's run is active: the handoff file is written under the
+/// coordinator's `.agentxchain/multirepo/handoffs/` and the intent is executing,
+/// coordinator-managed. The coordinator's files are read and written through its own walls.
+pub fn handoff(
+    store: &Store,
+    id: &str,
+    coordinator_root: &std::path::Path,
+    workstream: &str,
+) -> Reply {
+    let _lock = lock(store)?;
+    let mut intent = load(store, id)?;
+    if status_of(&intent) != "planned" {
+        return Err(failure(
+            1,
+            format!(
+                "intent must be in planned state for handoff (current: {})",
+                status_of(&intent)
+            ),
+        ));
+    }
+    let root = axc_core::util::resolve_path(coordinator_root);
+    let coord = Store::new(&root);
+    let no_config = || {
+        failure(
+            1,
+            "coordinator root does not contain agentxchain-multi.json",
+        )
+    };
+    let multi = match coord.read_json(MULTI_CONFIG) {
+        Ok(Some(c))
+            if crate::coordinator::validate_config(&c).is_empty()
+                && crate::coordinator::repo_errors(&c, &root).is_empty() =>
+        {
+            c
+        }
+        _ => return Err(no_config()),
+    };
+    let Some(ws) = multi["workstreams"][workstream].as_object() else {
+        return Err(failure(
+            1,
+            format!("workstream {workstream} not found in coordinator config"),
+        ));
+    };
+    let Some(project) = config(store) else {
+        return Err(failure(2, "agentxchain.json not found or invalid"));
+    };
+    let Some(repo) = project["project"]["id"].as_str().filter(|r| !r.is_empty()) else {
+        return Err(failure(
+            2,
+            "governed project id is missing from agentxchain.json",
+        ));
+    };
+    let member = ws["repos"]
+        .as_array()
+        .is_some_and(|r| r.iter().any(|x| x == repo));
+    if !member {
+        return Err(failure(
+            1,
+            format!("repo {repo} is not a member of workstream {workstream}"),
+        ));
+    }
+    let state = coord
+        .read_json(MULTI_STATE)
+        .ok()
+        .flatten()
+        .filter(Json::is_object)
+        .unwrap_or(Json::Null);
+    if state["status"] != "active" {
+        let status = match or_null(&state["status"]) {
+            Json::Null => "not_initialized".to_owned(),
+            Json::String(s) => s,
+            other => other.to_string(),
+        };
+        return Err(failure(
+            1,
+            format!("coordinator run is not active (status: {status})"),
+        ));
+    }
+    let event_id = intent["event_id"].as_str().unwrap_or("").to_owned();
+    let event = read_event(store, &event_id)?;
+    let at = now();
+    let super_run = state["super_run_id"].clone();
+    let event_ref = format!("{EVENTS}/{event_id}.json");
+    let record = json!({
+        "schema_version": "1.0",
+        "super_run_id": super_run,
+        "intent_id": id,
+        "source_repo": repo,
+        "source_event_id": event_id,
+        "source_signal_source": or_null(&event["source"]),
+        "source_signal_category": or_null(&event["category"]),
+        "source_event_ref": event_ref,
+        "workstream_id": workstream,
+        "charter": intent["charter"],
+        "acceptance_contract": if intent["acceptance_contract"].is_array() { intent["acceptance_contract"].clone() } else { json!([]) },
+        "evidence_refs": [event_ref],
+        "handed_off_at": at,
+        "handed_off_by": "operator",
+    });
+    let rel = format!("{HANDOFFS}/{id}.json");
+    if let Ok(dir) = coord.path(HANDOFFS) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    coord.write_json(&rel, &record).map_err(refused)?;
+    let root_text = root.to_string_lossy().into_owned();
+    intent["status"] = json!("executing");
+    intent["target_run"] = Json::Null;
+    intent["target_turn"] = Json::Null;
+    intent["target_workstream"] = json!({"coordinator_root": root_text, "workstream_id": workstream, "super_run_id": super_run});
+    intent["started_at"] = json!(at);
+    intent["updated_at"] = json!(at);
+    push_history(
+        &mut intent,
+        json!({"from": "planned", "to": "executing", "at": at, "super_run_id": super_run, "workstream_id": workstream, "coordinator_root": root_text, "reason": format!("handed off to coordinator workstream \"{workstream}\"")}),
+    );
+    save(store, &intent)?;
+    Ok(json!({
+        "ok": true,
+        "intent": intent,
+        "handoff_path": root.join(rel).to_string_lossy(),
+        "super_run_id": super_run,
+        "exitCode": 0,
+    }))
+}
+
+/// A JS `value || null` of a field.
+fn or_null(v: &Json) -> Json {
+    match v {
+        Json::Null | Json::Bool(false) => Json::Null,
+        Json::String(s) if s.is_empty() => Json::Null,
+        Json::Number(n) if n.as_f64() == Some(0.0) => Json::Null,
+        other => other.clone(),
+    }
+}
+
+/// `intake resolve` of a handed-off intent: it follows the coordinator's run and its
+/// workstream's completion barrier.
+fn resolve_by_coordinator(store: &Store, mut intent: Json, previous: &str, at: &str) -> Reply {
+    let tw = &intent["target_workstream"];
+    let text = |v: &Json| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    let (Some(root), Some(ws), Some(super_run)) = (
+        text(&tw["coordinator_root"]),
+        text(&tw["workstream_id"]),
+        text(&tw["super_run_id"]),
+    ) else {
+        return Err(failure(1, "intent target_workstream is incomplete"));
+    };
+    let coord = Store::new(&root);
+    let Some(state) = coord
+        .read_json(MULTI_STATE)
+        .ok()
+        .flatten()
+        .filter(Json::is_object)
+    else {
+        return Err(failure(1, format!("coordinator state not found at {root}")));
+    };
+    if state["super_run_id"].as_str() != Some(super_run.as_str()) {
+        return Err(failure(
+            1,
+            format!(
+                "super_run_id mismatch: intent targets {super_run} but coordinator state has {}",
+                state["super_run_id"].as_str().unwrap_or("undefined")
+            ),
+        ));
+    }
+    let barriers = coord
+        .read_json(MULTI_BARRIERS)
+        .ok()
+        .flatten()
+        .unwrap_or(Json::Null);
+    let barrier = &barriers[format!("{ws}_completion")];
+    if !barrier.is_object() {
+        return Err(failure(
+            1,
+            format!("completion barrier not found for workstream {ws}"),
+        ));
+    }
+    let run_status = state["status"].clone();
+    let id = intent["intent_id"].as_str().unwrap_or("").to_owned();
+    let reply = |intent: &Json, new: &str, no_change: bool| json!({"ok": true, "intent": intent, "previous_status": previous, "new_status": new, "run_outcome": run_status, "no_change": no_change, "exitCode": 0});
+    let entry = |to: &str, reason: String| json!({"from": previous, "to": to, "at": at, "reason": reason, "super_run_id": super_run, "run_status": run_status});
+    if barrier["status"] == "satisfied" {
+        intent["status"] = json!("completed");
+        intent["run_completed_at"] = json!(at);
+        intent["run_final_turn"] = Json::Null;
+        intent["updated_at"] = json!(at);
+        push_history(
+            &mut intent,
+            entry(
+                "completed",
+                format!("coordinator workstream {ws} satisfied completion barrier"),
+            ),
+        );
+        observation_dir(store, &id);
+        save(store, &intent)?;
+        return Ok(reply(&intent, "completed", false));
+    }
+    match state["status"].as_str() {
+        Some("blocked") => {
+            intent["status"] = json!("blocked");
+            intent["run_blocked_on"] = json!(format!("coordinator:{ws}"));
+            intent["run_blocked_reason"] = match or_null(&state["blocked_reason"]) {
+                Json::Null => json!("coordinator_blocked"),
+                reason => reason,
+            };
+            intent["run_blocked_recovery"] =
+                json!("resolve coordinator blocked state, then rerun agentxchain intake resolve");
+            intent["updated_at"] = json!(at);
+            push_history(
+                &mut intent,
+                entry(
+                    "blocked",
+                    format!("coordinator run {super_run} is blocked for workstream {ws}"),
+                ),
+            );
+            save(store, &intent)?;
+            Ok(reply(&intent, "blocked", false))
+        }
+        Some("failed") => Err(failure(
+            1,
+            format!(
+                "coordinator run {super_run} has reserved status \"failed\" which is not emitted by current governed writers. Manual inspection required. See DEC-RUN-STATUS-001."
+            ),
+        )),
+        Some("completed") => {
+            intent["status"] = json!("blocked");
+            intent["run_blocked_on"] =
+                json!(format!("coordinator:completed_without_workstream:{ws}"));
+            intent["run_blocked_reason"] = json!("coordinator_completed_without_workstream");
+            intent["run_blocked_recovery"] = json!(format!(
+                "Coordinator run {super_run} completed without satisfying workstream {ws}. Re-approve the intent and start a new run."
+            ));
+            intent["updated_at"] = json!(at);
+            push_history(
+                &mut intent,
+                entry(
+                    "blocked",
+                    format!(
+                        "coordinator run {super_run} completed without satisfying workstream {ws}"
+                    ),
+                ),
+            );
+            save(store, &intent)?;
+            Ok(reply(&intent, "blocked", false))
+        }
+        _ => Ok(reply(&intent.clone(), previous, true)),
     }
 }
 
