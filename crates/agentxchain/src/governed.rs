@@ -15,7 +15,7 @@ fn code(c: i32) -> ExitCode {
     ExitCode::from(c.clamp(0, 255) as u8)
 }
 
-fn refuse(r: &Refusal) -> ExitCode {
+pub(crate) fn refuse(r: &Refusal) -> ExitCode {
     println!("{}", r.message);
     code(r.exit_code)
 }
@@ -28,7 +28,7 @@ pub(crate) fn s(v: &Json) -> String {
 }
 
 /// The project root: the nearest ancestor of the current directory holding agentxchain.json.
-fn store() -> Result<Store, ExitCode> {
+pub(crate) fn store() -> Result<Store, ExitCode> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     match axc_core::config::find_root(&cwd) {
         Some(root) => Ok(Store::new(root)),
@@ -257,9 +257,11 @@ pub fn init(
     ExitCode::SUCCESS
 }
 
-fn gate_context(store: &Store, config: &Json, state: &Json) {
+/// The run context `resume` and `step` print first (`agentxchain <command>`, the run, its
+/// phase, origin, parent and exit gate).
+pub(crate) fn gate_context(command: &str, config: &Json, state: &Json) {
     println!();
-    println!("agentxchain resume");
+    println!("agentxchain {command}");
     println!(
         "  Run:      {}",
         state["run_id"].as_str().unwrap_or("(uninitialized)")
@@ -276,6 +278,20 @@ fn gate_context(store: &Store, config: &Json, state: &Json) {
     if let Some(origin) = origin(&state["provenance"]) {
         println!("  Origin:   {}", clean(&origin));
     }
+    if let Some(parent) = state["inherited_context"]["parent_run_id"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+    {
+        println!(
+            "  Inherits: parent {} ({})",
+            clean(parent),
+            clean(
+                state["inherited_context"]["parent_status"]
+                    .as_str()
+                    .unwrap_or("unknown")
+            )
+        );
+    }
     if let Some(gate) = cfg::exit_gate(config, phase) {
         let status = state["phase_gate_status"][gate]
             .as_str()
@@ -287,14 +303,7 @@ fn gate_context(store: &Store, config: &Json, state: &Json) {
             .into_iter()
             .flatten()
             .filter_map(Json::as_str)
-            .map(|f| {
-                let name = Path::new(f)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| f.to_owned());
-                let _ = store;
-                name
-            })
+            .map(|f| clean(f.strip_prefix(".planning/").unwrap_or(f)))
             .collect();
         if !files.is_empty() {
             println!("  Files:    {}", files.join(", "));
@@ -441,7 +450,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             } else if r.reactivated && !r.redispatched {
                 println!("Resumed blocked run: {}", s(&r.state["run_id"]));
             }
-            gate_context(&store, &config, &r.context);
+            gate_context("resume", &config, &r.context);
             if r.redispatched {
                 println!("Re-dispatching blocked turn: {}", s(&r.turn["turn_id"]));
                 println!("  Role:    {}", s(&r.turn["assigned_role"]));
@@ -499,7 +508,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             if let Some(id) = initialized {
                 println!("Initialized governed run: {id}");
             }
-            gate_context(&store, &config, &context);
+            gate_context("resume", &config, &context);
             println!("Failed to assign turn: {error}");
             ExitCode::from(1)
         }

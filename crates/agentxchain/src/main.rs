@@ -7,6 +7,7 @@ mod intake_cli;
 mod logs_cli;
 mod status_cli;
 mod status_text;
+mod step_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,12 +65,31 @@ enum Command {
         #[arg(long, value_name = "ID")]
         turn: Option<String>,
     },
-    /// Assign the next turn (manual runtimes: the bundle is written and the command returns;
-    /// accept the staged result with accept-turn)
+    /// Run one whole turn: assign it, dispatch it by its runtime (local_cli: run the agent;
+    /// manual: print what to do and wait for the staged result), validate, accept (or reject),
+    /// checkpoint
     Step {
         /// Assign this role instead of the routing's choice
         #[arg(long, value_name = "ROLE")]
         role: Option<String>,
+        /// Dispatch the already-active (or blocked, retained) turn again instead of assigning
+        #[arg(long)]
+        resume: bool,
+        /// The active turn to resume (when several are active)
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+        /// Seconds between looks for a manual turn's staged result
+        #[arg(long, value_name = "SECONDS", default_value_t = 2)]
+        poll: u64,
+        /// Print the agent's output as it comes (a local_cli runtime)
+        #[arg(long, alias = "verbose")]
+        stream: bool,
+        /// Reject the result (and dispatch the retry) when it fails validation
+        #[arg(long = "auto-reject")]
+        auto_reject: bool,
+        /// Do not commit the accepted turn's files
+        #[arg(long = "no-checkpoint")]
+        no_checkpoint: bool,
     },
     /// Validate the active turn's staged result and record it: history, decisions, gates,
     /// approval policy
@@ -305,10 +325,22 @@ fn main() -> ExitCode {
             turn,
             via: None,
         }),
-        Command::Step { role } => governed::resume(axc_kernel::run::assign::Options {
+        Command::Step {
             role,
-            turn: None,
-            via: None,
+            resume,
+            turn,
+            poll,
+            stream,
+            auto_reject,
+            no_checkpoint,
+        } => step_cli::step(&step_cli::Args {
+            role,
+            resume,
+            turn,
+            poll,
+            stream,
+            auto_reject,
+            no_checkpoint,
         }),
         Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use mcp_testkit::ServerProcess;
 use sha2::{Digest, Sha256};
 
+pub mod project;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_agentxchain");
 
 /// `../shared/fixtures/agentxchain`, read in place.

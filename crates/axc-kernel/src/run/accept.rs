@@ -184,6 +184,17 @@ fn fail_as(
     })
 }
 
+/// `(started_at, milliseconds from it to `at`)` of a turn that has a start time.
+fn started_timing(turn: &Json, at: &str) -> Option<(String, i64)> {
+    let started = turn["started_at"].as_str()?;
+    let instant = |t: &str| crate::events::timestamp(&json!(t));
+    let ms = match (instant(started), instant(at)) {
+        (Some(a), Some(b)) => b.duration_since(a).map_or(0, |d| d.as_millis() as i64),
+        _ => 0,
+    };
+    Some((started.to_owned(), ms))
+}
+
 /// A turn's cost is a finite number of dollars, not negative: a negative one would refill the
 /// budget, an infinite one erase it.
 fn cost_error(tr: &Json) -> Option<String> {
@@ -416,7 +427,7 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
     let phase = state["phase"].as_str().unwrap_or("").to_owned();
     let sequence = state["turn_sequence"].as_u64().unwrap_or(0) + 1;
     let role = turn["assigned_role"].as_str().unwrap_or("").to_owned();
-    let entry = json!({
+    let mut entry = json!({
         "turn_id": turn_id,
         "run_id": state["run_id"],
         "role": role,
@@ -447,8 +458,17 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         "accepted_sequence": sequence,
         "concurrent_with": turn["concurrent_with"],
         "cost": tr["cost"],
-        "accepted_at": at,
     });
+    // A turn a runtime started (`step` marks it `starting`) carries its timing, as the
+    // reference's: `started_at`, `accepted_at`, `duration_ms`, in that order.
+    let timing = started_timing(&turn, &at);
+    if let Some((started, _)) = &timing {
+        entry["started_at"] = json!(started);
+    }
+    entry["accepted_at"] = json!(at);
+    if let Some((_, ms)) = &timing {
+        entry["duration_ms"] = json!(ms);
+    }
     // The state after the turn, before its requests are decided.
     let mut next = state.clone();
     if let Some(m) = next["active_turns"].as_object_mut() {
@@ -716,12 +736,16 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             json!({"satisfying_turn": turn_id}),
         )?;
     }
+    let timing_payload = match &timing {
+        Some((started, ms)) => json!({"started_at": started, "duration_ms": ms}),
+        None => json!({}),
+    };
     store.emit_for(
         "turn_accepted",
         &next,
         event_turn(&turn),
         intent_of(&turn),
-        json!({}),
+        timing_payload,
     )?;
     for (kind, t, payload) in after {
         store.emit(kind, &next, t, payload)?;

@@ -213,6 +213,19 @@ fn redispatch(
     let turn = &mut next["active_turns"][turn_id];
     turn["status"] = json!("dispatched");
     turn["dispatched_at"] = json!(now());
+    // The earlier attempt's process is gone: its fields go with it (the reference's
+    // `dispatched` lifecycle).
+    if let Some(t) = turn.as_object_mut() {
+        for k in [
+            "started_at",
+            "worker_attached_at",
+            "worker_pid",
+            "first_output_at",
+            "first_output_stream",
+        ] {
+            t.remove(k);
+        }
+    }
     let turn = turn.clone();
     dispatch::write_bundle(store, &next, config, &turn)?;
     store.write_json(STATE, &next)?;

@@ -20,6 +20,8 @@ pub mod dispatch;
 pub mod escalate;
 pub mod git;
 pub mod intake;
+pub mod lifecycle;
+pub mod local_cli;
 pub mod paths;
 pub mod reject;
 pub mod repo_decisions;

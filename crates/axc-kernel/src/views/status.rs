@@ -567,7 +567,7 @@ fn retained_command(state: &Json, config: &Json) -> String {
 }
 
 /// `recovery`: what the reference says a person does next about a paused or blocked run.
-fn recovery(state: &Json, config: &Json) -> Json {
+pub fn recovery(state: &Json, config: &Json) -> Json {
     if state.is_null() {
         return Json::Null;
     }
