@@ -764,18 +764,7 @@ pub fn escalate(
                 }
             );
             println!();
-            let r = &e.record;
-            let svc = r["service"]
-                .as_str()
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default();
-            eprint!(
-                "\n[agentxchain] ⚠ HUMAN ESCALATION RAISED: {}{svc}\n  Type:    {}\n  Action:  {}\n  Unblock: {}\n\n",
-                s(&r["escalation_id"]),
-                s(&r["type"]),
-                s(&r["action"]),
-                s(&r["resolution_command"])
-            );
+            escalation_notice(&e.record);
             ExitCode::SUCCESS
         }
     }
@@ -873,6 +862,21 @@ pub fn validate_turn(turn: Option<&str>, json_out: bool) -> ExitCode {
     }
 }
 
+/// The notice a raised human escalation prints on stderr (the reference's local notice).
+pub(crate) fn escalation_notice(record: &Json) {
+    let svc = record["service"]
+        .as_str()
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    eprint!(
+        "\n[agentxchain] ⚠ HUMAN ESCALATION RAISED: {}{svc}\n  Type:    {}\n  Action:  {}\n  Unblock: {}\n\n",
+        s(&record["escalation_id"]),
+        s(&record["type"]),
+        s(&record["action"]),
+        s(&record["resolution_command"])
+    );
+}
+
 /// `reject-turn`.
 pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
     let store = project!();
@@ -882,6 +886,9 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
             code(r.exit_code)
         }
         Ok(r) => {
+            if let Some(e) = &r.escalation {
+                escalation_notice(e);
+            }
             println!();
             if r.escalated {
                 println!("  Turn Rejected And Escalated");

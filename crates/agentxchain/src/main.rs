@@ -5,6 +5,7 @@ mod decisions_cli;
 mod governed;
 mod intake_cli;
 mod logs_cli;
+mod run_cli;
 mod status_cli;
 mod status_text;
 mod step_cli;
@@ -90,6 +91,32 @@ enum Command {
         /// Do not commit the accepted turn's files
         #[arg(long = "no-checkpoint")]
         no_checkpoint: bool,
+    },
+    /// Drive the run turn after turn with its automated (local_cli) runtimes, until a gate a
+    /// person holds, a block, completion or --max-turns
+    Run {
+        /// The first turn's role instead of the routing's choice
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Stop after this many accepted turns (default: run_loop.max_turns, else 50)
+        #[arg(long = "max-turns", value_name = "N")]
+        max_turns: Option<u64>,
+        /// Approve every gate that is not credentialed (no prompt)
+        #[arg(long = "auto-approve")]
+        auto_approve: bool,
+        /// Print the agents' output as it comes
+        #[arg(long)]
+        verbose: bool,
+        /// Print what would be dispatched, run nothing
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+        /// Commit each accepted turn's files
+        #[arg(long = "auto-checkpoint")]
+        auto_checkpoint: bool,
+        /// No governance report after the run (this build writes none; accepted for scripts
+        /// written for the reference)
+        #[arg(long = "no-report")]
+        no_report: bool,
     },
     /// Validate the active turn's staged result and record it: history, decisions, gates,
     /// approval policy
@@ -341,6 +368,22 @@ fn main() -> ExitCode {
             stream,
             auto_reject,
             no_checkpoint,
+        }),
+        Command::Run {
+            role,
+            max_turns,
+            auto_approve,
+            verbose,
+            dry_run,
+            auto_checkpoint,
+            no_report: _,
+        } => run_cli::run(&run_cli::Args {
+            role,
+            max_turns,
+            auto_approve,
+            verbose,
+            dry_run,
+            auto_checkpoint,
         }),
         Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),

@@ -14,7 +14,7 @@ use axc_kernel::run::local_cli::{self, Outcome};
 use axc_kernel::run::{Store, accept, assign, checkpoint, dispatch, lifecycle, reject};
 use serde_json::Value as Json;
 
-use crate::governed::{gate_context, refuse, s, store};
+use crate::governed::{escalation_notice, gate_context, refuse, s, store};
 use axc_core::util::printable as clean;
 
 const DASHES: &str = "--------------------------------------------";
@@ -366,20 +366,6 @@ fn aborted() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn escalation_notice(record: &Json) {
-    let svc = record["service"]
-        .as_str()
-        .map(|s| format!(" ({s})"))
-        .unwrap_or_default();
-    eprint!(
-        "\n[agentxchain] ⚠ HUMAN ESCALATION RAISED: {}{svc}\n  Type:    {}\n  Action:  {}\n  Unblock: {}\n\n",
-        s(&record["escalation_id"]),
-        s(&record["type"]),
-        s(&record["action"]),
-        s(&record["resolution_command"])
-    );
-}
-
 /// Blocks the run on a failed dispatch (its escalation announced on stderr).
 fn block(store: &Store, turn_id: &str, why: &str, detail: &str) {
     match lifecycle::block_dispatch(store, turn_id, why, detail) {
@@ -574,6 +560,9 @@ fn finish(store: &Store, config: &Json, turn_id: &str, role: &str, a: &Args) -> 
         }
         return match reject::reject(store, Some(turn_id), None) {
             Ok(r) if r.escalated => {
+                if let Some(e) = &r.escalation {
+                    escalation_notice(e);
+                }
                 escalated_summary(&r.state, config);
                 ExitCode::SUCCESS
             }

@@ -442,7 +442,67 @@ fn normalize(tr: &Json, config: &Json, state: &Json, active: Option<&Json>) -> (
             fill(o, &at, "statement", &["summary", "detail"], &mut c);
         }
     }
+    next_role_repair(&mut n, config, state, role_key, review_only, &mut c);
     (Json::Object(n), c)
+}
+
+/// The reference's rule 6: a completed turn that names a next role the phase's routing does
+/// not allow gets an allowed one (the first that is not the turn's own role), and a review-only
+/// turn asking to complete the run hands it to `human`; a template placeholder
+/// (`<role>`) is left for the schema to refuse.
+fn next_role_repair(
+    n: &mut Map<String, Json>,
+    config: &Json,
+    state: &Json,
+    assigned: Option<&str>,
+    review_only: bool,
+    c: &mut Vec<String>,
+) {
+    let phase = state["phase"].as_str().unwrap_or("");
+    let known = config["routing"].get(phase).is_some();
+    let allowed: Vec<&str> = config["routing"][phase]["allowed_next_roles"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default();
+    let proposed = n
+        .get("proposed_next_role")
+        .and_then(Json::as_str)
+        .map(str::to_owned);
+    let completed = n.get("status").and_then(Json::as_str) == Some("completed");
+    let completion_only = n.get("run_completion_request") == Some(&Json::Bool(true))
+        && !n.get("phase_transition_request").is_some_and(truthy);
+    let assigned: Option<String> = assigned
+        .map(str::to_owned)
+        .or_else(|| n.get("role").and_then(Json::as_str).map(str::to_owned));
+    let fallback = || {
+        allowed
+            .iter()
+            .find(|r| Some(**r) != assigned.as_deref())
+            .or(allowed.first())
+            .map(|r| (*r).to_owned())
+    };
+    if review_only && completion_only {
+        if proposed.as_deref() != Some("human") {
+            n.insert("proposed_next_role".into(), json!("human"));
+            c.push("proposed_next_role: corrected to \"human\" for run completion".into());
+        }
+        return;
+    }
+    let Some(p) = proposed else { return };
+    let illegal =
+        known && completed && p != "human" && !allowed.is_empty() && !allowed.contains(&p.as_str());
+    if !illegal || (!review_only && PLACEHOLDER.is_match(&p)) {
+        return;
+    }
+    let Some(f) = fallback() else { return };
+    c.push(if review_only {
+        format!("proposed_next_role: corrected \"{p}\" to allowed role \"{f}\"")
+    } else {
+        format!(
+            "proposed_next_role: corrected \"{p}\" to allowed role \"{f}\" (routing-illegal for phase \"{phase}\")"
+        )
+    });
+    n.insert("proposed_next_role".into(), json!(f));
 }
 
 /// An entry's `id`, when `valid` refuses it, rewritten to `<prefix>-NNN` (its place, from 1).

@@ -58,7 +58,7 @@ impl From<Refusal> for Stop {
 }
 
 /// The role the routing assigns next: the recommended one, else the phase's entry role.
-fn next_role(state: &Json, config: &Json) -> Option<String> {
+pub fn next_role(state: &Json, config: &Json) -> Option<String> {
     state["next_recommended_role"]
         .as_str()
         .filter(|r| config["roles"].get(*r).is_some())

@@ -18,6 +18,8 @@ pub struct Rejected {
     pub errors: Vec<String>,
     /// Retries were spent: the run is blocked.
     pub escalated: bool,
+    /// The human escalation raised for that block.
+    pub escalation: Option<Json>,
 }
 
 fn deadline(config: &Json) -> String {
@@ -33,6 +35,17 @@ pub fn reject(
     turn: Option<&str>,
     reason: Option<&str>,
 ) -> Result<Rejected, Refusal> {
+    reject_as(store, turn, reason, None)
+}
+
+/// [`reject`] with what failed given (`run`'s failed dispatch: stage `dispatch` and its
+/// reason) instead of read from validating the staged result.
+pub fn reject_as(
+    store: &Store,
+    turn: Option<&str>,
+    reason: Option<&str>,
+    failed: Option<(&str, Vec<String>)>,
+) -> Result<Rejected, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
     let state = store.state()?;
@@ -42,9 +55,13 @@ pub fn reject(
     // The rejection names what the staged result fails, when there is one.
     let mut solo = state.clone();
     solo["active_turns"] = json!({ &turn_id: current.clone() });
-    let v = turn_result::validate_staged(store.root(), &solo, &config, &staging);
-    let failed_stage = v.stage.unwrap_or("unknown").to_owned();
-    let errors = v.errors.clone();
+    let (failed_stage, errors) = match failed {
+        Some((stage, errors)) => (stage.to_owned(), errors),
+        None => {
+            let v = turn_result::validate_staged(store.root(), &solo, &config, &staging);
+            (v.stage.unwrap_or("unknown").to_owned(), v.errors)
+        }
+    };
     let attempt = current["attempt"].as_u64().unwrap_or(1);
     let max = config["rules"]["max_turn_retries"].as_u64().unwrap_or(2);
     let can_retry = attempt < max;
@@ -80,8 +97,17 @@ pub fn reject(
         t["status"] = json!("dispatched");
         t["baseline"] = git::capture_baseline(store.root(), &now());
         t["deadline_at"] = json!(deadline(&config));
+        // The retry is a new attempt: no process of the last one is its worker.
         if let Some(o) = t.as_object_mut() {
-            o.remove("started_at");
+            for k in [
+                "started_at",
+                "worker_attached_at",
+                "worker_pid",
+                "first_output_at",
+                "first_output_stream",
+            ] {
+                o.remove(k);
+            }
         }
         t["dispatched_at"] = json!(now());
         next["active_turns"][&turn_id] = t.clone();
@@ -106,6 +132,7 @@ pub fn reject(
             failed_stage,
             errors,
             escalated: false,
+            escalation: None,
         });
     }
     let role = current["assigned_role"].as_str().unwrap_or("");
@@ -132,6 +159,14 @@ pub fn reject(
         "validation_errors": errors, "escalated_at": now(),
     });
     store.write_json(STATE, &next)?;
+    // A person resolves it: the escalation is raised as the block is written (the reference's
+    // order: `human_escalation_raised`, `turn_rejected`, `run_blocked`).
+    let escalation = Some(super::escalate::raise(
+        store,
+        &next,
+        Some(&turn_id),
+        Some(role),
+    )?);
     let mut p = json!({"attempt": attempt, "retrying": false, "escalated": true});
     for (k, v) in payload.as_object().into_iter().flatten() {
         if k != "attempt" {
@@ -167,6 +202,7 @@ pub fn reject(
         failed_stage,
         errors,
         escalated: true,
+        escalation,
     })
 }
 

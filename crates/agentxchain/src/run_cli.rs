@@ -1,0 +1,574 @@
+//! `agentxchain run`: drive the run turn after turn with its automated runtimes (`local_cli`),
+//! stopping at a gate a person holds, a block, completion or `--max-turns`. A failed dispatch is
+//! a rejection (retried until the role's retries are spent); a manual role is skipped the same
+//! way (`step` is how a manual turn is done). Texts, stop reasons and exit codes as the
+//! reference's `run`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use axc_core::util::printable as clean;
+use axc_kernel::run::config as cfg;
+use axc_kernel::run::local_cli::{self, Outcome};
+use axc_kernel::run::{Refusal, Store, accept, approve, assign, checkpoint, lifecycle, reject};
+use serde_json::Value as Json;
+
+use crate::governed::{refuse, s, store};
+
+/// How `run` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub role: Option<String>,
+    pub max_turns: Option<u64>,
+    pub auto_approve: bool,
+    pub verbose: bool,
+    pub dry_run: bool,
+    pub auto_checkpoint: bool,
+}
+
+/// Why the loop stopped (the reference's `stop_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Completed,
+    Blocked,
+    GateHeld,
+    MaxTurns,
+    CallerStopped,
+    RejectExhausted,
+    InitFailed,
+}
+
+impl Stop {
+    fn as_str(self) -> &'static str {
+        match self {
+            Stop::Completed => "completed",
+            Stop::Blocked => "blocked",
+            Stop::GateHeld => "gate_held",
+            Stop::MaxTurns => "max_turns_reached",
+            Stop::CallerStopped => "caller_stopped",
+            Stop::RejectExhausted => "reject_exhausted",
+            Stop::InitFailed => "init_failed",
+        }
+    }
+}
+
+struct Loop<'a> {
+    store: &'a Store,
+    config: &'a Json,
+    args: &'a Args,
+    turns: u64,
+    gates: u64,
+    errors: Vec<String>,
+    /// SIGINTs received: the first stops after the current turn, the second ends the agent.
+    interrupts: Arc<AtomicUsize>,
+    abort: Arc<AtomicBool>,
+    told_stopping: bool,
+}
+
+/// `run`.
+pub fn run(a: &Args) -> ExitCode {
+    let store = match store() {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let config = match cfg::load(&store) {
+        Ok(c) => c,
+        Err(r) => return refuse(&r),
+    };
+    let max_turns = a
+        .max_turns
+        .or_else(|| config["run_loop"]["max_turns"].as_u64())
+        .unwrap_or(50);
+    if let Some(r) = &a.role
+        && config["roles"].get(r).is_none()
+    {
+        println!("Unknown role: \"{}\"", clean(r));
+        let roles: Vec<&str> = config["roles"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if !roles.is_empty() {
+            println!("Available roles: {}", roles.join(", "));
+        }
+        return ExitCode::from(1);
+    }
+    if a.dry_run {
+        return dry_run(&store, &config, a, max_turns);
+    }
+    let interrupts = Arc::new(AtomicUsize::new(0));
+    let abort = Arc::new(AtomicBool::new(false));
+    {
+        let (n, ab) = (Arc::clone(&interrupts), Arc::clone(&abort));
+        // SAFETY: the handler only touches atomics (async-signal-safe).
+        let _ = unsafe {
+            signal_hook::low_level::register(signal_hook::consts::SIGINT, move || {
+                if n.fetch_add(1, Ordering::SeqCst) >= 1 {
+                    ab.store(true, Ordering::SeqCst);
+                }
+            })
+        };
+        for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+            let _ = signal_hook::flag::register(sig, Arc::clone(&abort));
+        }
+    }
+    println!("agentxchain run");
+    println!(
+        "  Max turns: {max_turns}  Gate mode: {}",
+        if a.auto_approve {
+            "auto-approve"
+        } else {
+            "interactive"
+        }
+    );
+    println!();
+    let mut l = Loop {
+        store: &store,
+        config: &config,
+        args: a,
+        turns: 0,
+        gates: 0,
+        errors: Vec::new(),
+        interrupts,
+        abort,
+        told_stopping: false,
+    };
+    let stop = l.drive(max_turns);
+    if l.abort.load(Ordering::SeqCst) {
+        return ExitCode::from(130);
+    }
+    l.summary(stop)
+}
+
+fn dry_run(store: &Store, config: &Json, a: &Args, max_turns: u64) -> ExitCode {
+    let state = store.state().unwrap_or(Json::Null);
+    let first = a.role.clone().or_else(|| assign::next_role(&state, config));
+    println!("Dry run — no execution");
+    println!(
+        "  First role:   {}",
+        first.as_deref().map_or("(unresolved)".to_owned(), clean)
+    );
+    println!("  Max turns:    {max_turns}");
+    println!(
+        "  Gate mode:    {}",
+        if a.auto_approve {
+            "auto-approve"
+        } else {
+            "interactive"
+        }
+    );
+    let kind = |role: &str| {
+        let rt = config["roles"][role]["runtime"].as_str().unwrap_or("");
+        config["runtimes"][rt]["type"]
+            .as_str()
+            .or(config["roles"][role]["runtime_class"].as_str())
+            .unwrap_or("manual")
+            .to_owned()
+    };
+    for role in config["roles"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        let k = kind(role);
+        if k == "manual" {
+            println!("  ✗ {} → {k} (not supported in run mode)", clean(role));
+        } else {
+            println!("  ✓ {} → {k}", clean(role));
+        }
+    }
+    if let Some(r) = first
+        && kind(&r) == "manual"
+    {
+        let r = clean(&r);
+        println!();
+        println!("  ⚠ The current phase's first role ({r}) is manual.");
+        println!(
+            "    \"run\" will block immediately. Complete manual turns via \"agentxchain step\" first,"
+        );
+        println!("    or configure {r} with an automatable runtime.");
+    }
+    ExitCode::SUCCESS
+}
+
+/// A turn that is dispatched and may be picked up again by the loop.
+fn dispatchable(turn: &Json) -> bool {
+    matches!(
+        turn["status"].as_str(),
+        Some("assigned" | "dispatched" | "starting" | "running" | "retrying")
+    )
+}
+
+impl Loop<'_> {
+    fn stopping(&mut self) -> bool {
+        let n = self.interrupts.load(Ordering::SeqCst);
+        if n >= 1 && !self.told_stopping {
+            self.told_stopping = true;
+            println!();
+            println!("SIGINT received — finishing current turn, then stopping.");
+        }
+        n >= 1 || self.abort.load(Ordering::SeqCst)
+    }
+
+    fn drive(&mut self, max_turns: u64) -> Stop {
+        let mut first = true;
+        match self.store.state() {
+            Ok(state) if state["status"] == "idle" => {
+                let started = (|| {
+                    let _lock = self.store.lock()?;
+                    let state = self.store.state()?;
+                    let provenance = serde_json::json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
+                    assign::start_run(self.store, self.config, &state, provenance)
+                })();
+                if let Err(r) = started {
+                    self.errors.push(r.message);
+                    return Stop::InitFailed;
+                }
+            }
+            Ok(_) => {}
+            Err(r) => {
+                self.errors.push(r.message);
+                return Stop::InitFailed;
+            }
+        }
+        loop {
+            let state = match self.store.state() {
+                Ok(s) => s,
+                Err(r) => {
+                    self.errors.push(r.message);
+                    return Stop::Blocked;
+                }
+            };
+            match state["status"].as_str() {
+                Some("completed") => {
+                    println!("Run completed");
+                    return Stop::Completed;
+                }
+                Some("blocked") => {
+                    println!("Run blocked");
+                    return Stop::Blocked;
+                }
+                Some("paused") => match self.gate(&state) {
+                    Some(stop) => return stop,
+                    None => continue,
+                },
+                _ => {}
+            }
+            if self.turns >= max_turns {
+                return Stop::MaxTurns;
+            }
+            let active = state["active_turns"]
+                .as_object()
+                .and_then(|m| m.values().next().cloned());
+            let turn = match active {
+                Some(t) if dispatchable(&t) => t,
+                Some(t) => {
+                    self.errors.push(format!(
+                        "Turn {} is {}: resolve it (agentxchain accept-turn / reject-turn / reissue-turn), then run again",
+                        s(&t["turn_id"]),
+                        s(&t["status"])
+                    ));
+                    return Stop::Blocked;
+                }
+                None => {
+                    if self.stopping() {
+                        println!("Run stopped by caller");
+                        return Stop::CallerStopped;
+                    }
+                    let role = if first { self.args.role.clone() } else { None }
+                        .or_else(|| assign::next_role(&state, self.config));
+                    let Some(role) = role else {
+                        self.errors.push(format!(
+                            "No entry role for phase \"{}\"",
+                            s(&state["phase"])
+                        ));
+                        return Stop::Blocked;
+                    };
+                    match self.assign(&role) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            self.errors.push(format!("assignTurn({role}): {e}"));
+                            return Stop::Blocked;
+                        }
+                    }
+                }
+            };
+            first = false;
+            if let Some(stop) = self.dispatch(&turn) {
+                return stop;
+            }
+        }
+    }
+
+    fn assign(&self, role: &str) -> Result<Json, String> {
+        let _lock = self.store.lock().map_err(|r| r.message)?;
+        let state = self.store.state().map_err(|r| r.message)?;
+        let (_, turn) = assign::assign_and_dispatch(self.store, self.config, &state, role, None)?;
+        println!("Turn assigned: {} → {}", s(&turn["turn_id"]), clean(role));
+        Ok(turn)
+    }
+
+    /// Dispatches `turn` and records what came of it; `Some` when the loop stops.
+    fn dispatch(&mut self, turn: &Json) -> Option<Stop> {
+        let turn_id = s(&turn["turn_id"]);
+        let role = s(&turn["assigned_role"]);
+        let runtime_id = s(&turn["runtime_id"]);
+        let runtime = &self.config["runtimes"][&runtime_id];
+        let kind = cfg::runtime_type(self.config, &runtime_id).to_owned();
+        let reason = match kind.as_str() {
+            "manual" => {
+                println!(
+                    "Skipping manual role \"{}\" — use agentxchain step for manual dispatch.",
+                    clean(&role)
+                );
+                "manual adapter is not supported in run mode — use agentxchain step".to_owned()
+            }
+            "local_cli" => {
+                // Dispatched again by the loop, as the reference's run records it.
+                if let Err(r) = lifecycle::mark(self.store, &turn_id, lifecycle::Stage::Dispatched)
+                {
+                    self.errors.push(r.message);
+                    return Some(Stop::Blocked);
+                }
+                println!(
+                    "  Dispatching to local CLI: {}  transport: {}",
+                    clean(&local_cli::describe(runtime)),
+                    local_cli::transport(runtime).as_str()
+                );
+                self.progress(turn, "started", 0, 0);
+                let started = std::time::Instant::now();
+                let mut lines = 0u64;
+                let verbose = self.args.verbose;
+                let mut echo = |stderr: bool, bytes: &[u8]| {
+                    lines += bytes.iter().filter(|b| **b == b'\n').count().max(1) as u64;
+                    if !verbose {
+                        return;
+                    }
+                    let text = clean(&String::from_utf8_lossy(bytes));
+                    if stderr {
+                        let _ = std::io::stderr().write_all(text.as_bytes());
+                    } else {
+                        let _ = std::io::stdout().write_all(text.as_bytes());
+                    }
+                };
+                let watch = local_cli::Watch {
+                    cancel: &self.abort,
+                    echo: Some(&mut echo),
+                };
+                let outcome = local_cli::run(self.store, self.config, &turn_id, watch);
+                let milestone = match &outcome {
+                    Ok(Outcome::Staged) => "completed",
+                    Ok(Outcome::TimedOut) => "timed_out",
+                    _ => "failed",
+                };
+                self.progress(
+                    turn,
+                    milestone,
+                    lines,
+                    started.elapsed().as_secs_f64().round() as u64,
+                );
+                match outcome {
+                    Err(r) => {
+                        self.errors
+                            .push(format!("dispatch threw for {role}: {}", r.message));
+                        return Some(Stop::Blocked);
+                    }
+                    Ok(Outcome::Staged) => return self.accept(&turn_id, &role),
+                    Ok(Outcome::StartupFailed { failure_type, .. }) => {
+                        let f = lifecycle::StartFailure {
+                            failure_type,
+                            threshold_ms: local_cli::startup_watchdog_ms(self.config, runtime),
+                        };
+                        if let Err(r) = lifecycle::fail_startup(self.store, &turn_id, &f) {
+                            self.errors.push(r.message);
+                        }
+                        println!("Run blocked");
+                        return Some(Stop::Blocked);
+                    }
+                    Ok(Outcome::Aborted) => "dispatch aborted by operator".to_owned(),
+                    Ok(Outcome::TimedOut) => "dispatch timed out".to_owned(),
+                    Ok(Outcome::Failed { error, .. }) => error,
+                }
+            }
+            other => format!(
+                "runtime type \"{other}\" is not dispatched by this build — use agentxchain step, or a local_cli runtime"
+            ),
+        };
+        if self.abort.load(Ordering::SeqCst) {
+            return Some(Stop::CallerStopped);
+        }
+        self.reject(&turn_id, &role, &reason)
+    }
+
+    /// A `dispatch_progress` event (the reference's run log of a dispatch: started, then
+    /// completed, failed or timed out, with the output lines seen).
+    fn progress(&self, turn: &Json, milestone: &str, lines: u64, elapsed: u64) {
+        let state = self.store.state().unwrap_or(Json::Null);
+        let _ = self.store.emit(
+            "dispatch_progress",
+            &state,
+            serde_json::json!({"turn_id": turn["turn_id"], "assigned_role": turn["assigned_role"]}),
+            serde_json::json!({"milestone": milestone, "output_lines": lines, "elapsed_seconds": elapsed, "silent_seconds": 0}),
+        );
+    }
+
+    fn reject(&mut self, turn_id: &str, role: &str, reason: &str) -> Option<Stop> {
+        match reject::reject_as(
+            self.store,
+            Some(turn_id),
+            Some(reason),
+            Some(("dispatch", vec![reason.to_owned()])),
+        ) {
+            Ok(r) => {
+                if let Some(e) = &r.escalation {
+                    crate::governed::escalation_notice(e);
+                }
+                println!("Turn rejected: {turn_id} — {}", clean(reason));
+                if r.escalated {
+                    self.errors
+                        .push(format!("Turn rejected for {role}, retries exhausted"));
+                    println!("Run blocked");
+                    return Some(Stop::RejectExhausted);
+                }
+                None
+            }
+            Err(r) => {
+                self.errors
+                    .push(format!("rejectTurn({role}): {}", r.message));
+                Some(Stop::Blocked)
+            }
+        }
+    }
+
+    fn accept(&mut self, turn_id: &str, role: &str) -> Option<Stop> {
+        match accept::accept(self.store, Some(turn_id)) {
+            Ok(accept::Accepted::Done { .. }) => {}
+            Ok(accept::Accepted::Failed { stage, errors, .. }) => {
+                self.errors.push(format!(
+                    "acceptTurn({role}): Validation failed at stage {stage}: {}",
+                    errors.join("; ")
+                ));
+                return Some(Stop::Blocked);
+            }
+            Err(r) => {
+                self.errors
+                    .push(format!("acceptTurn({role}): {}", r.message));
+                return Some(Stop::Blocked);
+            }
+        }
+        if self.args.auto_checkpoint
+            && let Err(r) = checkpoint::checkpoint(self.store, Some(turn_id))
+        {
+            self.errors
+                .push(format!("afterAccept({role}): {}", r.message));
+            return Some(Stop::Blocked);
+        }
+        self.turns += 1;
+        println!("Turn accepted: {turn_id}");
+        None
+    }
+
+    /// A paused run's gate: approved (with `--auto-approve`, or a person's `y` at a
+    /// terminal) or held. `None` when the loop goes on.
+    fn gate(&mut self, state: &Json) -> Option<Stop> {
+        let kind = if !state["pending_phase_transition"].is_null() {
+            "phase_transition"
+        } else if !state["pending_run_completion"].is_null() {
+            "run_completion"
+        } else {
+            return Some(Stop::Blocked);
+        };
+        println!("Gate paused: {kind}");
+        if !self.approve(kind, state) {
+            println!("Gate held: {kind} — run paused");
+            return Some(Stop::GateHeld);
+        }
+        let done: Result<_, Refusal> = if kind == "phase_transition" {
+            approve::approve_transition(self.store)
+        } else {
+            approve::approve_completion(self.store)
+        };
+        if let Err(r) = done {
+            self.errors.push(r.message);
+            return Some(Stop::Blocked);
+        }
+        self.gates += 1;
+        println!("Gate approved: {kind}");
+        None
+    }
+
+    fn approve(&self, kind: &str, state: &Json) -> bool {
+        if self.args.auto_approve {
+            let phase = state["phase"].as_str().unwrap_or("");
+            if let Some(gate) = cfg::exit_gate(self.config, phase)
+                && self.config["gates"][gate]["credentialed"] == true
+            {
+                println!(
+                    "  Gate \"{}\" is credentialed — auto-approval refused. A human must approve (lights-out without blind trust).",
+                    clean(gate)
+                );
+                return false;
+            }
+            println!("  Auto-approved {kind} gate");
+            return true;
+        }
+        if !std::io::stdin().is_terminal() {
+            println!("  Gate pause: {kind} — stdin is not a TTY, failing closed.");
+            println!("  Use --auto-approve for non-interactive mode.");
+            return false;
+        }
+        let target = if kind == "phase_transition" {
+            state["pending_phase_transition"]["to"]
+                .as_str()
+                .unwrap_or("(next phase)")
+                .to_owned()
+        } else {
+            "run completion".to_owned()
+        };
+        println!();
+        println!("Gate pause: {kind}");
+        println!("  Phase: {} → {}", s(&state["phase"]), clean(&target));
+        print!("  Approve? [y/N] ");
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+    }
+
+    fn summary(&self, stop: Stop) -> ExitCode {
+        println!();
+        println!("─── Run Summary ───");
+        println!("  Status:  {}", stop.as_str());
+        println!("  Turns:   {}", self.turns);
+        println!("  Gates:   {} approved", self.gates);
+        if self.errors.is_empty() {
+            println!("  Errors:  none");
+        } else {
+            println!("  Errors:  {}", self.errors.len());
+            for e in &self.errors {
+                println!("    {}", clean(e));
+            }
+        }
+        if matches!(stop, Stop::Blocked | Stop::RejectExhausted)
+            && let Ok(state) = self.store.state()
+        {
+            let r = axc_kernel::views::status::recovery(&state, self.config);
+            if !r.is_null() {
+                println!();
+                println!("  Recovery: {}", clean(&s(&r["typed_reason"])));
+                println!("  Action:   {}", clean(&s(&r["recovery_action"])));
+                if let Some(d) = r["detail"].as_str().filter(|d| !d.is_empty()) {
+                    println!("  Detail:   {}", clean(d));
+                }
+            }
+        }
+        match stop {
+            Stop::Completed | Stop::GateHeld | Stop::CallerStopped | Stop::MaxTurns => {
+                ExitCode::SUCCESS
+            }
+            _ => ExitCode::from(1),
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! `agentxchain run`: a whole governed run driven by `local_cli` agents (a shell script that
+//! does each phase's work), its gates held or approved, and its stops — a manual role, a
+//! failing agent, a credentialed gate, the turn limit.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use support::BIN;
+use support::project::Project;
+
+/// An agent that does its phase's work: planning signs off, implementation writes code, QA
+/// gives the verdict and asks to complete. `fail` as its argument exits 3 without a result.
+const AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+[ "$1" = fail ] && { echo "cannot work"; exit 3; }
+run=$(sed -n 's/.*"run_id": "\(run_[0-9a-f]*\)".*/\1/p' .agentxchain/state.json | head -n 1)
+t="$AGENTXCHAIN_TURN_ID"
+phase=$(sed -n 's/^  "phase": "\([a-z_]*\)".*/\1/p' .agentxchain/state.json | head -n 1)
+role=$(sed -n "/\"$t\"/,/assigned_role/p" .agentxchain/state.json | sed -n 's/.*"assigned_role": "\([a-z_]*\)".*/\1/p' | head -n 1)
+echo "$role works on $phase"
+case "$phase" in
+planning)
+printf '# PM Signoff\n\nApproved: YES\n\n## Discovery Checklist\n- [x] Target user defined\n- [x] Core pain point defined\n- [x] Core workflow defined\n- [x] MVP scope defined\n- [x] Out-of-scope list defined\n- [x] Success metric defined\n' > .planning/PM_SIGNOFF.md
+printf '# System Spec\n\n## Purpose\n\nGreet.\n\n## Interface\n\n`hello.sh`\n\n## Behavior\n\nPrints hello.\n\n## Error Cases\n\nNone.\n\n## Acceptance Tests\n\n- [x] prints hello\n\n## Open Questions\n\n- None.\n' > .planning/SYSTEM_SPEC.md
+files='".planning/PM_SIGNOFF.md",".planning/SYSTEM_SPEC.md"'; req='"phase_transition_request":"implementation","run_completion_request":null'; next=dev;;
+implementation)
+printf 'echo hello\n' > hello.sh
+printf '# Implementation Notes\n\n## Changes\n\nAdded hello.sh.\n\n## Verification\n\nRan it.\n' > .planning/IMPLEMENTATION_NOTES.md
+files='"hello.sh",".planning/IMPLEMENTATION_NOTES.md"'; req='"phase_transition_request":"qa","run_completion_request":null'; next=qa;;
+*)
+printf '# Acceptance Matrix\n\n| Req # | Requirement | Acceptance criteria | Test status | Last tested | Status |\n|-------|-------------|---------------------|-------------|-------------|--------|\n| 1 | greet | prints hello | pass | today | PASS |\n' > .planning/acceptance-matrix.md
+printf '# Ship Verdict\n\n## Verdict: YES\n\n## QA Summary\n\nGood.\n\n## Open Blocking Issues\n\nNone.\n\n## Conditions\n\nNone.\n' > .planning/ship-verdict.md
+printf '# Release Notes\n\n## User Impact\n\nA greeting.\n\n## Verification Summary\n\nRan it.\n' > .planning/RELEASE_NOTES.md
+files='".planning/acceptance-matrix.md",".planning/ship-verdict.md",".planning/RELEASE_NOTES.md"'; req='"phase_transition_request":null,"run_completion_request":true'; next=human;;
+esac
+mkdir -p ".agentxchain/staging/$t"
+cat > ".agentxchain/staging/$t/turn-result.json" <<JSON
+{"schema_version":"1.0","run_id":"$run","turn_id":"$t","role":"$role","runtime_id":"local-all","status":"completed","summary":"$role did $phase","decisions":[{"id":"DEC-001","category":"scope","statement":"$role decided","rationale":"test"}],"objections":[{"id":"OBJ-001","severity":"low","statement":"nit","status":"raised"}],"files_changed":[$files],"verification":{"status":"pass","commands":["true"],"evidence_summary":"ran true","machine_evidence":[{"command":"true","exit_code":0}]},"artifact":{"type":"workspace","ref":null},"proposed_next_role":"$next",$req}
+JSON
+"#;
+
+struct Run {
+    p: Project,
+    _agent: tempfile::TempDir,
+}
+
+/// Every role a code-writing `local_cli` agent (the script, with `mode` as its argument).
+fn project(mode: &str) -> Run {
+    let p = Project::new();
+    let agent = tempfile::tempdir().unwrap();
+    let script = agent.path().join("agent.sh");
+    std::fs::write(&script, AGENT).unwrap();
+    let script = script.display().to_string();
+    p.config(|c| {
+        c["runtimes"]["local-all"] = json!({"type": "local_cli", "command": ["sh", script, mode], "prompt_transport": "stdin"});
+        for role in c["roles"].as_object_mut().unwrap().values_mut() {
+            role["runtime"] = json!("local-all");
+            role["write_authority"] = json!("authoritative");
+        }
+    });
+    Run { p, _agent: agent }
+}
+
+fn run(root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .arg("run")
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn jsonl(root: &Path, rel: &str) -> Vec<Value> {
+    std::fs::read_to_string(root.join(rel))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn commits(root: &Path) -> usize {
+    let out = Command::new("git")
+        .args(["rev-list", "--count", "HEAD"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn a_run_goes_from_planning_to_completed_with_its_agents() {
+    let r = project("ok");
+    let before = commits(&r.p.root);
+    let (code, out, err) = run(&r.p.root, &["--auto-approve", "--auto-checkpoint"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("agentxchain run\n  Max turns: 50  Gate mode: auto-approve\n\nTurn assigned: turn_"),
+        "{out}"
+    );
+    for line in [
+        " → pm\n  Dispatching to local CLI: sh ",
+        "  transport: stdin\nTurn accepted: turn_",
+        " → eng_director\n",
+        " → qa\n",
+        "Run completed\n\n─── Run Summary ───\n  Status:  completed\n  Turns:   3\n  Gates:   0 approved\n  Errors:  none\n",
+    ] {
+        assert!(out.contains(line), "{line:?} in {out}");
+    }
+    let state = r.p.state();
+    assert_eq!(state["status"], "completed");
+    let history = jsonl(&r.p.root, ".agentxchain/history.jsonl");
+    let roles: Vec<&str> = history.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["pm", "eng_director", "qa"]);
+    // pm proposed "dev", which planning's routing does not allow: repaired, as the reference.
+    assert_eq!(history[0]["proposed_next_role"], "eng_director");
+    assert_eq!(commits(&r.p.root), before + 3, "each turn checkpointed");
+    let events = jsonl(&r.p.root, ".agentxchain/events.jsonl");
+    let progress: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event_type"] == "dispatch_progress")
+        .map(|e| e["payload"]["milestone"].as_str().unwrap())
+        .collect();
+    assert_eq!(progress, ["started", "completed"].repeat(3));
+    let p = events
+        .iter()
+        .find(|e| e["event_type"] == "dispatch_progress")
+        .unwrap();
+    assert_eq!(p["turn"]["assigned_role"], "pm");
+    assert_eq!(
+        jsonl(&r.p.root, ".agentxchain/run-history.jsonl").len(),
+        1,
+        "the finished run is in the run history"
+    );
+}
+
+fn human_gates(r: &Run) {
+    r.p.config(|c| {
+        c["approval_policy"]["phase_transitions"]["rules"] = json!([]);
+        c["approval_policy"]["run_completion"] = json!({"action": "require_human"});
+    });
+}
+
+#[test]
+fn a_gate_a_person_holds_stops_the_run_until_they_approve() {
+    let r = project("ok");
+    human_gates(&r);
+    let (code, out, _) = run(&r.p.root, &["--auto-checkpoint"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Gate paused: phase_transition\n  Gate pause: phase_transition — stdin is not a TTY, failing closed.\n  Use --auto-approve for non-interactive mode.\nGate held: phase_transition — run paused\n"),
+        "{out}"
+    );
+    assert!(out.contains("  Status:  gate_held\n  Turns:   1\n"), "{out}");
+    let state = r.p.state();
+    assert_eq!(state["status"], "paused");
+    assert_eq!(state["phase"], "planning");
+    // The person approves at the shell; the run goes on to the next gate.
+    r.p.ok(&["approve-transition"]);
+    let (code, out, _) = run(&r.p.root, &["--auto-checkpoint"]);
+    assert_eq!(code, 0, "{out}");
+    // Implementation's gate needs no person; the run's completion does.
+    assert!(out.contains(" → eng_director\n"), "{out}");
+    assert!(out.contains("Gate held: run_completion — run paused\n"), "{out}");
+    let state = r.p.state();
+    assert_eq!(state["phase"], "qa");
+    assert_eq!(state["status"], "paused");
+    assert!(state["pending_run_completion"].is_object());
+}
+
+#[test]
+fn a_credentialed_gate_is_never_auto_approved() {
+    let r = project("ok");
+    human_gates(&r);
+    r.p.config(|c| c["gates"]["planning_signoff"]["credentialed"] = json!(true));
+    let (code, out, _) = run(&r.p.root, &["--auto-approve", "--auto-checkpoint"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("  Gate \"planning_signoff\" is credentialed — auto-approval refused. A human must approve (lights-out without blind trust).\nGate held: phase_transition — run paused\n"),
+        "{out}"
+    );
+    assert_eq!(r.p.state()["status"], "paused");
+    // Without the credential, --auto-approve approves it.
+    let r = project("ok");
+    human_gates(&r);
+    let (code, out, _) = run(&r.p.root, &["--auto-approve", "--auto-checkpoint"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("  Auto-approved phase_transition gate\nGate approved: phase_transition\n"),
+        "{out}"
+    );
+    assert!(out.contains("  Gates:   2 approved\n"), "{out}");
+    assert_eq!(r.p.state()["status"], "completed");
+}
+
+#[test]
+fn a_manual_role_is_rejected_until_its_retries_are_spent() {
+    let p = Project::new();
+    let (code, out, err) = run(&p.root, &["--no-report"]);
+    assert_eq!(code, 1, "{out}");
+    let skip = "Skipping manual role \"pm\" — use agentxchain step for manual dispatch.\n";
+    assert_eq!(out.matches(skip).count(), 2, "{out}");
+    assert!(
+        out.contains("— manual adapter is not supported in run mode — use agentxchain step\nRun blocked\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  Status:  reject_exhausted\n  Turns:   0\n  Gates:   0 approved\n  Errors:  1\n    Turn rejected for pm, retries exhausted\n\n  Recovery: retries_exhausted\n  Action:   Resolve the escalation, then run agentxchain resume\n  Detail:   escalation:retries-exhausted:pm\n"),
+        "{out}"
+    );
+    assert!(err.contains("HUMAN ESCALATION RAISED: hesc_"), "{err}");
+    let state = p.state();
+    assert_eq!(state["blocked_on"], "escalation:retries-exhausted:pm");
+    let t = state["active_turns"].as_object().unwrap().values().next().unwrap().clone();
+    assert_eq!(t["last_rejection"]["failed_stage"], "dispatch");
+    let types: Vec<String> = jsonl(&p.root, ".agentxchain/events.jsonl")
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "turn_dispatched",
+            "turn_rejected",
+            "turn_dispatched",
+            "human_escalation_raised",
+            "turn_rejected",
+            "run_blocked"
+        ]
+    );
+    // The escalation it raised is the one `unblock` resolves.
+    let esc = jsonl(&p.root, ".agentxchain/human-escalations.jsonl");
+    let id = esc[0]["escalation_id"].as_str().unwrap().to_owned();
+    p.ok(&["unblock", &id]);
+    assert_eq!(p.state()["status"], "active");
+}
+
+#[test]
+fn a_failing_agent_is_rejected_and_retried_then_the_run_blocks() {
+    let r = project("fail");
+    let (code, out, _) = run(&r.p.root, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out.matches(" — Subprocess exited (code 3) without writing a staged turn result to .agentxchain/staging/turn_").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("  Status:  reject_exhausted\n"), "{out}");
+    let progress: Vec<String> = jsonl(&r.p.root, ".agentxchain/events.jsonl")
+        .iter()
+        .filter(|e| e["event_type"] == "dispatch_progress")
+        .map(|e| e["payload"]["milestone"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(progress, ["started", "failed", "started", "failed"]);
+}
+
+#[test]
+fn the_turn_limit_stops_the_run_cleanly() {
+    let r = project("ok");
+    let (code, out, _) = run(&r.p.root, &["--max-turns", "1", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("  Max turns: 1  Gate mode: auto-approve\n"),
+        "{out}"
+    );
+    assert!(out.contains("  Status:  max_turns_reached\n  Turns:   1\n"), "{out}");
+    assert_eq!(jsonl(&r.p.root, ".agentxchain/history.jsonl").len(), 1);
+}
+
+#[test]
+fn a_dry_run_says_what_would_run_and_runs_nothing() {
+    let p = Project::new();
+    let (code, out, _) = run(&p.root, &["--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("Dry run — no execution\n  First role:   pm\n  Max turns:    50\n  Gate mode:    interactive\n  ✗ pm → manual (not supported in run mode)\n"),
+        "{out}"
+    );
+    assert!(out.contains("  ⚠ The current phase's first role (pm) is manual.\n"), "{out}");
+    assert_eq!(p.state()["status"], "idle");
+    let (code, out, _) = run(&p.root, &["--role", "nobody"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("Unknown role: \"nobody\"\nAvailable roles: "), "{out}");
+}
