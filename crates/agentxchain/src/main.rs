@@ -2,6 +2,7 @@
 //! `axc-core` and the MCP server in `axc-mcp`.
 
 mod decisions_cli;
+mod doctor_cli;
 mod governed;
 mod intake_cli;
 mod logs_cli;
@@ -117,6 +118,13 @@ enum Command {
         /// written for the reference)
         #[arg(long = "no-report")]
         no_report: bool,
+    },
+    /// Check that the governed project is ready to run: config, roles, each runtime's command,
+    /// state and dispatch bundles, clean tree, workflow-kit artifacts, admission control
+    Doctor {
+        /// Print the report as JSON (checks with ids and levels, counts, overall)
+        #[arg(short = 'j', long)]
+        json: bool,
     },
     /// Validate the active turn's staged result and record it: history, decisions, gates,
     /// approval policy
@@ -385,6 +393,7 @@ fn main() -> ExitCode {
             dry_run,
             auto_checkpoint,
         }),
+        Command::Doctor { json } => doctor_cli::doctor(json),
         Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),
         Command::RejectTurn { turn, reason } => {

@@ -107,7 +107,9 @@ fn a_run_goes_from_planning_to_completed_with_its_agents() {
     let (code, out, err) = run(&r.p.root, &["--auto-approve", "--auto-checkpoint"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.starts_with("agentxchain run\n  Max turns: 50  Gate mode: auto-approve\n\nTurn assigned: turn_"),
+        out.starts_with(
+            "agentxchain run\n  Max turns: 50  Gate mode: auto-approve\n\nTurn assigned: turn_"
+        ),
         "{out}"
     );
     for line in [
@@ -122,7 +124,10 @@ fn a_run_goes_from_planning_to_completed_with_its_agents() {
     let state = r.p.state();
     assert_eq!(state["status"], "completed");
     let history = jsonl(&r.p.root, ".agentxchain/history.jsonl");
-    let roles: Vec<&str> = history.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = history
+        .iter()
+        .map(|h| h["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["pm", "eng_director", "qa"]);
     // pm proposed "dev", which planning's routing does not allow: repaired, as the reference.
     assert_eq!(history[0]["proposed_next_role"], "eng_director");
@@ -163,7 +168,10 @@ fn a_gate_a_person_holds_stops_the_run_until_they_approve() {
         out.contains("Gate paused: phase_transition\n  Gate pause: phase_transition — stdin is not a TTY, failing closed.\n  Use --auto-approve for non-interactive mode.\nGate held: phase_transition — run paused\n"),
         "{out}"
     );
-    assert!(out.contains("  Status:  gate_held\n  Turns:   1\n"), "{out}");
+    assert!(
+        out.contains("  Status:  gate_held\n  Turns:   1\n"),
+        "{out}"
+    );
     let state = r.p.state();
     assert_eq!(state["status"], "paused");
     assert_eq!(state["phase"], "planning");
@@ -173,7 +181,10 @@ fn a_gate_a_person_holds_stops_the_run_until_they_approve() {
     assert_eq!(code, 0, "{out}");
     // Implementation's gate needs no person; the run's completion does.
     assert!(out.contains(" → eng_director\n"), "{out}");
-    assert!(out.contains("Gate held: run_completion — run paused\n"), "{out}");
+    assert!(
+        out.contains("Gate held: run_completion — run paused\n"),
+        "{out}"
+    );
     let state = r.p.state();
     assert_eq!(state["phase"], "qa");
     assert_eq!(state["status"], "paused");
@@ -213,7 +224,9 @@ fn a_manual_role_is_rejected_until_its_retries_are_spent() {
     let skip = "Skipping manual role \"pm\" — use agentxchain step for manual dispatch.\n";
     assert_eq!(out.matches(skip).count(), 2, "{out}");
     assert!(
-        out.contains("— manual adapter is not supported in run mode — use agentxchain step\nRun blocked\n"),
+        out.contains(
+            "— manual adapter is not supported in run mode — use agentxchain step\nRun blocked\n"
+        ),
         "{out}"
     );
     assert!(
@@ -223,7 +236,13 @@ fn a_manual_role_is_rejected_until_its_retries_are_spent() {
     assert!(err.contains("HUMAN ESCALATION RAISED: hesc_"), "{err}");
     let state = p.state();
     assert_eq!(state["blocked_on"], "escalation:retries-exhausted:pm");
-    let t = state["active_turns"].as_object().unwrap().values().next().unwrap().clone();
+    let t = state["active_turns"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
     assert_eq!(t["last_rejection"]["failed_stage"], "dispatch");
     let types: Vec<String> = jsonl(&p.root, ".agentxchain/events.jsonl")
         .iter()
@@ -276,7 +295,10 @@ fn the_turn_limit_stops_the_run_cleanly() {
         out.contains("  Max turns: 1  Gate mode: auto-approve\n"),
         "{out}"
     );
-    assert!(out.contains("  Status:  max_turns_reached\n  Turns:   1\n"), "{out}");
+    assert!(
+        out.contains("  Status:  max_turns_reached\n  Turns:   1\n"),
+        "{out}"
+    );
     assert_eq!(jsonl(&r.p.root, ".agentxchain/history.jsonl").len(), 1);
 }
 
@@ -289,9 +311,15 @@ fn a_dry_run_says_what_would_run_and_runs_nothing() {
         out.starts_with("Dry run — no execution\n  First role:   pm\n  Max turns:    50\n  Gate mode:    interactive\n  ✗ pm → manual (not supported in run mode)\n"),
         "{out}"
     );
-    assert!(out.contains("  ⚠ The current phase's first role (pm) is manual.\n"), "{out}");
+    assert!(
+        out.contains("  ⚠ The current phase's first role (pm) is manual.\n"),
+        "{out}"
+    );
     assert_eq!(p.state()["status"], "idle");
     let (code, out, _) = run(&p.root, &["--role", "nobody"]);
     assert_eq!(code, 1);
-    assert!(out.starts_with("Unknown role: \"nobody\"\nAvailable roles: "), "{out}");
+    assert!(
+        out.starts_with("Unknown role: \"nobody\"\nAvailable roles: "),
+        "{out}"
+    );
 }

@@ -4,6 +4,7 @@
 //! only: they read, never write, and the command line decides how to show them.
 
 pub mod decisions;
+pub mod doctor;
 pub mod events;
 pub mod history;
 pub mod status;

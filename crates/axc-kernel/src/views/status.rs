@@ -1145,7 +1145,7 @@ fn connector_target(r: &Json) -> String {
 }
 
 /// The dashboard the reference may have left running (`.agentxchain-dashboard.pid` / `.json`).
-fn dashboard_session(store: &Store) -> Json {
+pub(crate) fn dashboard_session(store: &Store) -> Json {
     let pid = store
         .read_text(".agentxchain-dashboard.pid", 64)
         .ok()
