@@ -444,13 +444,17 @@ pub fn resume(opts: assign::Options) -> ExitCode {
         Err(r) => return refuse(&r),
     };
     match assign::resume(&store, &opts) {
-        Ok(r) => {
+        Ok(mut r) => {
             if let Some(id) = &r.initialized {
                 println!("Initialized governed run: {id}");
             } else if r.reactivated && !r.redispatched {
                 println!("Resumed blocked run: {}", s(&r.state["run_id"]));
             }
             gate_context("resume", &config, &r.context);
+            let role = r.bind.as_ref().map_or_else(
+                || r.turn["assigned_role"].clone(),
+                |b| Json::String(b.1.clone()),
+            );
             if r.redispatched {
                 println!("Re-dispatching blocked turn: {}", s(&r.turn["turn_id"]));
                 println!("  Role:    {}", s(&r.turn["assigned_role"]));
@@ -458,12 +462,18 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                 println!();
             } else if opts.role.is_none()
                 && r.context["next_recommended_role"].is_string()
-                && r.context["next_recommended_role"] == r.turn["assigned_role"]
+                && r.context["next_recommended_role"] == role
             {
-                println!(
-                    "Using recommended role: {} (from previous turn)",
-                    s(&r.turn["assigned_role"])
-                );
+                println!("Using recommended role: {} (from previous turn)", s(&role));
+            }
+            if let Some((_, role)) = r.bind.take() {
+                match bind(&store, &role, r.state["run_id"].as_str(), true) {
+                    Ok((state, turn)) => {
+                        r.state = state;
+                        r.turn = turn;
+                    }
+                    Err(c) => return c,
+                }
             }
             turn_assigned(&config, &r.state, &r.turn);
             ExitCode::SUCCESS
@@ -511,6 +521,44 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             gate_context("resume", &config, &context);
             println!("Failed to assign turn: {error}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// The next turn takes the waiting intake intent (planned and started for `role`; `Bound
+/// approved intent to next turn: <id>`), or, when it cannot, is a plain turn of `role` — as the
+/// reference's `resume` and `step`. `(state, turn)`.
+pub(crate) fn bind(
+    store: &Store,
+    role: &str,
+    run_id: Option<&str>,
+    announce: bool,
+) -> Result<(Json, Json), ExitCode> {
+    if let Some(Ok(reply)) = run::intake::bind_next(store, role, run_id) {
+        let state = store.state().map_err(|r| refuse(&r))?;
+        let turn = state["active_turns"][s(&reply["turn_id"])].clone();
+        if announce {
+            println!(
+                "Bound approved intent to next turn: {}",
+                s(&reply["intent"]["intent_id"])
+            );
+        }
+        return Ok((state, turn));
+    }
+    let opts = assign::Options {
+        role: Some(role.to_owned()),
+        ..Default::default()
+    };
+    match assign::resume(store, &opts) {
+        Ok(r) => Ok((r.state, r.turn)),
+        Err(assign::Stop::AssignFailed { error, .. }) => {
+            println!("Failed to assign turn: {error}");
+            Err(ExitCode::from(1))
+        }
+        Err(assign::Stop::Refused(r)) => Err(refuse(&r)),
+        Err(_) => {
+            println!("Failed to assign turn: the run changed meanwhile; run the command again");
+            Err(ExitCode::from(1))
         }
     }
 }
@@ -793,6 +841,7 @@ pub fn unblock(id: &str) -> ExitCode {
         role: None,
         turn: record["turn_id"].as_str().map(str::to_owned),
         via: Some("operator_unblock".into()),
+        bind_intents: false,
     });
     if code == ExitCode::SUCCESS {
         eprint!(

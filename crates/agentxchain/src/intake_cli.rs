@@ -648,3 +648,112 @@ fn parse_payload(args: &RecordArgs) -> Result<Json, String> {
     }
     Ok(payload)
 }
+
+/// `inject <description>`'s options.
+#[derive(clap::Args, Debug)]
+pub struct InjectArgs {
+    /// The work item
+    pub description: String,
+    /// Priority: p0 (the default; a running `run` yields to it), p1, p2, p3
+    #[arg(long, value_name = "LEVEL")]
+    pub priority: Option<String>,
+    /// Governed template: generic (default), api-service, cli-tool, library, web-app,
+    /// full-local-cli, enterprise-app
+    #[arg(long, value_name = "ID")]
+    pub template: Option<String>,
+    /// The delivery charter (default: the description)
+    #[arg(long, value_name = "TEXT")]
+    pub charter: Option<String>,
+    /// Comma-separated acceptance criteria (default: the description)
+    #[arg(long, value_name = "TEXT")]
+    pub acceptance: Option<String>,
+    /// Who approves it (default: human)
+    #[arg(long, value_name = "NAME")]
+    pub approver: Option<String>,
+    /// Leave it triaged instead of approving it
+    #[arg(long = "no-approve")]
+    pub no_approve: bool,
+    /// Print the result as JSON
+    #[arg(short = 'j', long)]
+    pub json: bool,
+}
+
+/// `inject`: record, triage and approve an operator's work item in one step.
+pub fn inject(a: InjectArgs) -> ExitCode {
+    let store = match crate::governed::store() {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    if axc_kernel::run::config::load(&store).is_err() {
+        println!("The inject command is only available for governed projects.");
+        return ExitCode::from(1);
+    }
+    if a.description.trim().is_empty() {
+        println!(
+            "A description is required. Example: agentxchain inject \"Fix the sidebar ordering\""
+        );
+        return ExitCode::from(1);
+    }
+    let o = intake::Injection {
+        priority: a.priority,
+        template: a.template,
+        charter: a.charter,
+        acceptance: a.acceptance,
+        approver: a.approver,
+        no_approve: a.no_approve,
+    };
+    let r = match intake::inject(&store, &a.description, &o) {
+        Ok(r) => r,
+        Err(e) => {
+            let code = e["exitCode"].as_u64().unwrap_or(1).clamp(1, 255) as u8;
+            return say_error(a.json, e["error"].as_str().unwrap_or("inject failed"), code);
+        }
+    };
+    let intent = &r["intent"];
+    if a.json {
+        println!(
+            "{}",
+            pretty(&json!({
+                "ok": true, "intent_id": intent["intent_id"], "event_id": r["event"]["event_id"],
+                "status": intent["status"], "priority": intent["priority"],
+                "deduplicated": r["deduplicated"], "preemption_marker": r["preemption_marker"],
+            }))
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!();
+    if r["deduplicated"] == true {
+        println!("  ⚠ Duplicate injection — existing intent returned");
+        println!(
+            "  Intent: {}",
+            clean(intent["intent_id"].as_str().unwrap_or("unknown"))
+        );
+        println!(
+            "  Status: {}",
+            clean(intent["status"].as_str().unwrap_or("unknown"))
+        );
+        println!();
+        return ExitCode::SUCCESS;
+    }
+    println!("  Injected");
+    println!("  Intent:   {}", s(&intent["intent_id"]));
+    println!(
+        "  Priority: {}",
+        clean(intent["priority"].as_str().unwrap_or("p0"))
+    );
+    println!("  Status:   {}", s(&intent["status"]));
+    println!(
+        "  Charter:  {}",
+        clean(intent["charter"].as_str().unwrap_or(a.description.as_str()))
+    );
+    if r["preemption_marker"] == true {
+        println!();
+        println!("  ⚡ Preemption marker written");
+        println!("  The current run will yield after the active turn completes.");
+        println!(
+            "  The next dispatch (manual resume, step --resume, or continuous loop) will consume this intent."
+        );
+    }
+    println!();
+    ExitCode::SUCCESS
+}

@@ -285,6 +285,9 @@ enum Command {
         #[arg(short = 'd', long, value_name = "PATH")]
         dir: Option<PathBuf>,
     },
+    /// Inject a priority work item into the intake queue: record, triage and approve in one
+    /// step (a p0 one makes a running `run` yield to it); the next resume or step takes it
+    Inject(intake_cli::InjectArgs),
     /// Intake: record external signals, triage, approve, plan and start intents, follow them
     Intake {
         #[command(subcommand)]
@@ -359,6 +362,7 @@ fn main() -> ExitCode {
             role,
             turn,
             via: None,
+            bind_intents: true,
         }),
         Command::Step {
             role,
@@ -394,6 +398,7 @@ fn main() -> ExitCode {
             auto_checkpoint,
         }),
         Command::Doctor { json } => doctor_cli::doctor(json),
+        Command::Inject(a) => intake_cli::inject(a),
         Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),
         Command::RejectTurn { turn, reason } => {

@@ -38,6 +38,8 @@ enum Stop {
     CallerStopped,
     RejectExhausted,
     InitFailed,
+    /// `inject` left a p0 intent: the loop yields so it is taken next.
+    PriorityPreempted,
 }
 
 impl Stop {
@@ -50,6 +52,7 @@ impl Stop {
             Stop::CallerStopped => "caller_stopped",
             Stop::RejectExhausted => "reject_exhausted",
             Stop::InitFailed => "init_failed",
+            Stop::PriorityPreempted => "priority_preempted",
         }
     }
 }
@@ -273,6 +276,11 @@ impl Loop<'_> {
                     return Stop::Blocked;
                 }
                 None => {
+                    if axc_kernel::run::intake::preemption(self.store)
+                        .is_some_and(|m| m["priority"] == "p0")
+                    {
+                        return Stop::PriorityPreempted;
+                    }
                     if self.stopping() {
                         println!("Run stopped by caller");
                         return Stop::CallerStopped;

@@ -234,25 +234,38 @@ pub fn step(a: &Args) -> ExitCode {
             role: a.role.clone(),
             turn: a.turn.clone().filter(|_| status == "blocked"),
             via: Some(if a.resume { "step --resume" } else { "step" }.to_owned()),
+            bind_intents: true,
         };
         match assign::resume(&store, &opts) {
-            Ok(r) => {
+            Ok(mut r) => {
                 if let Some(id) = &r.initialized {
                     println!("Initialized governed run: {id}");
                 } else if r.reactivated && !r.redispatched {
                     println!("Resumed blocked run: {}", s(&r.state["run_id"]));
                 }
+                let role = r.bind.as_ref().map_or_else(
+                    || r.turn["assigned_role"].clone(),
+                    |b| Json::String(b.1.clone()),
+                );
                 if !r.redispatched
                     && a.role.is_none()
                     && r.context["next_recommended_role"].is_string()
-                    && r.context["next_recommended_role"] == r.turn["assigned_role"]
+                    && r.context["next_recommended_role"] == role
                 {
-                    println!(
-                        "Using recommended role: {} (from previous turn)",
-                        s(&r.turn["assigned_role"])
-                    );
+                    println!("Using recommended role: {} (from previous turn)", s(&role));
                 }
-                r.turn
+                match r.bind.take() {
+                    Some((_, role)) => match crate::governed::bind(
+                        &store,
+                        &role,
+                        r.state["run_id"].as_str(),
+                        false,
+                    ) {
+                        Ok((_, turn)) => turn,
+                        Err(c) => return c,
+                    },
+                    None => r.turn,
+                }
             }
             Err(assign::Stop::Refused(r)) => return refuse(&r),
             Err(assign::Stop::TurnsActive(..)) => {

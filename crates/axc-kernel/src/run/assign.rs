@@ -18,6 +18,9 @@ pub struct Options {
     pub turn: Option<String>,
     /// Who resumes a blocked run (`operator_unblock` from `unblock`).
     pub via: Option<String>,
+    /// Stop before assigning when an approved (or planned) intake intent waits, so the
+    /// caller binds it to the turn (`resume` and `step`; see [`Resumed::bind`]).
+    pub bind_intents: bool,
 }
 
 /// What `resume` did.
@@ -33,6 +36,9 @@ pub struct Resumed {
     pub context: Json,
     pub turn: Json,
     pub state: Json,
+    /// Nothing was assigned: this intent waits, for a turn of this role
+    /// (`intake::bind_next`, with no lock held).
+    pub bind: Option<(String, String)>,
 }
 
 /// Why `resume` stopped before assigning, with what the command line prints.
@@ -317,6 +323,7 @@ pub fn start_run(
         next["phase_gate_status"] = cfg::initial_gate_status(config);
     }
     store.write_json(STATE, &next)?;
+    super::intake::adopt_for_run(store, next["run_id"].as_str().unwrap_or(""))?;
     store.emit(
         "run_started",
         &next,
@@ -379,6 +386,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             context,
             turn,
             state,
+            bind: None,
         });
     }
     if status == "idle" || (status == "blocked" && state["run_id"].is_null()) {
@@ -408,6 +416,19 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             ))));
         }
     };
+    if opts.bind_intents
+        && let Some(intent) = super::intake::next_dispatchable(store, state["run_id"].as_str())
+    {
+        return Ok(Resumed {
+            initialized,
+            reactivated,
+            redispatched: false,
+            context,
+            turn: Json::Null,
+            state,
+            bind: Some((intent, role)),
+        });
+    }
     match assign_and_dispatch(store, &config, &state, &role, None) {
         Ok((state, turn)) => Ok(Resumed {
             initialized,
@@ -416,6 +437,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             context,
             turn,
             state,
+            bind: None,
         }),
         Err(error) => Err(Stop::AssignFailed {
             context,

@@ -1459,3 +1459,261 @@ mod tests {
         );
     }
 }
+
+/// Where `inject` leaves its p0 intent for a running loop to yield to.
+pub const PREEMPTION_MARKER: &str = ".agentxchain/intake/injected-priority.json";
+
+fn priority_rank(intent: &Json) -> u8 {
+    match intent["priority"].as_str() {
+        Some("p0") => 0,
+        Some("p1") => 1,
+        Some("p2") => 2,
+        Some("p3") => 3,
+        _ => u8::MAX,
+    }
+}
+
+/// The intent the next turn takes (`findNextDispatchableIntent`): an approved one before a
+/// planned one, by priority, then by when it was approved (or planned, or created), then by id;
+/// within a run only the intents approved for it (or durable ones not yet bound to a run).
+pub fn next_dispatchable(store: &Store, run_id: Option<&str>) -> Option<String> {
+    let mut intents: Vec<Json> = read_all(store, INTENTS)
+        .into_iter()
+        .filter(|i| matches!(status_of(i), "approved" | "planned"))
+        .filter(|i| i["intent_id"].as_str().is_some_and(is_intent_id))
+        .filter(|i| match run_id {
+            None => true,
+            Some(run) => {
+                let bound = i["approved_run_id"].as_str();
+                bound == Some(run) || (bound.is_none() && i["cross_run_durable"] == true)
+            }
+        })
+        .collect();
+    if intents.iter().any(|i| status_of(i) == "approved") {
+        intents.retain(|i| status_of(i) == "approved");
+    }
+    let when = |i: &Json| {
+        ["approved_at", "planned_at", "created_at", "updated_at"]
+            .iter()
+            .find_map(|k| i[*k].as_str())
+            .and_then(|t| crate::events::timestamp(&json!(t)))
+    };
+    intents.sort_by(|a, b| {
+        priority_rank(a)
+            .cmp(&priority_rank(b))
+            .then_with(|| match (when(a), when(b)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| {
+                a["intent_id"]
+                    .as_str()
+                    .unwrap_or("")
+                    .cmp(b["intent_id"].as_str().unwrap_or(""))
+            })
+    });
+    intents
+        .first()
+        .and_then(|i| i["intent_id"].as_str())
+        .map(str::to_owned)
+}
+
+/// Binds the next dispatchable intent to a turn of `role` (`consumeNextApprovedIntent`): an
+/// approved intent is planned, then started. `None` when no intent waits; the reply of the
+/// step that refused otherwise (the caller then assigns a plain turn, as the reference).
+pub fn bind_next(store: &Store, role: &str, run_id: Option<&str>) -> Option<Reply> {
+    let id = next_dispatchable(store, run_id)?;
+    let intent = match lock(store).and_then(|_l| load(store, &id)) {
+        Ok(i) => i,
+        Err(e) => return Some(Err(e)),
+    };
+    if status_of(&intent) == "approved"
+        && let Err(e) = plan(store, &id, None, false)
+    {
+        return Some(Err(e));
+    }
+    Some(start(store, &id, Some(role)))
+}
+
+/// How `inject` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct Injection {
+    pub priority: Option<String>,
+    pub template: Option<String>,
+    pub charter: Option<String>,
+    /// Comma-separated acceptance items (default: the description).
+    pub acceptance: Option<String>,
+    pub approver: Option<String>,
+    /// `--no-approve`: leave the intent triaged.
+    pub no_approve: bool,
+}
+
+/// `inject <description>`: an operator's work item recorded, triaged and approved in one step
+/// (`source: manual`, category `operator_injection`); a p0 approved one leaves the preemption
+/// marker a running `run` yields to. The same description again returns the intent it made.
+pub fn inject(store: &Store, description: &str, o: &Injection) -> Reply {
+    let description = description.trim();
+    if description.is_empty() {
+        return Err(failure(1, "description is required"));
+    }
+    let priority = o.priority.clone().unwrap_or_else(|| "p0".into());
+    if !PRIORITIES.contains(&priority.as_str()) {
+        return Err(failure(
+            1,
+            format!("priority must be one of: {}", PRIORITIES.join(", ")),
+        ));
+    }
+    let template = o.template.clone().unwrap_or_else(|| "generic".into());
+    if !TEMPLATES.contains(&template.as_str()) {
+        return Err(failure(
+            1,
+            format!("template must be one of: {}", TEMPLATES.join(", ")),
+        ));
+    }
+    let payload = json!({
+        "source": "manual", "category": "operator_injection",
+        "signal": {"description": description, "injected": true, "priority": priority},
+        "evidence": [{"type": "text", "value": description}],
+    });
+    let recorded = {
+        let _lock = lock(store)?;
+        axc_core::intake::record(store.root(), &payload, std::time::SystemTime::now())
+            .map_err(|e| failure(1, e.to_string()))?
+    };
+    if recorded.deduplicated {
+        return Ok(json!({
+            "ok": true, "intent": recorded.intent.unwrap_or(Json::Null), "event": recorded.event,
+            "deduplicated": true, "preemption_marker": false, "exitCode": 0,
+        }));
+    }
+    let id = recorded
+        .intent
+        .as_ref()
+        .and_then(|i| i["intent_id"].as_str())
+        .unwrap_or("")
+        .to_owned();
+    let acceptance: Vec<String> = match &o.acceptance {
+        Some(a) => a
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => vec![description.to_owned()],
+    };
+    let t = Triage {
+        priority: Some(priority.clone()),
+        template: Some(template),
+        charter: Some(o.charter.clone().unwrap_or_else(|| description.to_owned())),
+        acceptance,
+        ..Default::default()
+    };
+    if let Err(e) = triage(store, &id, &t) {
+        return Err(failure(
+            1,
+            format!("triage failed: {}", e["error"].as_str().unwrap_or("")),
+        ));
+    }
+    let mut marker = false;
+    if !o.no_approve {
+        let approver = o.approver.clone().unwrap_or_else(|| "human".into());
+        if let Err(e) = approve(
+            store,
+            &id,
+            Some(&approver),
+            Some("operator injection"),
+            false,
+        ) {
+            return Err(failure(
+                1,
+                format!("approve failed: {}", e["error"].as_str().unwrap_or("")),
+            ));
+        }
+        if priority == "p0" {
+            let _lock = lock(store)?;
+            store
+                .write_json(
+                    PREEMPTION_MARKER,
+                    &json!({"intent_id": id, "priority": priority, "description": description, "injected_at": now()}),
+                )
+                .map_err(refused)?;
+            marker = true;
+        }
+    }
+    let intent = load(store, &id)?;
+    Ok(json!({
+        "ok": true, "intent": intent, "event": recorded.event, "deduplicated": false,
+        "preemption_marker": marker, "exitCode": 0,
+    }))
+}
+
+/// The preemption marker, when it still names an intent a turn could take (approved or
+/// planned); a stale marker is removed (`validatePreemptionMarker`).
+pub fn preemption(store: &Store) -> Option<Json> {
+    let marker = store.read_json(PREEMPTION_MARKER).ok().flatten()?;
+    let id = marker["intent_id"].as_str().unwrap_or("");
+    let live = is_intent_id(id)
+        && load(store, id).is_ok_and(|i| matches!(status_of(&i), "approved" | "planned"));
+    if live {
+        Some(marker)
+    } else {
+        if let Ok(_l) = lock(store) {
+            store.remove_file(PREEMPTION_MARKER);
+        }
+        None
+    }
+}
+
+/// At a run's start (`archiveStaleIntentsForRun`): an approval made before any run
+/// (`cross_run_durable`) is bound to the new run, and an approval bound to another run is
+/// stale and suppressed. Written under the caller's lock.
+pub fn adopt_for_run(store: &Store, run_id: &str) -> Result<(), Refusal> {
+    let at = now();
+    for mut intent in read_all(store, INTENTS) {
+        let status = status_of(&intent).to_owned();
+        if !matches!(status.as_str(), "approved" | "planned")
+            || !intent["intent_id"].as_str().is_some_and(is_intent_id)
+        {
+            continue;
+        }
+        let durable = intent["cross_run_durable"] == true;
+        let bound = intent["approved_run_id"].as_str().map(str::to_owned);
+        match bound.as_deref() {
+            None if durable => {
+                intent["approved_run_id"] = json!(run_id);
+                if let Some(o) = intent.as_object_mut() {
+                    o.remove("cross_run_durable");
+                }
+                intent["updated_at"] = json!(at);
+                push_history(
+                    &mut intent,
+                    json!({"from": status, "to": status, "at": at, "reason": format!("pre-run durable approval bound to run {run_id}")}),
+                );
+            }
+            Some(r) if r == run_id && durable => {
+                if let Some(o) = intent.as_object_mut() {
+                    o.remove("cross_run_durable");
+                }
+                intent["updated_at"] = json!(at);
+            }
+            Some(r) if r != run_id => {
+                let reason = format!(
+                    "stale: approved under run {r}, archived on run {run_id} initialization"
+                );
+                intent["status"] = json!("suppressed");
+                intent["updated_at"] = json!(at);
+                intent["archived_reason"] = json!(reason);
+                push_history(
+                    &mut intent,
+                    json!({"from": status, "to": "suppressed", "at": at, "reason": reason}),
+                );
+            }
+            _ => continue,
+        }
+        store.write_json(
+            &intent_rel(intent["intent_id"].as_str().unwrap_or("")),
+            &intent,
+        )?;
+    }
+    Ok(())
+}

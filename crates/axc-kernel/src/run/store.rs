@@ -141,6 +141,15 @@ impl Store {
         }
     }
 
+    /// Removes the file at `rel` (a link there is removed, never followed).
+    pub fn remove_file(&self, rel: &str) {
+        if let Ok(p) = self.path(rel)
+            && std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir())
+        {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
     /// Whether the file at `rel` ends with `text` (only that many bytes are read).
     pub fn ends_with(&self, rel: &str, text: &str) -> bool {
         use std::io::{Read, Seek, SeekFrom};
