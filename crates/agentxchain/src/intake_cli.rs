@@ -28,6 +28,9 @@ pub enum IntakeCommand {
     /// Start governed execution of a planned intent: the run starts when idle and a turn is
     /// dispatched carrying the intent's acceptance contract
     Start(StartArgs),
+    /// Record each item of a source's snapshot (CI failures, ref changes, schedules) as an
+    /// intake event
+    Scan(ScanArgs),
     /// Hand off a planned intent to a coordinator workstream (the multi-repo coordinator then
     /// manages it)
     Handoff(HandoffArgs),
@@ -139,6 +142,25 @@ pub struct StartArgs {
     /// The role of the turn (default: the intent's preferred role, else the phase's entry role)
     #[arg(long, value_name = "ROLE")]
     role: Option<String>,
+    /// Start a fresh governed run when the current one is completed
+    #[arg(long = "restart-completed")]
+    restart_completed: bool,
+    /// Print the result as JSON
+    #[arg(short = 'j', long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// The snapshot's source: ci_failure, git_ref_change, schedule
+    #[arg(long, value_name = "ID")]
+    source: Option<String>,
+    /// Read the snapshot ({source, items: [{signal, evidence, …}]}) from a JSON file
+    #[arg(long, value_name = "PATH")]
+    file: Option<PathBuf>,
+    /// Read the snapshot from standard input
+    #[arg(long)]
+    stdin: bool,
     /// Print the result as JSON
     #[arg(short = 'j', long)]
     json: bool,
@@ -353,7 +375,7 @@ pub fn run(command: IntakeCommand) -> ExitCode {
         IntakeCommand::Start(a) => {
             let store = need!(project(a.json));
             let id = need!(intent_id(a.json, a.intent.as_deref()));
-            let r = intake::start(&store, &id, a.role.as_deref());
+            let r = intake::start_with(&store, &id, a.role.as_deref(), a.restart_completed);
             if !a.json
                 && let Err(v) = &r
                 && let Some(missing) = v["missing"].as_array()
@@ -377,6 +399,7 @@ pub fn run(command: IntakeCommand) -> ExitCode {
                 println!();
             })
         }
+        IntakeCommand::Scan(a) => scan(a),
         IntakeCommand::Handoff(a) => {
             let store = need!(project(a.json));
             let id = need!(intent_id(a.json, a.intent.as_deref()));
@@ -756,4 +779,68 @@ pub fn inject(a: InjectArgs) -> ExitCode {
     }
     println!();
     ExitCode::SUCCESS
+}
+
+fn scan(a: ScanArgs) -> ExitCode {
+    let store = need!(project(a.json));
+    let Some(source) = a.source else {
+        return say_error(
+            a.json,
+            "--source is required. Supported scan sources: ci_failure, git_ref_change, schedule",
+            1,
+        );
+    };
+    let text = match (&a.file, a.stdin) {
+        (None, false) => return say_error(a.json, "one of --file or --stdin is required", 1),
+        (Some(_), true) => {
+            return say_error(a.json, "--file and --stdin are mutually exclusive", 1);
+        }
+        (Some(f), false) => match fsread::read_regular(f, 16 << 20) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => {
+                let missing = matches!(&e, fsread::ReadError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound);
+                let code = if missing { 2 } else { 1 };
+                return say_error(
+                    a.json,
+                    &format!("failed to read snapshot from {}: {e}", f.display()),
+                    code,
+                );
+            }
+        },
+        (None, true) => {
+            let mut t = String::new();
+            if let Err(e) = std::io::stdin().take(16 << 20).read_to_string(&mut t) {
+                return say_error(
+                    a.json,
+                    &format!("failed to read snapshot from stdin: {e}"),
+                    1,
+                );
+            }
+            t
+        }
+    };
+    let snapshot: Json = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            let from = a
+                .file
+                .as_ref()
+                .map_or("stdin".to_owned(), |f| f.display().to_string());
+            return say_error(
+                a.json,
+                &format!("failed to read snapshot from {from}: {e}"),
+                1,
+            );
+        }
+    };
+    reply(a.json, intake::scan(&store, &source, &snapshot), |v| {
+        println!();
+        println!("  Scan complete: {} item(s) processed", v["scanned"]);
+        println!("  Created:      {}", v["created"]);
+        println!("  Deduplicated: {}", v["deduplicated"]);
+        if v["rejected"].as_u64().unwrap_or(0) > 0 {
+            println!("  Rejected:     {}", v["rejected"]);
+        }
+        println!();
+    })
 }

@@ -24,32 +24,63 @@ const MARKER: &str = ".agentxchain/intake/injected-priority.json";
 #[test]
 fn an_injected_item_is_approved_marked_and_taken_by_the_next_resume() {
     let p = Project::new();
-    let out = p.ok(&["inject", "Fix the sidebar ordering", "--acceptance", "sidebar sorted, tests pass"]);
-    assert!(out.starts_with("\n  Injected\n  Intent:   intent_"), "{out}");
+    let out = p.ok(&[
+        "inject",
+        "Fix the sidebar ordering",
+        "--acceptance",
+        "sidebar sorted, tests pass",
+    ]);
+    assert!(
+        out.starts_with("\n  Injected\n  Intent:   intent_"),
+        "{out}"
+    );
     assert!(out.contains("  Priority: p0\n  Status:   approved\n  Charter:  Fix the sidebar ordering\n\n  ⚡ Preemption marker written\n"), "{out}");
     let i = &intents(&p)[0];
     assert_eq!(i["status"], "approved");
-    assert_eq!(i["acceptance_contract"], serde_json::json!(["sidebar sorted", "tests pass"]));
+    assert_eq!(
+        i["acceptance_contract"],
+        serde_json::json!(["sidebar sorted", "tests pass"])
+    );
     assert_eq!(i["cross_run_durable"], true, "approved before any run");
-    let marker: Value = serde_json::from_str(&std::fs::read_to_string(p.root.join(MARKER)).unwrap()).unwrap();
+    let marker: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.root.join(MARKER)).unwrap()).unwrap();
     assert_eq!(marker["intent_id"], i["intent_id"]);
     // The same item again is the same intent.
     let out = p.ok(&["inject", "Fix the sidebar ordering"]);
-    assert!(out.starts_with("\n  ⚠ Duplicate injection — existing intent returned\n"), "{out}");
+    assert!(
+        out.starts_with("\n  ⚠ Duplicate injection — existing intent returned\n"),
+        "{out}"
+    );
     let out = p.ok(&["inject", "Second thing", "--priority", "p2", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((v["ok"].as_bool(), v["priority"].as_str(), v["preemption_marker"].as_bool()), (Some(true), Some("p2"), Some(false)));
+    assert_eq!(
+        (
+            v["ok"].as_bool(),
+            v["priority"].as_str(),
+            v["preemption_marker"].as_bool()
+        ),
+        (Some(true), Some("p2"), Some(false))
+    );
     assert_eq!(intents(&p).len(), 2);
     // The next turn takes the p0 item: planned, started, its contract in the bundle.
     let id = i["intent_id"].as_str().unwrap().to_owned();
     let out = p.ok(&["resume"]);
-    assert!(out.contains(&format!("Bound approved intent to next turn: {id}\n")), "{out}");
+    assert!(
+        out.contains(&format!("Bound approved intent to next turn: {id}\n")),
+        "{out}"
+    );
     let state = p.state();
     let (turn, _) = p.active_turn();
-    assert_eq!(state["active_turns"][&turn]["intake_context"]["intent_id"], id.as_str());
+    assert_eq!(
+        state["active_turns"][&turn]["intake_context"]["intent_id"],
+        id.as_str()
+    );
     let all = intents(&p);
     assert_eq!(all[0]["status"], "executing");
-    assert_eq!(all[0]["approved_run_id"], state["run_id"], "bound to the run that started");
+    assert_eq!(
+        all[0]["approved_run_id"], state["run_id"],
+        "bound to the run that started"
+    );
     assert!(all[0].get("cross_run_durable").is_none());
     assert_eq!(all[1]["status"], "approved", "the p2 item waits");
 }
@@ -61,7 +92,10 @@ fn a_p0_injection_makes_run_yield_and_step_takes_it() {
     let out = p.run(&["run"]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("  Status:  priority_preempted\n  Turns:   0\n"), "{text}");
+    assert!(
+        text.contains("  Status:  priority_preempted\n  Turns:   0\n"),
+        "{text}"
+    );
     // step (manual pm) binds it without saying so, as the reference.
     let mut child = std::process::Command::new(support::BIN)
         .args(["step", "--poll", "1"])
@@ -71,14 +105,20 @@ fn a_p0_injection_makes_run_yield_and_step_takes_it() {
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while intents(&p)[0]["status"] != "executing" {
-        assert!(std::time::Instant::now() < deadline, "the intent was not taken");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the intent was not taken"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success());
     let (turn, _) = p.active_turn();
-    assert_eq!(p.state()["active_turns"][&turn]["intake_context"]["charter"], "Hotfix the login");
+    assert_eq!(
+        p.state()["active_turns"][&turn]["intake_context"]["charter"],
+        "Hotfix the login"
+    );
 }
 
 #[test]
@@ -93,10 +133,114 @@ fn a_held_item_a_bad_priority_and_a_forged_marker() {
     let out = p.fails(&["inject", "  "]);
     assert!(out.starts_with("A description is required."), "{out}");
     // A marker naming no intent (or a path) does not stop a run, and is removed.
-    p.write(MARKER, "{\"intent_id\": \"../../agentxchain\", \"priority\": \"p0\"}");
+    p.write(
+        MARKER,
+        "{\"intent_id\": \"../../agentxchain\", \"priority\": \"p0\"}",
+    );
     let out = p.run(&["run"]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(!text.contains("priority_preempted"), "{text}");
     assert!(!p.root.join(MARKER).exists(), "the stale marker is cleared");
     assert!(p.root.join("agentxchain.json").exists());
+}
+
+#[test]
+fn a_scan_records_each_good_item_once_and_names_each_bad_one() {
+    let p = Project::new();
+    let snap = r#"{"source":"ci_failure","items":[
+        {"signal":{"job":"build","run":1},"evidence":[{"type":"url","value":"https://ci/1"}]},
+        {"signal":{},"evidence":[]},
+        {"signal":{"job":"build","run":1},"evidence":[{"type":"url","value":"https://ci/1"}]},
+        {"signal":{"job":"t"},"evidence":[{"type":"bogus","value":""}]}]}"#;
+    p.write("snap.json", snap);
+    let out = p.ok(&[
+        "intake",
+        "scan",
+        "--source",
+        "ci_failure",
+        "--file",
+        "snap.json",
+    ]);
+    assert_eq!(
+        out,
+        "\n  Scan complete: 4 item(s) processed\n  Created:      1\n  Deduplicated: 1\n  Rejected:     2\n\n"
+    );
+    let out = p.ok(&[
+        "intake",
+        "scan",
+        "--source",
+        "ci_failure",
+        "--file",
+        "snap.json",
+        "-j",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["results"][1]["error"],
+        "signal must be a non-empty object; evidence must be a non-empty array"
+    );
+    assert_eq!(
+        v["results"][3]["error"],
+        "evidence type must be one of: url, file, text (got \"bogus\"); evidence value must be a non-empty string"
+    );
+    assert_eq!(v["deduplicated"], 2);
+    assert_eq!(intents(&p).len(), 1, "one signal, one intent");
+    let out = p.fails(&[
+        "intake",
+        "scan",
+        "--source",
+        "schedule",
+        "--file",
+        "snap.json",
+    ]);
+    assert_eq!(
+        out,
+        "  source mismatch: CLI flag \"schedule\" but snapshot declares \"ci_failure\"\n"
+    );
+    let out = p.fails(&["intake", "scan", "--source", "ci_failure"]);
+    assert_eq!(out, "one of --file or --stdin is required\n");
+    let out = p.run(&[
+        "intake",
+        "scan",
+        "--source",
+        "ci_failure",
+        "--file",
+        "missing.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_intent_starts_a_fresh_run_over_a_completed_one_only_when_asked() {
+    let p = Project::new();
+    p.ok(&["inject", "Next feature", "--no-approve"]);
+    let id = intents(&p)[0]["intent_id"].as_str().unwrap().to_owned();
+    p.ok(&["intake", "approve", "--intent", &id]);
+    p.ok(&["intake", "plan", "--intent", &id]);
+    let mut s = p.state();
+    s["status"] = serde_json::json!("completed");
+    s["run_id"] = serde_json::json!("run_0123456789abcdef");
+    s["phase"] = serde_json::json!("qa");
+    s["completed_at"] = serde_json::json!("2026-01-02T03:04:05.000Z");
+    p.write(
+        ".agentxchain/state.json",
+        &serde_json::to_string(&s).unwrap(),
+    );
+    let out = p.fails(&["intake", "start", "--intent", &id]);
+    assert_eq!(
+        out,
+        format!(
+            "  cannot start: governed run is already completed. Re-run with \"agentxchain intake start --intent {id} --restart-completed\" to initialize a fresh governed run.\n"
+        )
+    );
+    p.ok(&["intake", "start", "--intent", &id, "--restart-completed"]);
+    let s = p.state();
+    assert_eq!(s["status"], "active");
+    assert_eq!(
+        s["phase"], "planning",
+        "a fresh run starts at the first phase"
+    );
+    assert_ne!(s["run_id"], "run_0123456789abcdef");
+    assert_eq!(s["provenance"]["trigger"], "intake");
+    assert_eq!(s["phase_gate_status"]["planning_signoff"], "pending");
 }

@@ -299,6 +299,34 @@ fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
     Ok(next)
 }
 
+/// A finished run's state made idle again for a new run (`buildFreshIdleStateForNewRun`):
+/// the first phase, its gates pending, no turns, nothing blocking, the budget whole.
+pub fn fresh_idle(state: &Json, config: &Json) -> Json {
+    let first = cfg::phases(config).first().map(|p| (*p).to_owned());
+    json!({
+        "schema_version": state.get("schema_version").cloned().unwrap_or(json!("1.1")),
+        "run_id": null,
+        "project_id": if state["project_id"].is_null() { cfg::project_id(config) } else { state["project_id"].clone() },
+        "status": "idle",
+        "phase": first,
+        "accepted_integration_ref": null,
+        "active_turns": {},
+        "turn_sequence": 0,
+        "last_completed_turn_id": null,
+        "blocked_on": null,
+        "blocked_reason": null,
+        "escalation": null,
+        "pending_phase_transition": null,
+        "pending_run_completion": null,
+        "queued_phase_transition": null,
+        "queued_run_completion": null,
+        "last_gate_failure": null,
+        "phase_gate_status": cfg::initial_gate_status(config),
+        "budget_reservations": {},
+        "budget_status": {"spent_usd": 0, "remaining_usd": config["budget"]["per_run_max_usd"].clone()},
+    })
+}
+
 /// Starts a run from an idle `state` (written, with `run_started`): a new run id, the phase
 /// gates pending, and `provenance` saying what started it.
 pub fn start_run(

@@ -819,6 +819,12 @@ fn intake_role(
 /// the intent), a turn of the intake role assigned and dispatched carrying the intent's
 /// contract (`intake_context`).
 pub fn start(store: &Store, id: &str, role: Option<&str>) -> Reply {
+    start_with(store, id, role, false)
+}
+
+/// [`start`]; `restart_completed` (`--restart-completed`) starts a fresh run over a completed
+/// one instead of refusing.
+pub fn start_with(store: &Store, id: &str, role: Option<&str>, restart_completed: bool) -> Reply {
     let _lock = lock(store)?;
     let mut intent = load(store, id)?;
     let status = status_of(&intent).to_owned();
@@ -881,10 +887,14 @@ pub fn start(store: &Store, id: &str, role: Option<&str>) -> Reply {
                 .unwrap_or("unknown");
             return Err(failure(1, format!("cannot start: run is blocked ({why})")));
         }
+        "completed" if restart_completed => {}
         "completed" => {
             return Err(failure(
                 1,
-                "cannot start: governed run is already completed. Start a new governed run before starting another intake intent.",
+                format!(
+                    "cannot start: governed run is already completed. Re-run with \"agentxchain intake start --intent {} --restart-completed\" to initialize a fresh governed run.",
+                    intent["intent_id"].as_str().unwrap_or(id)
+                ),
             ));
         }
         "paused" => {
@@ -915,6 +925,9 @@ pub fn start(store: &Store, id: &str, role: Option<&str>) -> Reply {
     let role = intake_role(role, &intent, &state, &config).map_err(|e| failure(1, e))?;
     if let Some(e) = assign::clean_baseline_error(store, cfg::write_authority(&config, &role)) {
         return Err(failure(1, format!("turn assignment failed: {e}")));
+    }
+    if state["status"] == "completed" {
+        state = assign::fresh_idle(&state, &config);
     }
     if state["status"] == "idle" && state["run_id"].is_null() {
         let provenance = json!({
@@ -1716,4 +1729,119 @@ pub fn adopt_for_run(store: &Store, run_id: &str) -> Result<(), Refusal> {
         )?;
     }
     Ok(())
+}
+
+/// `intake scan --source S`: each item of a source's snapshot (`{source, items: [{signal,
+/// evidence, category?, repo?, ref?}]}`) recorded as an intake event — created, deduplicated
+/// or rejected with its reasons; failing only when every item was rejected.
+pub fn scan(store: &Store, source: &str, snapshot: &Json) -> Reply {
+    const SOURCES: [&str; 3] = ["ci_failure", "git_ref_change", "schedule"];
+    if !SOURCES.contains(&source) {
+        return Err(failure(
+            1,
+            format!(
+                "unknown scan source: \"{source}\". Supported: {}",
+                SOURCES.join(", ")
+            ),
+        ));
+    }
+    if !snapshot.is_object() {
+        return Err(failure(1, "snapshot must be a JSON object"));
+    }
+    if snapshot["source"] != source {
+        return Err(failure(
+            1,
+            format!(
+                "source mismatch: CLI flag \"{source}\" but snapshot declares \"{}\"",
+                snapshot["source"].as_str().unwrap_or("undefined")
+            ),
+        ));
+    }
+    let Some(items) = snapshot["items"].as_array().filter(|i| !i.is_empty()) else {
+        return Err(failure(1, "snapshot must contain a non-empty items array"));
+    };
+    let _lock = lock(store)?;
+    let (mut created, mut dedup, mut rejected) = (0u64, 0u64, 0u64);
+    let mut results = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let mut errors = Vec::new();
+        if !item.is_object() {
+            errors.push("item must be a JSON object".to_owned());
+        } else {
+            if item["signal"].as_object().is_none_or(|o| o.is_empty()) {
+                errors.push("signal must be a non-empty object".into());
+            }
+            match item["evidence"].as_array().filter(|e| !e.is_empty()) {
+                None => errors.push("evidence must be a non-empty array".into()),
+                Some(ev) => {
+                    for e in ev {
+                        if !e.is_object() {
+                            errors.push("each evidence entry must be an object".into());
+                            continue;
+                        }
+                        if !["url", "file", "text"].contains(&e["type"].as_str().unwrap_or("")) {
+                            errors.push(format!(
+                                "evidence type must be one of: url, file, text (got \"{}\")",
+                                e["type"].as_str().unwrap_or("undefined")
+                            ));
+                        }
+                        if e["value"].as_str().is_none_or(|v| v.trim().is_empty()) {
+                            errors.push("evidence value must be a non-empty string".into());
+                        }
+                    }
+                }
+            }
+        }
+        if !errors.is_empty() {
+            results.push(json!({"status": "rejected", "index": i, "error": errors.join("; ")}));
+            rejected += 1;
+            continue;
+        }
+        let mut payload =
+            json!({"source": source, "signal": item["signal"], "evidence": item["evidence"]});
+        for k in ["category", "repo", "ref"] {
+            if item[k].as_str().is_some_and(|v| !v.is_empty()) {
+                payload[k] = item[k].clone();
+            }
+        }
+        match axc_core::intake::record(store.root(), &payload, std::time::SystemTime::now()) {
+            Err(e) => {
+                results.push(json!({"status": "rejected", "index": i, "error": e.to_string()}));
+                rejected += 1;
+            }
+            Ok(r) => {
+                let status = if r.deduplicated {
+                    "deduplicated"
+                } else {
+                    "created"
+                };
+                if r.deduplicated {
+                    dedup += 1;
+                } else {
+                    created += 1;
+                }
+                results.push(json!({
+                    "status": status, "event_id": r.event["event_id"],
+                    "intent_id": r.intent.as_ref().map_or(Json::Null, |i| i["intent_id"].clone()),
+                }));
+            }
+        }
+    }
+    let all_rejected = created == 0 && dedup == 0;
+    let mut out = json!({"ok": !all_rejected});
+    if all_rejected {
+        out["error"] = json!("all scanned items were rejected");
+    }
+    for (k, v) in [
+        ("source", json!(source)),
+        ("scanned", json!(items.len())),
+        ("created", json!(created)),
+        ("deduplicated", json!(dedup)),
+        ("rejected", json!(rejected)),
+        ("results", json!(results)),
+        ("exitCode", json!(if all_rejected { 1 } else { 0 })),
+    ] {
+        out[k] = v;
+    }
+    if all_rejected { Err(out) } else { Ok(out) }
 }
