@@ -218,10 +218,14 @@ impl Loop<'_> {
     fn drive(&mut self, max_turns: u64) -> Stop {
         let mut first = true;
         match self.store.state() {
-            Ok(state) if state["status"] == "idle" => {
+            // A run over a completed one starts afresh, as the reference's `run`.
+            Ok(state) if state["status"] == "idle" || state["status"] == "completed" => {
                 let started = (|| {
                     let _lock = self.store.lock()?;
-                    let state = self.store.state()?;
+                    let mut state = self.store.state()?;
+                    if state["status"] == "completed" {
+                        state = assign::fresh_idle(&state, self.config);
+                    }
                     let provenance = serde_json::json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
                     assign::start_run(self.store, self.config, &state, provenance)
                 })();

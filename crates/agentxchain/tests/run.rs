@@ -149,6 +149,15 @@ fn a_run_goes_from_planning_to_completed_with_its_agents() {
         1,
         "the finished run is in the run history"
     );
+    // Run again over the completed run: a fresh one starts at the first phase.
+    let first = state["run_id"].clone();
+    let (code, out, _) = run(&r.p.root, &["--max-turns", "0"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  Status:  max_turns_reached\n"), "{out}");
+    let state = r.p.state();
+    assert_eq!(state["status"], "active");
+    assert_eq!(state["phase"], "planning");
+    assert_ne!(state["run_id"], first);
 }
 
 fn human_gates(r: &Run) {
