@@ -46,18 +46,15 @@ pub fn checkpoint(store: &Store, turn: Option<&str>) -> Result<Checkpointed, Ref
         return Err(Refusal::new("checkpoint-turn requires a git repository."));
     }
     let _lock = store.lock()?;
-    let history = store.read_jsonl(HISTORY);
-    let idx = match turn {
-        Some(t) => history.iter().rposition(|e| e["turn_id"] == t),
-        None => history.len().checked_sub(1),
-    };
-    let Some(idx) = idx else {
+    // The entry is found from the end (it is nearly always the last line): only the lines after
+    // it are parsed, whatever the history's length.
+    let raw = store.read_text(HISTORY, 1 << 30)?.unwrap_or_default();
+    let Some((span, entry)) = find_from_end(&raw, turn) else {
         return Err(Refusal::new(match turn {
             Some(t) => format!("Accepted turn {t} not found in history."),
             None => "No accepted turn found in history.".to_owned(),
         }));
     };
-    let entry = history[idx].clone();
     let turn_id = entry["turn_id"].as_str().unwrap_or("").to_owned();
     if let Some(sha) = entry["checkpoint_sha"].as_str() {
         return Ok(Checkpointed::Already {
@@ -106,23 +103,11 @@ pub fn checkpoint(store: &Store, turn: Option<&str>) -> Result<Checkpointed, Ref
     let mut updated = entry.clone();
     updated["checkpoint_sha"] = json!(sha);
     updated["checkpointed_at"] = json!(at);
-    let raw = store.read_text(HISTORY, 1 << 30)?.unwrap_or_default();
-    let mut seen = 0usize;
-    let target = idx + 1;
     let mut out = String::with_capacity(raw.len() + 128);
-    for line in raw.split_inclusive('\n') {
-        let parsed =
-            !line.trim().is_empty() && serde_json::from_str::<Json>(line.trim_end()).is_ok();
-        if parsed {
-            seen += 1;
-            if seen == target {
-                out.push_str(&serde_json::to_string(&updated).map_err(std::io::Error::other)?);
-                out.push('\n');
-                continue;
-            }
-        }
-        out.push_str(line);
-    }
+    out.push_str(&raw[..span.0]);
+    out.push_str(&serde_json::to_string(&updated).map_err(std::io::Error::other)?);
+    out.push('\n');
+    out.push_str(&raw[span.1..]);
     store.write_text(HISTORY, &out)?;
     if let Some(mut state) = store.read_json(STATE)? {
         state["accepted_integration_ref"] = json!(format!("git:{sha}"));
@@ -143,9 +128,50 @@ pub fn checkpoint(store: &Store, turn: Option<&str>) -> Result<Checkpointed, Ref
     Ok(Checkpointed::Committed { turn_id, sha })
 }
 
+/// The last history line that parses as an entry for `turn` (any entry when `None`), with
+/// its byte span (its newline included).
+fn find_from_end(raw: &str, turn: Option<&str>) -> Option<((usize, usize), Json)> {
+    let mut end = raw.len();
+    while end > 0 {
+        let body_end = if raw.as_bytes()[end - 1] == b'\n' {
+            end - 1
+        } else {
+            end
+        };
+        let start = raw[..body_end].rfind('\n').map_or(0, |i| i + 1);
+        let line = raw[start..body_end].trim();
+        if !line.is_empty()
+            && let Ok(e) = serde_json::from_str::<Json>(line)
+            && turn.is_none_or(|t| e["turn_id"] == t)
+        {
+            return Some(((start, end), e));
+        }
+        end = start;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_entry_is_found_from_the_end_with_its_exact_span() {
+        let raw =
+            "{\"turn_id\":\"a\"}\nnot json\n{\"turn_id\":\"b\"}\n\n{\"turn_id\":\"a\",\"n\":2}";
+        let ((s, e), v) = find_from_end(raw, Some("a")).unwrap();
+        assert_eq!(
+            (&raw[s..e], v["n"].as_u64()),
+            ("{\"turn_id\":\"a\",\"n\":2}", Some(2))
+        );
+        let ((s, e), _) = find_from_end(raw, Some("b")).unwrap();
+        assert_eq!(&raw[s..e], "{\"turn_id\":\"b\"}\n");
+        let ((s, _), v) = find_from_end(raw, None).unwrap();
+        assert_eq!((s, v["n"].as_u64()), (raw.rfind('{').unwrap(), Some(2)));
+        assert!(find_from_end(raw, Some("c")).is_none());
+        assert!(find_from_end("", None).is_none());
+        assert!(find_from_end("garbage\n", None).is_none());
+    }
 
     #[test]
     fn only_paths_inside_the_repository_are_committed() {

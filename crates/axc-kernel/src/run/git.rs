@@ -236,8 +236,99 @@ pub fn snapshot(root: &Path) -> Option<Snapshot> {
     Some(snap)
 }
 
+/// `(HEAD's commit, its branch)` as `git status` reports them (`None` for an unborn or
+/// detached one), read from the repository's own files when it is a plain `.git` directory
+/// this user owns with files-backed refs — no git process (`status` reads this on every call) —
+/// else from [`snapshot`]. `None` outside a work tree.
+pub fn head_branch(root: &Path) -> Option<(Option<String>, Option<String>)> {
+    head_from_files(root).or_else(|| snapshot(root).map(|s| (s.head, s.branch)))
+}
+
+/// The repository's small text file `rel` (a regular file, at most 64 KiB).
+fn small(dir: &Path, rel: &str) -> Option<String> {
+    let bytes = fsread::read_regular(&dir.join(rel), 64 << 10).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+fn is_oid(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// [`head_branch`] from the files, or `None` to ask git: any layout this does not read the way
+/// git would (a `.git` file or linked worktree, a bare-looking directory on the way up, another
+/// owner's repository — git refuses it —, reftable refs, a symbolic ref outside `refs/heads/`).
+fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
+    use std::os::unix::fs::MetadataExt;
+    let start = root.canonicalize().ok()?;
+    let looks_bare =
+        |d: &Path| d.join("HEAD").exists() && d.join("objects").is_dir() && d.join("refs").is_dir();
+    let mut git_dir = None;
+    for dir in start.ancestors() {
+        let dot = dir.join(".git");
+        match std::fs::symlink_metadata(&dot) {
+            Ok(m) if m.is_dir() => {
+                // SAFETY: geteuid has no preconditions.
+                if m.uid() != unsafe { libc::geteuid() } {
+                    return None;
+                }
+                git_dir = Some(dot);
+                break;
+            }
+            Ok(_) => return None,
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return None,
+            Err(_) => {}
+        }
+        if looks_bare(dir) {
+            return None;
+        }
+    }
+    let git = git_dir?;
+    if git.join("commondir").exists() {
+        return None;
+    }
+    let config = small(&git, "config")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if config.contains("refstorage") || config.contains("worktree") {
+        return None;
+    }
+    let head = small(&git, "HEAD")?;
+    let head = head.trim_end_matches(['\n', '\r']);
+    if is_oid(head) {
+        return Some((Some(head.to_owned()), None));
+    }
+    let target = head.strip_prefix("ref: ")?.trim();
+    let branch = target.strip_prefix("refs/heads/")?;
+    if branch.is_empty()
+        || target.contains("..")
+        || target
+            .split('/')
+            .any(|c| c.is_empty() || c.starts_with('.'))
+    {
+        return None;
+    }
+    let oid = match small(&git, target) {
+        Some(loose) => {
+            let loose = loose.trim();
+            if !is_oid(loose) {
+                return None;
+            }
+            Some(loose.to_owned())
+        }
+        None if git.join(target).exists() => return None,
+        None => small(&git, "packed-refs").and_then(|packed| {
+            packed.lines().find_map(|l| {
+                let (oid, name) = l.split_once(' ')?;
+                (name == target && is_oid(oid)).then(|| oid.to_owned())
+            })
+        }),
+    };
+    Some((oid, Some(branch.to_owned())))
+}
+
 pub fn is_repo(root: &Path) -> bool {
-    snapshot(root).is_some()
+    // A repository whose HEAD reads from its files is one (no git process); else git says.
+    head_from_files(root).is_some() || snapshot(root).is_some()
 }
 
 pub fn head(root: &Path) -> Option<String> {
@@ -462,6 +553,51 @@ mod tests {
             .status
             .success();
         assert!(ok, "{args:?}");
+    }
+
+    /// What `git status` says of HEAD and branch, for comparison.
+    fn from_git(root: &Path) -> Option<(Option<String>, Option<String>)> {
+        snapshot(root).map(|s| (s.head, s.branch))
+    }
+
+    #[test]
+    fn head_and_branch_read_from_the_files_agree_with_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let app = repo.join("app");
+        std::fs::create_dir_all(&app).unwrap();
+        sh(&repo, &["init", "-q", "-b", "main"]);
+        // Unborn: no commit, the branch named.
+        assert_eq!(head_from_files(&repo), Some((None, Some("main".into()))));
+        assert_eq!(head_from_files(&repo), from_git(&repo));
+        sh(&repo, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        for root in [&repo, &app] {
+            let fast = head_from_files(root);
+            assert!(fast.as_ref().is_some_and(|(h, _)| h.is_some()));
+            assert_eq!(fast, from_git(root));
+        }
+        // Packed refs only.
+        sh(&repo, &["pack-refs", "--all", "--prune"]);
+        assert!(!repo.join(".git/refs/heads/main").exists());
+        assert_eq!(head_from_files(&repo), from_git(&repo));
+        // Another branch, then detached.
+        sh(&repo, &["checkout", "-q", "-b", "feature/x"]);
+        sh(&repo, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        assert_eq!(head_from_files(&repo), from_git(&repo));
+        sh(&repo, &["checkout", "-q", "--detach"]);
+        assert_eq!(head_from_files(&repo).unwrap().1, None);
+        assert_eq!(head_from_files(&repo), from_git(&repo));
+        // A linked worktree (a .git file): git is asked, and agrees with itself.
+        sh(&repo, &["worktree", "add", "-q", "../wt", "-b", "wt"]);
+        let wt = dir.path().join("wt");
+        assert_eq!(head_from_files(&wt), None);
+        assert_eq!(head_branch(&wt).and_then(|(_, b)| b), Some("wt".to_owned()));
+        // A HEAD naming something odd is left to git.
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/../../config\n").unwrap();
+        assert_eq!(head_from_files(&repo), None);
+        // Outside a repository: nothing.
+        let plain = tempfile::tempdir().unwrap();
+        assert_eq!(head_branch(plain.path()), None);
     }
 
     #[test]

@@ -438,9 +438,21 @@ fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
     };
     let (mut drift, mut warnings) = (Json::Null, Vec::<String>::new());
     let base = &cp["baseline_ref"];
-    if !falsy(base)
-        && !stale
-        && let Some(now) = git::snapshot(store.root())
+    // The working tree is read (a git process) only when the checkpoint says it was clean;
+    // HEAD and branch come from the repository's files.
+    let needs_tree = base["workspace_dirty"] == false;
+    let now = if falsy(base) || stale {
+        None
+    } else if needs_tree {
+        git::snapshot(store.root())
+    } else {
+        git::head_branch(store.root()).map(|(head, branch)| git::Snapshot {
+            head,
+            branch,
+            ..Default::default()
+        })
+    };
+    if let Some(now) = now
         && let Some(head) = &now.head
     {
         let old_head = base["git_head"].as_str();
