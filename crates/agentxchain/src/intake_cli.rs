@@ -631,21 +631,33 @@ fn record(args: RecordArgs) -> ExitCode {
     }
 }
 
+/// The largest intake payload or snapshot read.
+const MAX_PAYLOAD: u64 = 16 << 20;
+
 fn parse_json(what: &str, text: &str) -> Result<Json, String> {
     serde_json::from_str(text).map_err(|e| format!("{what} is not valid JSON: {e}"))
 }
 
 fn parse_payload(args: &RecordArgs) -> Result<Json, String> {
     if let Some(file) = &args.file {
-        let text = std::fs::read_to_string(file)
+        // A regular file of at most 16 MiB (not a FIFO, /dev/zero or a device).
+        let bytes = fsread::read_regular(file, MAX_PAYLOAD)
             .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
         return parse_json(&file.display().to_string(), &text);
     }
     if args.stdin {
         let mut text = String::new();
         std::io::stdin()
+            .take(MAX_PAYLOAD + 1)
             .read_to_string(&mut text)
             .map_err(|e| format!("cannot read standard input: {e}"))?;
+        if text.len() as u64 > MAX_PAYLOAD {
+            return Err(format!(
+                "standard input is over {} MiB; an intake payload is one JSON object",
+                MAX_PAYLOAD >> 20
+            ));
+        }
         return parse_json("standard input", &text);
     }
     let Some(source) = &args.source else {

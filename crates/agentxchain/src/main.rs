@@ -328,6 +328,19 @@ struct ReadArgs {
     root: Option<PathBuf>,
 }
 
+/// A person's command (an approval, an unblock) refused inside a dispatched turn: the agent
+/// `step` or `run` started has `AGENTXCHAIN_TURN_ID` set, and an agent never approves its own
+/// gate. (An agent that clears the variable is not stopped by this: it is the same class as
+/// an agent rewriting the run's files, docs/agentxchain.md.)
+fn person_only(command: &str) -> Option<ExitCode> {
+    let turn = std::env::var("AGENTXCHAIN_TURN_ID").ok()?;
+    println!(
+        "{command} is a person's command: it was run inside the dispatched turn {} (AGENTXCHAIN_TURN_ID is set). Approvals are made by a person after the agent's turn.",
+        axc_core::util::printable(&turn)
+    );
+    Some(ExitCode::from(1))
+}
+
 fn main() -> ExitCode {
     // Output piped into `head` ends the process quietly, as any command-line tool's does (the
     // run's files are written before anything is printed).
@@ -382,6 +395,9 @@ fn main() -> ExitCode {
             no_checkpoint,
         }),
         Command::Run {
+            auto_approve: true, ..
+        } if person_only("run --auto-approve").is_some() => ExitCode::from(1),
+        Command::Run {
             role,
             max_turns,
             auto_approve,
@@ -407,8 +423,12 @@ fn main() -> ExitCode {
         Command::ReissueTurn { turn, role, reason } => {
             governed::reissue_turn(turn.as_deref(), role.as_deref(), reason.as_deref())
         }
-        Command::ApproveTransition => governed::approve_transition(),
-        Command::ApproveCompletion => governed::approve_completion(),
+        Command::ApproveTransition => {
+            person_only("approve-transition").unwrap_or_else(governed::approve_transition)
+        }
+        Command::ApproveCompletion => {
+            person_only("approve-completion").unwrap_or_else(governed::approve_completion)
+        }
         Command::Escalate {
             reason,
             detail,
@@ -420,7 +440,7 @@ fn main() -> ExitCode {
             action.as_deref(),
             turn.as_deref(),
         ),
-        Command::Unblock { id } => governed::unblock(&id),
+        Command::Unblock { id } => person_only("unblock").unwrap_or_else(|| governed::unblock(&id)),
         Command::Validate { mode, turn, json } => {
             if mode != "turn" {
                 println!("validate --mode {mode}: only --mode turn is available in this build");

@@ -38,6 +38,8 @@ enum Stop {
     CallerStopped,
     RejectExhausted,
     InitFailed,
+    /// A gate no routed role can satisfy (the admission control doctor reports).
+    AdmissionRejected,
     /// `inject` left a p0 intent: the loop yields so it is taken next.
     PriorityPreempted,
 }
@@ -52,6 +54,7 @@ impl Stop {
             Stop::CallerStopped => "caller_stopped",
             Stop::RejectExhausted => "reject_exhausted",
             Stop::InitFailed => "init_failed",
+            Stop::AdmissionRejected => "admission_rejected",
             Stop::PriorityPreempted => "priority_preempted",
         }
     }
@@ -217,6 +220,20 @@ impl Loop<'_> {
 
     fn drive(&mut self, max_turns: u64) -> Stop {
         let mut first = true;
+        // A config whose gates no routed role can satisfy would only burn retries.
+        if let Ok(Some(raw)) = self.store.read_json(axc_kernel::run::store::CONFIG) {
+            let (errors, _) = axc_kernel::views::doctor::admission(
+                &axc_kernel::views::status::normalize_config(&raw),
+            );
+            if !errors.is_empty() {
+                self.errors.extend(
+                    errors
+                        .into_iter()
+                        .map(|e| format!("Admission control: {e}")),
+                );
+                return Stop::AdmissionRejected;
+            }
+        }
         match self.store.state() {
             // A run over a completed one starts afresh, as the reference's `run`.
             Ok(state) if state["status"] == "idle" || state["status"] == "completed" => {
@@ -338,10 +355,13 @@ impl Loop<'_> {
                 "manual adapter is not supported in run mode — use agentxchain step".to_owned()
             }
             "local_cli" => {
-                // Dispatched again by the loop, as the reference's run records it.
-                if let Err(r) = lifecycle::mark(self.store, &turn_id, lifecycle::Stage::Dispatched)
+                // Dispatched again by the loop, as the reference's run records it: the bundle
+                // written afresh, the turn claimed (a worker of an earlier run still alive
+                // refuses it).
+                if let Err(r) =
+                    lifecycle::claim(self.store, self.config, &turn_id, std::process::id())
                 {
-                    self.errors.push(r.message);
+                    self.errors.push(r.message.replace('\n', " "));
                     return Some(Stop::Blocked);
                 }
                 println!(
@@ -355,14 +375,8 @@ impl Loop<'_> {
                 let verbose = self.args.verbose;
                 let mut echo = |stderr: bool, bytes: &[u8]| {
                     lines += bytes.iter().filter(|b| **b == b'\n').count().max(1) as u64;
-                    if !verbose {
-                        return;
-                    }
-                    let text = clean(&String::from_utf8_lossy(bytes));
-                    if stderr {
-                        let _ = std::io::stderr().write_all(text.as_bytes());
-                    } else {
-                        let _ = std::io::stdout().write_all(text.as_bytes());
+                    if verbose {
+                        crate::step_cli::echo_piece(stderr, bytes);
                     }
                 };
                 let watch = local_cli::Watch {

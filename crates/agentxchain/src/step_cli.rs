@@ -316,7 +316,7 @@ pub fn step(a: &Args) -> ExitCode {
             println!("Waiting for turn result...");
             println!(
                 "Polling: .agentxchain/staging/{turn_id}/turn-result.json (every {}s)",
-                a.poll
+                a.poll.max(1)
             );
             println!("Press Ctrl+C to abort and leave the turn assigned.");
             println!();
@@ -354,21 +354,38 @@ pub fn step(a: &Args) -> ExitCode {
     finish(&store, &config, &turn_id, &role, a)
 }
 
-/// Writes the active turn's bundle again and marks it dispatched (`turn_dispatched`).
+/// Writes the active turn's bundle again and claims it for this dispatch (`turn_dispatched`).
 fn redispatch_active(
     store: &Store,
     config: &Json,
     turn: &Json,
 ) -> Result<Json, axc_kernel::run::Refusal> {
-    let turn_id = s(&turn["turn_id"]);
-    let state = {
-        let _lock = store.lock()?;
-        let state = store.state()?;
-        dispatch::write_bundle(store, &state, config, &state["active_turns"][&turn_id])?;
-        state
-    };
-    let state = lifecycle::mark(store, &turn_id, lifecycle::Stage::Dispatched)?.unwrap_or(state);
-    Ok(state["active_turns"][&turn_id].clone())
+    lifecycle::claim(store, config, &s(&turn["turn_id"]), std::process::id())
+}
+
+/// What an agent printed, for the terminal: line breaks kept, every other control character
+/// (escape sequences included) shown escaped.
+pub(crate) fn stream_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .split('\n')
+        .map(clean)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Prints a piece of an agent's output as it comes.
+pub(crate) fn echo_piece(stderr: bool, bytes: &[u8]) {
+    use std::io::Write;
+    let text = stream_text(bytes);
+    if stderr {
+        let mut e = std::io::stderr();
+        let _ = e.write_all(text.as_bytes());
+        let _ = e.flush();
+    } else {
+        let mut o = std::io::stdout();
+        let _ = o.write_all(text.as_bytes());
+        let _ = o.flush();
+    }
 }
 
 fn aborted() -> ExitCode {
@@ -429,15 +446,7 @@ fn run_local(
     }
     println!("Press Ctrl+C to abort and leave the turn assigned.");
     println!();
-    let mut echo = |stderr: bool, bytes: &[u8]| {
-        use std::io::Write;
-        let text = axc_core::util::printable(&String::from_utf8_lossy(bytes));
-        if stderr {
-            let _ = std::io::stderr().write_all(text.as_bytes());
-        } else {
-            let _ = std::io::stdout().write_all(text.as_bytes());
-        }
-    };
+    let mut echo = echo_piece;
     let watch = local_cli::Watch {
         cancel,
         echo: if a.stream { Some(&mut echo) } else { None },
@@ -446,6 +455,17 @@ fn run_local(
         Ok(o) => o,
         Err(r) => return Err(refuse(&r)),
     };
+    let still_active = store
+        .state()
+        .is_ok_and(|st| st["active_turns"].get(&turn_id).is_some());
+    if !still_active && outcome != Outcome::Aborted {
+        println!();
+        println!(
+            "Turn {turn_id} is no longer active: it was accepted or rejected while its agent ran."
+        );
+        println!("Inspect it: agentxchain status");
+        return Err(ExitCode::SUCCESS);
+    }
     match outcome {
         Outcome::Staged => {
             println!("Subprocess completed. Staged result detected.");

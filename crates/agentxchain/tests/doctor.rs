@@ -167,3 +167,27 @@ fn outside_a_project_and_with_a_broken_config() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("agentxchain.json is invalid JSON: "));
 }
+
+#[test]
+fn a_role_on_a_runtime_that_does_not_exist_is_not_ready() {
+    let p = Project::new();
+    p.config(|c| {
+        c["roles"]["pm"]["runtime"] = json!("nope");
+        c["runtimes"]["out"] = json!({"type": "local_cli", "command": ["sh"], "cwd": "../.."});
+    });
+    let (code, r) = checks(&p);
+    assert_eq!(code, 1);
+    let (lvl, detail) = level(&r, "config_valid");
+    assert_eq!(lvl, "fail");
+    assert!(
+        detail.contains("Role \"pm\" references unknown runtime \"nope\""),
+        "{detail}"
+    );
+    assert_eq!(
+        level(&r, "runtime_out"),
+        (
+            "fail",
+            "Runtime cwd \"../..\" is not a directory inside the project."
+        )
+    );
+}

@@ -242,5 +242,27 @@ fn an_intent_starts_a_fresh_run_over_a_completed_one_only_when_asked() {
     );
     assert_ne!(s["run_id"], "run_0123456789abcdef");
     assert_eq!(s["provenance"]["trigger"], "intake");
+    let (turn, role) = p.active_turn();
+    assert_eq!(role, "pm", "the fresh run's first phase's role ({turn})");
     assert_eq!(s["phase_gate_status"]["planning_signoff"], "pending");
+}
+
+#[test]
+fn an_intake_payload_is_read_bounded() {
+    let p = Project::new();
+    let fifo = p.root.join("payload.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = p.run(&["intake", "record", "--file", "payload.fifo"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("cannot read payload.fifo"),
+        "{:?}",
+        out
+    );
 }

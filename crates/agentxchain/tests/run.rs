@@ -332,3 +332,89 @@ fn a_dry_run_says_what_would_run_and_runs_nothing() {
         "{out}"
     );
 }
+
+#[test]
+fn a_turn_is_not_accepted_blind_when_the_agent_breaks_git() {
+    // The agent drops the gates' protections from the config, then breaks HEAD so git cannot
+    // show the change.
+    let r = project("ok");
+    human_gates(&r);
+    r.p.config(|c| c["gates"]["planning_signoff"]["credentialed"] = json!(true));
+    let script = r._agent.path().join("agent.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(
+        &script,
+        text.replace(
+            "mkdir -p \".agentxchain/staging/$t\"",
+            "sed -i 's/\"credentialed\": true/\"credentialed\": false/' agentxchain.json; echo garbage > .git/HEAD\nmkdir -p \".agentxchain/staging/$t\"",
+        ),
+    )
+    .unwrap();
+    let (code, out, _) = run(&r.p.root, &["--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the working tree cannot be observed: git fails in this repository"),
+        "{out}"
+    );
+    assert!(
+        jsonl(&r.p.root, ".agentxchain/history.jsonl").is_empty(),
+        "nothing accepted"
+    );
+    assert_ne!(r.p.state()["phase"], "implementation");
+}
+
+#[test]
+fn a_marker_linked_to_a_project_file_is_removed_not_the_file() {
+    let r = project("ok");
+    std::fs::create_dir_all(r.p.root.join(".agentxchain/intake")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../agentxchain.json",
+        r.p.root.join(".agentxchain/intake/injected-priority.json"),
+    )
+    .unwrap();
+    let (_, out, _) = run(&r.p.root, &["--max-turns", "1", "--auto-approve"]);
+    assert!(
+        r.p.root.join("agentxchain.json").exists(),
+        "the config was deleted: {out}"
+    );
+}
+
+#[test]
+fn a_turn_left_by_an_interrupted_run_is_dispatched_afresh() {
+    let r = project("ok");
+    r.p.ok(&["resume"]);
+    let (turn, _) = r.p.active_turn();
+    // What an interrupted dispatch leaves in the bundle.
+    std::fs::write(
+        r.p.root
+            .join(format!(".agentxchain/dispatch/turns/{turn}/stdout.log")),
+        "earlier\n",
+    )
+    .unwrap();
+    let (code, out, _) = run(&r.p.root, &["--max-turns", "1", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Turn accepted: {turn}")), "{out}");
+    assert!(!out.contains("manifest verification failed"), "{out}");
+}
+
+#[test]
+fn a_config_no_role_can_satisfy_is_refused_before_the_run() {
+    let r = project("ok");
+    r.p.config(|c| {
+        c["runtimes"]["api"] = json!({"type": "api_proxy", "provider": "ollama", "model": "m"});
+        for role in ["pm", "eng_director"] {
+            c["roles"][role]["runtime"] = json!("api");
+            c["roles"][role]["write_authority"] = json!("review_only");
+        }
+    });
+    let (code, out, _) = run(&r.p.root, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("  Status:  admission_rejected\n"), "{out}");
+    assert!(
+        out.contains(
+            "    Admission control: ADM-001: Phase \"planning\" gate \"planning_signoff\""
+        ),
+        "{out}"
+    );
+    assert_eq!(r.p.state()["status"], "idle", "no run was started");
+}

@@ -68,6 +68,7 @@ impl Agent {
             .args(args)
             .current_dir(&self.p.root)
             .env("AGENT_OUT", self.out.path())
+            .env("AXC", BIN)
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
             .env("GIT_COMMITTER_NAME", "t")
@@ -584,4 +585,132 @@ fn a_completed_run_takes_no_more_turns() {
         out,
         "This run is already completed.\n  Completed at: 2026-01-02T03:04:05.000Z\n  No more turns can be assigned to a completed run.\n"
     );
+}
+
+/// The agent script with `extra` shell run before it stages its result.
+fn agent_with(extra: &str) -> Agent {
+    let a = agent("ok", "stdin");
+    let script = a.out.path().join("agent.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(
+        &script,
+        text.replace(
+            "mkdir -p \".agentxchain/staging/$t\"",
+            &format!("{extra}\nmkdir -p \".agentxchain/staging/$t\""),
+        ),
+    )
+    .unwrap();
+    a
+}
+
+#[test]
+fn nothing_the_agent_started_outlives_its_turn() {
+    // A background process with its pipes closed, meant to write after the result is judged.
+    let a = agent_with("( sleep 2; echo late > \"$AGENT_OUT/late\" ) </dev/null >/dev/null 2>&1 &");
+    let (code, out, _) = a.step(&[]);
+    assert_eq!(code, 0, "{out}");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !a.out.path().join("late").exists(),
+        "the background process ran on"
+    );
+}
+
+#[test]
+fn an_agent_that_breaks_the_state_is_ended_with_the_step() {
+    let a = agent_with(
+        "echo $$ > \"$AGENT_OUT/pid\"; echo 'not json' > .agentxchain/state.json; echo broke; sleep 30",
+    );
+    let started = Instant::now();
+    let (code, out, err) = a.step(&[]);
+    assert_ne!(code, 0, "{out}{err}");
+    let pid: i32 = a.seen("pid").trim().parse().unwrap();
+    let gone = (0..40).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        !alive(pid)
+    });
+    assert!(gone, "the agent {pid} runs on unwatched");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_passed_deadline_is_renewed_when_the_turn_is_dispatched_again() {
+    let a = agent("ok", "stdin");
+    a.p.ok(&["resume"]);
+    let turn = a.p.active_turn().0;
+    let mut state = a.p.state();
+    state["active_turns"][&turn]["deadline_at"] = json!("2020-01-01T00:00:00.000Z");
+    a.p.write(
+        ".agentxchain/state.json",
+        &serde_json::to_string_pretty(&state).unwrap(),
+    );
+    let (code, out, _) = a.step(&["--resume"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  Turn Accepted"), "{out}");
+}
+
+#[test]
+fn two_resumes_at_once_run_one_agent() {
+    let a = agent_with("echo run >> \"$AGENT_OUT/runs\"; sleep 2");
+    a.p.ok(&["resume"]);
+    let spawn = || {
+        Command::new(BIN)
+            .args(["step", "--resume"])
+            .current_dir(&a.p.root)
+            .env("AGENT_OUT", a.out.path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (x, y) = (spawn(), spawn());
+    let (ox, oy) = (x.wait_with_output().unwrap(), y.wait_with_output().unwrap());
+    let runs = a.seen("runs");
+    assert_eq!(runs.lines().count(), 1, "agents run: {runs:?}");
+    let refused = [&ox, &oy]
+        .iter()
+        .filter(|o| String::from_utf8_lossy(&o.stdout).contains("is still alive"))
+        .count();
+    assert_eq!(
+        refused,
+        1,
+        "{}\n---\n{}",
+        String::from_utf8_lossy(&ox.stdout),
+        String::from_utf8_lossy(&oy.stdout)
+    );
+}
+
+#[test]
+fn streamed_output_keeps_its_lines_and_escapes_controls() {
+    let a = agent_with("printf 'line one\\nline two\\n\\033[31mred\\n'");
+    let (code, out, _) = a.step(&["--stream"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("line one\nline two\n"), "{out}");
+    assert!(
+        !out.contains('\u{1b}'),
+        "an escape reached the terminal: {out}"
+    );
+}
+
+#[test]
+fn an_agent_cannot_approve_or_unblock_from_inside_its_turn() {
+    let a = agent_with(
+        "for c in approve-transition approve-completion 'unblock hesc_0123456789abcdef' 'run --auto-approve'; do \"$AXC\" $c >> \"$AGENT_OUT/person.txt\"; echo \"rc=$?\" >> \"$AGENT_OUT/person.txt\"; done",
+    );
+    let (code, out, _) = a.step(&[]);
+    assert_eq!(code, 0, "{out}");
+    let said = a.seen("person.txt");
+    for c in [
+        "approve-transition",
+        "approve-completion",
+        "unblock",
+        "run --auto-approve",
+    ] {
+        assert!(
+            said.contains(&format!(
+                "{c} is a person's command: it was run inside the dispatched turn turn_"
+            )),
+            "{c}: {said}"
+        );
+    }
+    assert_eq!(said.matches("rc=1").count(), 4, "{said}");
 }

@@ -339,11 +339,19 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         .filter_map(|f| f.as_str().map(str::to_owned))
         .collect();
     let authority = cfg::write_authority(&config, turn["assigned_role"].as_str().unwrap_or(""));
-    let mut errors = if observed["observation_available"] == true {
+    let observable = observed["observation_available"] == true;
+    let mut errors = if observable {
         declared_vs_observed(&declared, &seen, authority)
     } else {
         Vec::new()
     };
+    // A turn dispatched from a git baseline (or in a repository git now refuses) is judged by
+    // what git sees: when git cannot see, the turn is not accepted blind.
+    if !observable && (base_head.is_some() || git::broken(store.root())) {
+        errors.push(
+            "the working tree cannot be observed: git fails in this repository (a broken HEAD or ref, a repository git refuses to read, a file it cannot open); repair the repository, then accept".to_owned(),
+        );
+    }
     // The config a turn is judged by is the one committed when it started, compared from git's
     // objects (an index flag such as skip-worktree, or an ignore file, hides a change from
     // `git status`, not from this).

@@ -75,10 +75,20 @@ pub fn next_role(state: &Json, config: &Json) -> Option<String> {
 /// The clean-baseline rule for code-writing turns: dirty agent files refuse the assignment,
 /// naming the accepted turn that must be checkpointed first when they are all its files.
 pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
-    if authority == "review_only" || !git::is_repo(store.root()) {
+    if authority == "review_only" {
         return None;
     }
-    let dirty: Vec<String> = git::working_tree_changes(store.root())
+    if !git::is_repo(store.root()) {
+        // No repository at all: nothing to keep clean. One git cannot read is not "clean".
+        return git::broken(store.root()).then(|| {
+            "the repository cannot be read by git (a broken HEAD or ref, or a repository git refuses): repair it before assigning a code-writing turn".to_owned()
+        });
+    }
+    let Some(snap) = git::snapshot(store.root()) else {
+        return Some("the repository cannot be read by git (a broken HEAD or ref, or a repository git refuses): repair it before assigning a code-writing turn".to_owned());
+    };
+    let dirty: Vec<String> = snap
+        .changes
         .into_iter()
         .filter(|p| !paths::is_baseline_exempt(p))
         .collect();
@@ -219,6 +229,9 @@ fn redispatch(
     let turn = &mut next["active_turns"][turn_id];
     turn["status"] = json!("dispatched");
     turn["dispatched_at"] = json!(now());
+    if !super::lifecycle::deadline_ahead(turn.get("deadline_at")) {
+        turn["deadline_at"] = json!(super::reject::deadline(config));
+    }
     // The earlier attempt's process is gone: its fields go with it (the reference's
     // `dispatched` lifecycle).
     if let Some(t) = turn.as_object_mut() {

@@ -316,14 +316,34 @@ fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
             Some(loose.to_owned())
         }
         None if git.join(target).exists() => return None,
-        None => small(&git, "packed-refs").and_then(|packed| {
-            packed.lines().find_map(|l| {
-                let (oid, name) = l.split_once(' ')?;
-                (name == target && is_oid(oid)).then(|| oid.to_owned())
-            })
-        }),
+        None => match std::fs::symlink_metadata(git.join("packed-refs")) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            // A packed-refs this cannot read whole (too large, not a regular file): ask git.
+            _ => {
+                let packed = fsread::read_regular(&git.join("packed-refs"), 64 << 20).ok()?;
+                let packed = String::from_utf8(packed).ok()?;
+                packed.lines().find_map(|l| {
+                    let (oid, name) = l.split_once(' ')?;
+                    (name == target && is_oid(oid)).then(|| oid.to_owned())
+                })
+            }
+        },
     };
     Some((oid, Some(branch.to_owned())))
+}
+
+/// A repository git cannot read: a `.git` at or above `root` (or `root` itself looking like a
+/// bare repository) while `git status` fails there (a broken HEAD, another owner's repository
+/// git refuses, a FIFO it times out on). Observation must then fail closed, not read as "no
+/// repository, nothing changed".
+pub fn broken(root: &Path) -> bool {
+    let Ok(start) = root.canonicalize() else {
+        return false;
+    };
+    let has_git = start
+        .ancestors()
+        .any(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
+    has_git && snapshot(root).is_none()
 }
 
 pub fn is_repo(root: &Path) -> bool {

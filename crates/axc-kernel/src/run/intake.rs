@@ -920,14 +920,15 @@ pub fn start_with(store: &Store, id: &str, role: Option<&str>, restart_completed
     if !state["pending_run_completion"].is_null() {
         return Err(failure(1, "cannot start: pending run completion approval"));
     }
+    // A fresh run over a completed one starts at the first phase: its role is that phase's.
+    if state["status"] == "completed" {
+        state = assign::fresh_idle(&state, &config);
+    }
     // The role and a clean baseline are checked before a run is started, so a start that
     // cannot dispatch leaves no run behind.
     let role = intake_role(role, &intent, &state, &config).map_err(|e| failure(1, e))?;
     if let Some(e) = assign::clean_baseline_error(store, cfg::write_authority(&config, &role)) {
         return Err(failure(1, format!("turn assignment failed: {e}")));
-    }
-    if state["status"] == "completed" {
-        state = assign::fresh_idle(&state, &config);
     }
     if state["status"] == "idle" && state["run_id"].is_null() {
         let provenance = json!({

@@ -29,6 +29,12 @@ pub enum Stage {
 /// agent's own commands may have changed it meanwhile). `Ok(None)` when the turn is no longer
 /// active.
 pub fn mark(store: &Store, turn_id: &str, stage: Stage) -> Result<Option<Json>, Refusal> {
+    // A dispatch again whose deadline has passed gets the whole per-turn time (one still ahead
+    // is kept).
+    let deadline = match stage {
+        Stage::Dispatched => Some(super::reject::deadline(&super::config::load(store)?)),
+        _ => None,
+    };
     let _lock = store.lock()?;
     let mut state = store.state()?;
     let Some(turn) = state["active_turns"].get_mut(turn_id) else {
@@ -42,6 +48,11 @@ pub fn mark(store: &Store, turn_id: &str, stage: Stage) -> Result<Option<Json>, 
         Stage::Dispatched => {
             t.insert("status".into(), json!("dispatched"));
             t.insert("dispatched_at".into(), json!(at));
+            if let Some(d) = &deadline
+                && !deadline_ahead(t.get("deadline_at"))
+            {
+                t.insert("deadline_at".into(), json!(d));
+            }
             for k in [
                 "started_at",
                 "worker_attached_at",
@@ -85,6 +96,13 @@ pub fn mark(store: &Store, turn_id: &str, stage: Stage) -> Result<Option<Json>, 
     Ok(Some(state))
 }
 
+/// Whether `deadline` is a time still ahead.
+pub(crate) fn deadline_ahead(deadline: Option<&Json>) -> bool {
+    deadline
+        .and_then(crate::events::timestamp)
+        .is_some_and(|d| d > std::time::SystemTime::now())
+}
+
 /// What a dispatch failure did to the run.
 #[derive(Clone, Debug)]
 pub struct Blocked {
@@ -104,6 +122,13 @@ pub fn block_dispatch(
 ) -> Result<Blocked, Refusal> {
     let _lock = store.lock()?;
     let mut state = store.state()?;
+    // A turn accepted or rejected while its agent ran (the agent's own commands) leaves
+    // nothing to block on.
+    if state["active_turns"].get(turn_id).is_none() {
+        return Err(Refusal::new(format!(
+            "Turn {turn_id} is no longer active: it was accepted or rejected while its agent ran"
+        )));
+    }
     let at = now();
     state["status"] = json!("blocked");
     state["blocked_on"] = json!(format!("dispatch:{why}"));
@@ -243,4 +268,60 @@ pub fn fail_startup(store: &Store, turn_id: &str, f: &StartFailure) -> Result<Js
         json!({"category": "ghost_turn", "ghost_turn_ids": [turn_id], "stalled_turn_ids": []}),
     )?;
     Ok(state)
+}
+
+/// Claims the active turn `turn_id` for a new dispatch (`step --resume`), under the lock: its
+/// bundle written again, `dispatched` (`turn_dispatched`), and `claimant` (this process)
+/// recorded as its worker until the agent's own process replaces it — so a second resume at
+/// the same moment finds a live worker and is refused. The turn, or the refusal.
+pub fn claim(store: &Store, config: &Json, turn_id: &str, claimant: u32) -> Result<Json, Refusal> {
+    let deadline = super::reject::deadline(config);
+    let _lock = store.lock()?;
+    let mut state = store.state()?;
+    let Some(t) = state["active_turns"].get(turn_id).cloned() else {
+        return Err(Refusal::new(format!(
+            "No active turn found for --turn {turn_id}"
+        )));
+    };
+    if let Some(pid) = t["worker_pid"].as_i64().filter(|p| *p > 0 && *p <= i32::MAX as i64)
+        // SAFETY: signal 0 only asks whether the process exists.
+        && unsafe { libc::kill(pid as i32, 0) } == 0
+    {
+        return Err(Refusal::new(format!(
+            "Worker process (PID {pid}) is still alive.\nThe previous dispatch appears to still be running.\nWait for it to complete, or kill it first, then retry."
+        )));
+    }
+    super::dispatch::write_bundle(store, &state, config, &t)?;
+    let at = now();
+    let turn = {
+        let Some(o) = state["active_turns"][turn_id].as_object_mut() else {
+            return Err(Refusal::new(format!(
+                "Turn {turn_id} not found in active turns"
+            )));
+        };
+        o.insert("status".into(), json!("dispatched"));
+        o.insert("dispatched_at".into(), json!(at));
+        if !deadline_ahead(o.get("deadline_at")) {
+            o.insert("deadline_at".into(), json!(deadline));
+        }
+        for k in [
+            "started_at",
+            "worker_attached_at",
+            "first_output_at",
+            "first_output_stream",
+        ] {
+            o.remove(k);
+        }
+        o.insert("worker_pid".into(), json!(claimant));
+        Json::Object(o.clone())
+    };
+    store.write_json(STATE, &state)?;
+    store.emit_for(
+        "turn_dispatched",
+        &state,
+        event_turn(&turn),
+        intent_of(&turn),
+        json!({}),
+    )?;
+    Ok(turn)
 }

@@ -205,18 +205,31 @@ enum Piece {
     Closed,
 }
 
-fn reader(mut pipe: impl Read + Send + 'static, tx: mpsc::Sender<Piece>, stderr: bool) {
+/// Reads a pipe on its own thread into `tx` (bounded: a process that writes faster than the
+/// log is kept waits on its pipe instead of filling memory), each piece ending on a whole
+/// UTF-8 character (a character split across reads is carried to the next piece).
+fn reader(mut pipe: impl Read + Send + 'static, tx: mpsc::SyncSender<Piece>, stderr: bool) {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 16 * 1024];
+        let mut carry: Vec<u8> = Vec::new();
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let piece = buf[..n].to_vec();
+                    let mut data = std::mem::take(&mut carry);
+                    data.extend_from_slice(&buf[..n]);
+                    let cut = match std::str::from_utf8(&data) {
+                        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                        _ => data.len(),
+                    };
+                    carry = data.split_off(cut);
+                    if data.is_empty() {
+                        continue;
+                    }
                     let msg = if stderr {
-                        Piece::Err(piece)
+                        Piece::Err(data)
                     } else {
-                        Piece::Out(piece)
+                        Piece::Out(data)
                     };
                     if tx.send(msg).is_err() {
                         break;
@@ -224,8 +237,25 @@ fn reader(mut pipe: impl Read + Send + 'static, tx: mpsc::Sender<Piece>, stderr:
                 }
             }
         }
+        if !carry.is_empty() {
+            let _ = tx.send(if stderr {
+                Piece::Err(carry)
+            } else {
+                Piece::Out(carry)
+            });
+        }
         let _ = tx.send(Piece::Closed);
     });
+}
+
+/// Ends the agent's process group when dropped: whatever way `run` leaves (its end, an error
+/// on the way), nothing it started keeps running unwatched.
+struct Group(u32);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        signal_group(self.0, libc::SIGKILL);
+    }
 }
 
 fn signal_group(pid: u32, sig: i32) {
@@ -250,11 +280,28 @@ struct Log<'a> {
     rel: String,
     /// A stderr line not finished yet (prefixed once, when it starts).
     err_open: bool,
+    /// Bytes written so far; past [`MAX_LOG`] the agent's output is no longer kept.
+    written: u64,
 }
+
+/// The most of an agent's output `stdout.log` keeps.
+const MAX_LOG: u64 = 64 << 20;
 
 impl Log<'_> {
     fn put(&mut self, text: &str) {
-        let _ = self.store.append_text(&self.rel, text);
+        if self.written > MAX_LOG {
+            return;
+        }
+        self.written += text.len() as u64;
+        let text = if self.written > MAX_LOG {
+            format!(
+                "{text}\n[adapter] output over {} MiB: the rest is not logged\n",
+                MAX_LOG >> 20
+            )
+        } else {
+            text.to_owned()
+        };
+        let _ = self.store.append_text(&self.rel, &text);
     }
     fn diag(&mut self, label: &str, payload: Json) {
         self.close_err();
@@ -378,6 +425,7 @@ pub fn run(
         store,
         rel: format!("{bundle}/stdout.log"),
         err_open: false,
+        written: 0,
     };
     let shown_args: Vec<String> = args
         .iter()
@@ -421,13 +469,14 @@ pub fn run(
         }
     };
     let pid = child.id();
+    let _group = Group(pid);
     let spawned = Instant::now();
     log.diag(
         "spawn_attached",
         json!({"pid": pid, "at": now(), "startup_watchdog_ms": watchdog.as_millis() as u64}),
     );
     lifecycle::mark(store, turn_id, Stage::Starting { pid: Some(pid) })?;
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = mpsc::sync_channel(64);
     let mut open = 0;
     if let Some(out) = child.stdout.take() {
         reader(out, tx.clone(), false);
@@ -548,6 +597,9 @@ pub fn run(
         Some(e) => e,
         None => (child.wait()?, Instant::now()),
     };
+    // The turn's processes end with it: a background process it left (pipes closed or not)
+    // does not go on writing into the project after the result is judged.
+    signal_group(pid, libc::SIGKILL);
     let exit_code = status.code();
     let by_signal = matches!(status.signal(), Some(libc::SIGTERM | libc::SIGKILL));
     let has_result = staged_ready(store, turn_id);

@@ -22,7 +22,7 @@ pub struct Rejected {
     pub escalation: Option<Json>,
 }
 
-fn deadline(config: &Json) -> String {
+pub(crate) fn deadline(config: &Json) -> String {
     let minutes = crate::transitions::turn_timeout_minutes(config).min(100 * 366 * 24 * 60);
     axc_core::util::iso_timestamp(
         std::time::SystemTime::now() + std::time::Duration::from_secs(minutes * 60),

@@ -134,19 +134,43 @@ impl Store {
         }
     }
 
+    /// `rel`'s directory resolved through the walls, joined with its last component as it is:
+    /// the path names the entry itself, a link there included, never what a link leads to.
+    fn entry_path(&self, rel: &str) -> Option<PathBuf> {
+        let p = Path::new(rel);
+        let name = p.file_name()?;
+        let parent = p.parent().map(|d| d.to_string_lossy().into_owned());
+        let dir = match parent.as_deref() {
+            None | Some("") => self.root.clone(),
+            Some(d) => self.path(d).ok()?,
+        };
+        // The whole path must be a plain one inside the project too.
+        self.path(rel).ok()?;
+        Some(dir.join(name))
+    }
+
     /// Removes the directory tree at `rel` (a link there is removed, never followed).
     pub fn remove_tree(&self, rel: &str) {
-        if let Ok(p) = self.path(rel) {
-            let _ = std::fs::remove_dir_all(p);
-        }
+        self.remove_entry(rel);
     }
 
     /// Removes the file at `rel` (a link there is removed, never followed).
     pub fn remove_file(&self, rel: &str) {
-        if let Ok(p) = self.path(rel)
-            && std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir())
-        {
-            let _ = std::fs::remove_file(p);
+        self.remove_entry(rel);
+    }
+
+    fn remove_entry(&self, rel: &str) {
+        let Some(p) = self.entry_path(rel) else {
+            return;
+        };
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {
+                let _ = std::fs::remove_dir_all(&p);
+            }
+            Ok(_) => {
+                let _ = std::fs::remove_file(&p);
+            }
+            Err(_) => {}
         }
     }
 
@@ -396,6 +420,33 @@ fn ends_with_newline(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removal_removes_the_link_never_what_it_leads_to() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "keep").unwrap();
+        std::fs::write(root.join("agentxchain.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join(".agentxchain/staging")).unwrap();
+        std::os::unix::fs::symlink("../../src", root.join(".agentxchain/staging/turn_x")).unwrap();
+        std::os::unix::fs::symlink("../agentxchain.json", root.join(".agentxchain/marker.json"))
+            .unwrap();
+        let store = Store::new(root);
+        store.remove_tree(".agentxchain/staging/turn_x");
+        store.remove_file(".agentxchain/marker.json");
+        assert_eq!(
+            std::fs::read_to_string(root.join("src/main.rs")).unwrap(),
+            "keep"
+        );
+        assert!(root.join("agentxchain.json").exists());
+        assert!(std::fs::symlink_metadata(root.join(".agentxchain/staging/turn_x")).is_err());
+        assert!(std::fs::symlink_metadata(root.join(".agentxchain/marker.json")).is_err());
+        // A real directory and file go.
+        std::fs::create_dir_all(root.join(".agentxchain/staging/turn_y/a")).unwrap();
+        store.remove_tree(".agentxchain/staging/turn_y");
+        assert!(!root.join(".agentxchain/staging/turn_y").exists());
+    }
 
     #[test]
     fn a_line_left_open_by_a_crash_is_ended_before_the_next() {

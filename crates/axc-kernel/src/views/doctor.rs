@@ -325,10 +325,18 @@ fn spawn_probe(root: &Path, rt: &Json) -> (bool, String) {
         );
     };
     let cwd = match rt["cwd"].as_str().filter(|c| !c.is_empty()) {
-        Some(c) => root.join(c),
+        Some(c) => match Store::new(root).path(c) {
+            Ok(p) => p,
+            Err(_) => {
+                return (
+                    false,
+                    format!("Runtime cwd \"{c}\" is not a directory inside the project."),
+                );
+            }
+        },
         None => root.to_path_buf(),
     };
-    if !cwd.exists() {
+    if !cwd.is_dir() {
         return (
             false,
             format!(
@@ -645,18 +653,33 @@ pub fn report(store: &Store, raw: &Json, cli_version: &str) -> Json {
         "Could not verify the published docs CLI floor.",
     )];
     let loaded = crate::run::config::load(store);
+    let problems = raw
+        .as_object()
+        .map(axc_core::config::validate_governed)
+        .unwrap_or_else(|| vec!["agentxchain.json must be an object".to_owned()]);
     match &loaded {
-        Ok(_) => checks.push(check(
-            "config_valid",
-            "Config validation",
-            "pass",
-            "Config loads and validates",
-        )),
         Err(r) => checks.push(check(
             "config_valid",
             "Config validation",
             "fail",
             &r.message,
+        )),
+        Ok(_) if !problems.is_empty() => checks.push(check(
+            "config_valid",
+            "Config validation",
+            "fail",
+            problems
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+        )),
+        Ok(_) => checks.push(check(
+            "config_valid",
+            "Config validation",
+            "pass",
+            "Config loads and validates",
         )),
     }
     let config = super::status::normalize_config(raw);

@@ -1088,7 +1088,14 @@ fn bundle_integrity(store: &Store, state: &Json) -> Json {
 }
 
 /// Runtimes the reference reports connector health for (manual ones are not connectors).
-fn connector_health(config: &Json) -> Json {
+/// The newest history entries `connector_health` reads for each runtime's last success.
+const CONNECTOR_HISTORY: usize = 500;
+
+/// `connector_health` (`getConnectorHealth`): each automated runtime (sorted by id) with its
+/// active turns, its last success (the newest accepted turn it ran, from the newest
+/// [`CONNECTOR_HISTORY`] history entries) and its last failure (the run blocked on one of its
+/// turns), and the state those make: `active`, `failing`, `healthy` or `never_used`.
+fn connector_health(store: &Store, config: &Json, state: &Json) -> Json {
     let mut ids: Vec<&String> = config["runtimes"]
         .as_object()
         .into_iter()
@@ -1102,16 +1109,140 @@ fn connector_health(config: &Json) -> Json {
         .map(|(id, _)| id)
         .collect();
     ids.sort_by(|a, b| canon::locale_cmp(a, b));
+    if ids.is_empty() {
+        return json!({"connectors": []});
+    }
+    // runtime -> (active turn ids, active roles, identity)
+    let mut active: Map<String, Json> = Map::new();
+    let mut turn_runtime: std::collections::HashMap<String, String> = Default::default();
+    for t in state["active_turns"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(_, t)| t)
+    {
+        let Some(rt) = t["runtime_id"]
+            .as_str()
+            .filter(|r| ids.iter().any(|i| i.as_str() == *r))
+        else {
+            continue;
+        };
+        let e = active
+            .entry(rt.to_owned())
+            .or_insert_with(|| json!({"turns": [], "roles": [], "identity": null}));
+        if let Some(id) = t["turn_id"].as_str() {
+            turn_runtime.insert(id.to_owned(), rt.to_owned());
+            if let Some(a) = e["turns"].as_array_mut() {
+                a.push(json!(id));
+            }
+        }
+        if let Some(r) = t["assigned_role"].as_str()
+            && let Some(a) = e["roles"].as_array_mut()
+            && !a.iter().any(|x| x == r)
+        {
+            a.push(json!(r));
+        }
+        e["identity"] =
+            json!({"turn_id": t["turn_id"], "role": t["assigned_role"], "phase": state["phase"]});
+    }
+    // The newest accepted turn of each runtime, read from the end.
+    let mut success: Map<String, Json> = Map::new();
+    let mut seen = 0usize;
+    let _ = jsonl::read_back(store.root(), crate::run::store::HISTORY, 1, |e| {
+        seen += 1;
+        if let Some(rt) = e["runtime_id"].as_str()
+            && ids.iter().any(|i| i.as_str() == rt)
+        {
+            if let Some(t) = e["turn_id"].as_str() {
+                turn_runtime
+                    .entry(t.to_owned())
+                    .or_insert_with(|| rt.to_owned());
+            }
+            if let Some(at) = e["accepted_at"].as_str()
+                && !success.contains_key(rt)
+            {
+                success.insert(
+                    rt.to_owned(),
+                    json!({"at": at, "turn_id": e["turn_id"], "role": e["role"], "phase": e["phase"]}),
+                );
+            }
+        }
+        if success.len() == ids.len() || seen >= CONNECTOR_HISTORY {
+            Visit::Stop
+        } else {
+            Visit::Skip
+        }
+    });
+    // A run blocked on a turn blames that turn's runtime.
+    let mut failure: Map<String, Json> = Map::new();
+    if let Some(t) = state["blocked_reason"]["turn_id"].as_str()
+        && let Some(rt) = turn_runtime.get(t)
+    {
+        let detail = state["blocked_reason"]["recovery"]["detail"]
+            .as_str()
+            .or(state["blocked_on"].as_str())
+            .unwrap_or("runtime_blocked");
+        failure.insert(
+            rt.clone(),
+            json!({"at": state["blocked_reason"]["blocked_at"], "turn_id": t, "role": null, "phase": state["phase"], "error": detail}),
+        );
+    }
+    let ms = |v: &Json| crate::events::timestamp(v);
     let list: Vec<Json> = ids
         .into_iter()
         .map(|id| {
             let r = &config["runtimes"][id.as_str()];
-            let target = connector_target(r);
-            json!({"runtime_id": id, "type": r["type"], "target": target, "state": "never_used",
-                "reachable": "unknown", "active_turn_ids": [], "active_roles": [],
-                "last_turn_id": null, "last_role": null, "last_phase": null,
-                "last_attempt_at": null, "last_success_at": null, "last_failure_at": null,
-                "latency_ms": null, "attempts_made": null, "last_error": null})
+            let a = active.get(id.as_str()).cloned().unwrap_or(Json::Null);
+            let ok = success.get(id.as_str()).cloned().unwrap_or(Json::Null);
+            let bad = failure.get(id.as_str()).cloned().unwrap_or(Json::Null);
+            let turns = a["turns"].clone();
+            let has_active = turns.as_array().is_some_and(|t| !t.is_empty());
+            let sorted = |v: Json| {
+                let mut l: Vec<String> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect();
+                l.sort_by(|x, y| canon::locale_cmp(x, y));
+                json!(l)
+            };
+            let turns = sorted(turns);
+            let roles = sorted(a["roles"].clone());
+            let st = if has_active && bad.is_null() {
+                "active"
+            } else if !bad.is_null()
+                && (ok.is_null() || ms(&bad["at"]).zip(ms(&ok["at"])).is_some_and(|(f, s)| f >= s))
+            {
+                "failing"
+            } else if !ok.is_null() {
+                "healthy"
+            } else if has_active {
+                "active"
+            } else {
+                "never_used"
+            };
+            let reachable = if r["type"] == "local_cli" {
+                "unknown"
+            } else if st == "healthy" {
+                "yes"
+            } else if !bad.is_null() {
+                "no"
+            } else {
+                "unknown"
+            };
+            let identity = [&bad, &ok, &a["identity"]]
+                .into_iter()
+                .find(|c| c.is_object())
+                .cloned()
+                .unwrap_or(Json::Null);
+            let pick = |k: &str| or(&identity[k], Json::Null);
+            json!({"runtime_id": id, "type": r["type"], "target": connector_target(r), "state": st,
+                "reachable": reachable, "active_turn_ids": turns, "active_roles": roles,
+                "last_turn_id": pick("turn_id"), "last_role": pick("role"), "last_phase": pick("phase"),
+                "last_attempt_at": null, "last_success_at": or(&ok["at"], Json::Null),
+                "last_failure_at": or(&bad["at"], Json::Null),
+                "latency_ms": null, "attempts_made": null, "last_error": or(&bad["error"], Json::Null)})
         })
         .collect();
     json!({"connectors": list})
@@ -1283,7 +1414,10 @@ pub fn build(root: &Path, now: SystemTime, warnings: &mut Vec<String>) -> Result
     out.insert("recovery".into(), recovery.clone());
     out.insert("runtime_guidance".into(), json!([]));
     out.insert("next_actions".into(), next_actions(&recovery));
-    out.insert("connector_health".into(), connector_health(&config));
+    out.insert(
+        "connector_health".into(),
+        connector_health(&store, &config, &state),
+    );
     out.insert("recent_event_summary".into(), recent_events(root, now));
     out.insert("dispatch_progress".into(), json!({}));
     out.insert("human_escalation".into(), human_escalation(root, &state));
