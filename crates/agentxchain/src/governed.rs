@@ -492,14 +492,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                 );
             } else {
                 println!("{} turns are already active:", turns.len());
-                for t in &turns {
-                    println!(
-                        "  ● {} — {} ({})",
-                        s(&t["turn_id"]),
-                        s(&t["assigned_role"]),
-                        s(&t["status"])
-                    );
-                }
+                turn_lines(&turns);
                 println!();
             }
             println!("Complete or accept/reject active turns before resuming.");
@@ -522,6 +515,18 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             println!("Failed to assign turn: {error}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The reference's list of active turns: `  ● <turn> — <role> (<status>)` each.
+pub(crate) fn turn_lines(turns: &[Json]) {
+    for t in turns {
+        println!(
+            "  ● {} — {} ({})",
+            s(&t["turn_id"]),
+            s(&t["assigned_role"]),
+            s(&t["status"])
+        );
     }
 }
 

@@ -14,7 +14,7 @@ use axc_kernel::run::local_cli::{self, Outcome};
 use axc_kernel::run::{Store, accept, assign, checkpoint, dispatch, lifecycle, reject};
 use serde_json::Value as Json;
 
-use crate::governed::{escalation_notice, gate_context, refuse, s, store};
+use crate::governed::{escalation_notice, gate_context, refuse, s, store, turn_lines};
 use axc_core::util::printable as clean;
 
 const DASHES: &str = "--------------------------------------------";
@@ -68,14 +68,7 @@ fn pick(turns: &[Json], wanted: Option<&str>, multiple: &str) -> Result<Json, Ex
         [t] => Ok(t.clone()),
         _ => {
             println!("{multiple}");
-            for t in turns {
-                println!(
-                    "  ● {} — {} ({})",
-                    s(&t["turn_id"]),
-                    s(&t["assigned_role"]),
-                    s(&t["status"])
-                );
-            }
+            turn_lines(turns);
             println!();
             println!("Example: agentxchain step --resume --turn <turn_id>");
             Err(ExitCode::from(1))
@@ -120,9 +113,7 @@ fn worker_alive(t: &Json) -> Option<ExitCode> {
     let pid = t["worker_pid"]
         .as_i64()
         .filter(|p| *p > 0 && *p <= i32::MAX as i64)?;
-    // SAFETY: signal 0 only asks whether the process exists.
-    let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
-    if alive {
+    if lifecycle::live_worker(t).is_some() {
         println!("Worker process (PID {pid}) is still alive.");
         println!("The previous dispatch appears to still be running.");
         println!("Wait for it to complete, or kill it first, then retry.");
@@ -133,6 +124,16 @@ fn worker_alive(t: &Json) -> Option<ExitCode> {
         s(&t["turn_id"])
     );
     None
+}
+
+/// The turn `--resume` takes (`--turn`, or the only one), when it can be dispatched again:
+/// not conflicted or failed, its worker not still running.
+fn resumable(turns: &[Json], wanted: Option<&str>, multiple: &str) -> Result<Json, ExitCode> {
+    let t = pick(turns, wanted, multiple)?;
+    match unresumable(&t).or_else(|| worker_alive(&t)) {
+        Some(c) => Err(c),
+        None => Ok(t),
+    }
 }
 
 /// `step`.
@@ -161,7 +162,7 @@ pub fn step(a: &Args) -> ExitCode {
     let status = state["status"].as_str().unwrap_or("");
     let turn = if status == "active" && !turns.is_empty() {
         if a.resume {
-            let t = match pick(
+            let t = match resumable(
                 &turns,
                 a.turn.as_deref(),
                 "Multiple active turns exist. Use --turn <id> to specify which turn to resume.",
@@ -169,9 +170,6 @@ pub fn step(a: &Args) -> ExitCode {
                 Ok(t) => t,
                 Err(c) => return c,
             };
-            if let Some(c) = unresumable(&t).or_else(|| worker_alive(&t)) {
-                return c;
-            }
             println!("Resuming active turn: {}", s(&t["turn_id"]));
             match redispatch_active(&store, &config, &t) {
                 Ok(t) => t,
@@ -191,14 +189,7 @@ pub fn step(a: &Args) -> ExitCode {
                         state["phase"].as_str().unwrap_or("")
                     )
                 );
-                for t in &turns {
-                    println!(
-                        "  ● {} — {} ({})",
-                        s(&t["turn_id"]),
-                        s(&t["assigned_role"]),
-                        s(&t["status"])
-                    );
-                }
+                turn_lines(&turns);
             }
             println!();
             println!("Use agentxchain step --resume to continue waiting for an active turn.");
@@ -217,7 +208,7 @@ pub fn step(a: &Args) -> ExitCode {
                 recovery_summary(&state, &config, "This run is blocked on a retained turn.");
                 return ExitCode::from(1);
             }
-            let t = match pick(
+            let t = match resumable(
                 &turns,
                 a.turn.as_deref(),
                 "Multiple retained turns exist. Use --turn <id> to specify which to resume.",
@@ -225,9 +216,6 @@ pub fn step(a: &Args) -> ExitCode {
                 Ok(t) => t,
                 Err(c) => return c,
             };
-            if let Some(c) = unresumable(&t).or_else(|| worker_alive(&t)) {
-                return c;
-            }
             println!("Re-dispatching blocked turn: {}", s(&t["turn_id"]));
         }
         let opts = assign::Options {

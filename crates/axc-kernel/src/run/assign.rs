@@ -235,13 +235,7 @@ fn redispatch(
     // The earlier attempt's process is gone: its fields go with it (the reference's
     // `dispatched` lifecycle).
     if let Some(t) = turn.as_object_mut() {
-        for k in [
-            "started_at",
-            "worker_attached_at",
-            "worker_pid",
-            "first_output_at",
-            "first_output_stream",
-        ] {
+        for k in super::lifecycle::PROCESS_FIELDS {
             t.remove(k);
         }
     }

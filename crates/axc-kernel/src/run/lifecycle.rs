@@ -1,6 +1,6 @@
 //! A dispatched turn's life until its result is staged: `starting` (a runtime's process is
-//! attached), `running` (it produced output), `dispatched` again (`step --resume`), and what a
-//! dispatch that fails does to the run — blocked on `dispatch:<why>` with a human escalation,
+//! attached), `running` (it produced output), claimed for a dispatch again (`step --resume`,
+//! `run`), and what a dispatch that fails does to the run — blocked on `dispatch:<why>` with a human escalation,
 //! or the turn retained as `failed_start` (a process that never started). The fields, orders
 //! and events are the reference's (`transitionActiveTurnLifecycle`, `markRunBlocked`,
 //! `failTurnStartup`), so either tool can pick the run up after the other.
@@ -14,11 +14,28 @@ use super::{Refusal, escalate, event_turn, intent_of, now, session};
 pub const DISPATCH_RECOVERY: &str =
     "Resolve the dispatch issue, then run agentxchain step --resume";
 
+/// The fields of a turn's running process, cleared when the turn is dispatched again (the
+/// reference's `dispatched` lifecycle): the new attempt's process is not the old one.
+pub const PROCESS_FIELDS: [&str; 5] = [
+    "started_at",
+    "worker_attached_at",
+    "worker_pid",
+    "first_output_at",
+    "first_output_stream",
+];
+
+/// The live process a turn records as its worker (`worker_pid`), if it still runs.
+pub fn live_worker(turn: &Json) -> Option<i64> {
+    let pid = turn["worker_pid"]
+        .as_i64()
+        .filter(|p| *p > 0 && *p <= i32::MAX as i64)?;
+    // SAFETY: signal 0 only asks whether the process exists.
+    (unsafe { libc::kill(pid as i32, 0) } == 0).then_some(pid)
+}
+
 /// Where a turn is in its life.
 #[derive(Clone, Debug)]
 pub enum Stage {
-    /// Dispatched (again): the earlier attempt's process fields are cleared; `turn_dispatched`.
-    Dispatched,
     /// A process is attached (its pid).
     Starting { pid: Option<u32> },
     /// It produced output on `stream` (`stdout`, `request`, `staged_result`).
@@ -29,12 +46,6 @@ pub enum Stage {
 /// agent's own commands may have changed it meanwhile). `Ok(None)` when the turn is no longer
 /// active.
 pub fn mark(store: &Store, turn_id: &str, stage: Stage) -> Result<Option<Json>, Refusal> {
-    // A dispatch again whose deadline has passed gets the whole per-turn time (one still ahead
-    // is kept).
-    let deadline = match stage {
-        Stage::Dispatched => Some(super::reject::deadline(&super::config::load(store)?)),
-        _ => None,
-    };
     let _lock = store.lock()?;
     let mut state = store.state()?;
     let Some(turn) = state["active_turns"].get_mut(turn_id) else {
@@ -45,24 +56,6 @@ pub fn mark(store: &Store, turn_id: &str, stage: Stage) -> Result<Option<Json>, 
     };
     let at = now();
     match stage {
-        Stage::Dispatched => {
-            t.insert("status".into(), json!("dispatched"));
-            t.insert("dispatched_at".into(), json!(at));
-            if let Some(d) = &deadline
-                && !deadline_ahead(t.get("deadline_at"))
-            {
-                t.insert("deadline_at".into(), json!(d));
-            }
-            for k in [
-                "started_at",
-                "worker_attached_at",
-                "worker_pid",
-                "first_output_at",
-                "first_output_stream",
-            ] {
-                t.remove(k);
-            }
-        }
         Stage::Starting { pid } => {
             t.insert("status".into(), json!("starting"));
             t.insert("started_at".into(), json!(at));
@@ -82,17 +75,7 @@ pub fn mark(store: &Store, turn_id: &str, stage: Stage) -> Result<Option<Json>, 
             }
         }
     }
-    let turn = Json::Object(t.clone());
     store.write_json(STATE, &state)?;
-    if matches!(stage, Stage::Dispatched) {
-        store.emit_for(
-            "turn_dispatched",
-            &state,
-            event_turn(&turn),
-            intent_of(&turn),
-            json!({}),
-        )?;
-    }
     Ok(Some(state))
 }
 
@@ -283,10 +266,7 @@ pub fn claim(store: &Store, config: &Json, turn_id: &str, claimant: u32) -> Resu
             "No active turn found for --turn {turn_id}"
         )));
     };
-    if let Some(pid) = t["worker_pid"].as_i64().filter(|p| *p > 0 && *p <= i32::MAX as i64)
-        // SAFETY: signal 0 only asks whether the process exists.
-        && unsafe { libc::kill(pid as i32, 0) } == 0
-    {
+    if let Some(pid) = live_worker(&t) {
         return Err(Refusal::new(format!(
             "Worker process (PID {pid}) is still alive.\nThe previous dispatch appears to still be running.\nWait for it to complete, or kill it first, then retry."
         )));
@@ -304,12 +284,7 @@ pub fn claim(store: &Store, config: &Json, turn_id: &str, claimant: u32) -> Resu
         if !deadline_ahead(o.get("deadline_at")) {
             o.insert("deadline_at".into(), json!(deadline));
         }
-        for k in [
-            "started_at",
-            "worker_attached_at",
-            "first_output_at",
-            "first_output_stream",
-        ] {
+        for k in PROCESS_FIELDS {
             o.remove(k);
         }
         o.insert("worker_pid".into(), json!(claimant));

@@ -99,13 +99,7 @@ pub fn reject_as(
         t["deadline_at"] = json!(deadline(&config));
         // The retry is a new attempt: no process of the last one is its worker.
         if let Some(o) = t.as_object_mut() {
-            for k in [
-                "started_at",
-                "worker_attached_at",
-                "worker_pid",
-                "first_output_at",
-                "first_output_stream",
-            ] {
+            for k in super::lifecycle::PROCESS_FIELDS {
                 o.remove(k);
             }
         }
