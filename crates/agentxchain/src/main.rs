@@ -333,10 +333,11 @@ struct ReadArgs {
 /// gate. (An agent that clears the variable is not stopped by this: it is the same class as
 /// an agent rewriting the run's files, docs/agentxchain.md.)
 fn person_only(command: &str) -> Option<ExitCode> {
-    let turn = std::env::var("AGENTXCHAIN_TURN_ID").ok()?;
+    // Any value counts, bytes that are not UTF-8 too.
+    let turn = std::env::var_os("AGENTXCHAIN_TURN_ID")?;
     println!(
         "{command} is a person's command: it was run inside the dispatched turn {} (AGENTXCHAIN_TURN_ID is set). Approvals are made by a person after the agent's turn.",
-        axc_core::util::printable(&turn)
+        axc_core::util::printable(&turn.to_string_lossy())
     );
     Some(ExitCode::from(1))
 }
@@ -394,9 +395,18 @@ fn main() -> ExitCode {
             auto_reject,
             no_checkpoint,
         }),
-        Command::Run {
-            auto_approve: true, ..
-        } if person_only("run --auto-approve").is_some() => ExitCode::from(1),
+        // `run` approves gates (at its prompt, or with --auto-approve): never from inside a
+        // dispatched turn.
+        Command::Run { auto_approve, .. }
+            if person_only(if auto_approve {
+                "run --auto-approve"
+            } else {
+                "run"
+            })
+            .is_some() =>
+        {
+            ExitCode::from(1)
+        }
         Command::Run {
             role,
             max_turns,

@@ -103,14 +103,34 @@ fn a_p0_injection_makes_run_yield_and_step_takes_it() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Interrupted only once it waits for the agent (its box printed): a signal before step
+    // has its handler would end it the default way.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while intents(&p)[0]["status"] != "executing" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the intent was not taken"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = rx
+            .recv_timeout(left)
+            .expect("step never waited for the agent");
+        if line.contains("MANUAL TURN REQUIRED") {
+            break;
+        }
     }
+    assert_eq!(
+        intents(&p)[0]["status"],
+        "executing",
+        "the intent was taken"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success());

@@ -694,7 +694,7 @@ fn streamed_output_keeps_its_lines_and_escapes_controls() {
 #[test]
 fn an_agent_cannot_approve_or_unblock_from_inside_its_turn() {
     let a = agent_with(
-        "for c in approve-transition approve-completion 'unblock hesc_0123456789abcdef' 'run --auto-approve'; do \"$AXC\" $c >> \"$AGENT_OUT/person.txt\"; echo \"rc=$?\" >> \"$AGENT_OUT/person.txt\"; done",
+        "for c in approve-transition approve-completion 'unblock hesc_0123456789abcdef' 'run --auto-approve' 'run --max-turns 1'; do \"$AXC\" $c >> \"$AGENT_OUT/person.txt\"; echo \"rc=$?\" >> \"$AGENT_OUT/person.txt\"; done; AGENTXCHAIN_TURN_ID=\"$(printf 'turn_\\377')\" \"$AXC\" approve-transition >> \"$AGENT_OUT/person.txt\"; echo \"rc=$?\" >> \"$AGENT_OUT/person.txt\"",
     );
     let (code, out, _) = a.step(&[]);
     assert_eq!(code, 0, "{out}");
@@ -704,6 +704,7 @@ fn an_agent_cannot_approve_or_unblock_from_inside_its_turn() {
         "approve-completion",
         "unblock",
         "run --auto-approve",
+        "run",
     ] {
         assert!(
             said.contains(&format!(
@@ -712,5 +713,12 @@ fn an_agent_cannot_approve_or_unblock_from_inside_its_turn() {
             "{c}: {said}"
         );
     }
-    assert_eq!(said.matches("rc=1").count(), 4, "{said}");
+    // The interactive run (its prompt approves) and a turn id that is not UTF-8 are refused too.
+    assert!(said.contains("\nrun is a person's command"), "{said}");
+    assert_eq!(
+        said.matches("approve-transition is a person's").count(),
+        2,
+        "{said}"
+    );
+    assert_eq!(said.matches("rc=1").count(), 6, "{said}");
 }

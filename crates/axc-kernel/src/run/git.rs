@@ -257,7 +257,7 @@ fn is_oid(s: &str) -> bool {
 /// [`head_branch`] from the files, or `None` to ask git: any layout this does not read the way
 /// git would (a `.git` file or linked worktree, a bare-looking directory on the way up, another
 /// owner's repository — git refuses it —, reftable refs, a symbolic ref outside `refs/heads/`).
-fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
+pub(crate) fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
     use std::os::unix::fs::MetadataExt;
     let start = root.canonicalize().ok()?;
     let looks_bare =

@@ -15,6 +15,7 @@ pub mod accept;
 pub mod approve;
 pub mod assign;
 pub mod checkpoint;
+pub mod clean;
 pub mod config;
 pub mod dispatch;
 pub mod escalate;

@@ -438,14 +438,16 @@ fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
     };
     let (mut drift, mut warnings) = (Json::Null, Vec::<String>::new());
     let base = &cp["baseline_ref"];
-    // The working tree is read (a git process) only when the checkpoint says it was clean;
-    // HEAD and branch come from the repository's files.
+    // The working tree is read only when the checkpoint says it was clean — proven clean from
+    // the index and the files, else by a git process; HEAD and branch come from the files.
     let needs_tree = base["workspace_dirty"] == false;
     let now = if falsy(base) || stale {
         None
-    } else if needs_tree {
+    } else if needs_tree && crate::run::clean::proven(store.root()).is_none() {
         git::snapshot(store.root())
     } else {
+        // The tree was dirty at the checkpoint (only HEAD and branch matter), or it is
+        // provably clean now without a git process (`run::clean`).
         git::head_branch(store.root()).map(|(head, branch)| git::Snapshot {
             head,
             branch,
