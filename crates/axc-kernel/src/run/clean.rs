@@ -38,6 +38,9 @@ pub fn proven(root: &Path) -> Option<()> {
     {
         return None;
     }
+    if !user_configs_plain() {
+        return None;
+    }
     let head = super::git::head_from_files(root)?.0?;
     let index_meta = std::fs::symlink_metadata(git.join("index")).ok()?;
     if !index_meta.is_file() || index_meta.len() > MAX_INDEX {
@@ -88,6 +91,33 @@ pub fn proven(root: &Path) -> Option<()> {
         tracked.insert(work.join(&e.path));
     }
     untracked_none(&work, &tracked, &gitlinks)
+}
+
+/// Whether the system and user git configs say nothing the ignore walk would read otherwise
+/// than git: an `include` (the walk does not follow one) or a system `core.excludesFile`
+/// (git prefers it over the user's default excludes file when the user sets none).
+fn user_configs_plain() -> bool {
+    let read = |p: PathBuf| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let system = read(PathBuf::from("/etc/gitconfig"));
+    if system.contains("include") || system.contains("excludesfile") {
+        return false;
+    }
+    let user = [
+        home.map(|h| h.join(".gitconfig")),
+        xdg.map(|x| x.join("git/config")),
+    ];
+    !user
+        .into_iter()
+        .flatten()
+        .any(|p| read(p).contains("include"))
 }
 
 /// The work tree and `.git` directory when the repository is one this reads as git would: a
