@@ -35,6 +35,11 @@ pub fn proven(root: &Path) -> Option<()> {
     ]
     .iter()
     .any(|k| config.contains(k))
+        || config
+            .split_whitespace()
+            .collect::<String>()
+            .contains("bare=true")
+        || replaced(&git)
     {
         return None;
     }
@@ -51,12 +56,12 @@ pub fn proven(root: &Path) -> Option<()> {
     if index.tree.as_deref() != Some(head_tree(&git, &head)?.as_str()) {
         return None;
     }
-    let racy = |e: &Entry| {
-        let (s, ns) = (index_meta.mtime(), index_meta.mtime_nsec());
-        i64::from(e.mtime.0) > s || (i64::from(e.mtime.0) == s && i64::from(e.mtime.1) >= ns)
-    };
+    // git built without nanosecond stat comparison (Debian's) takes an entry as racy when its
+    // mtime's second is the index's or later; seconds only is right either way.
+    let racy = |e: &Entry| i64::from(e.mtime.0) >= index_meta.mtime();
     let mut tracked = std::collections::HashSet::with_capacity(index.entries.len());
     let mut gitlinks = Vec::new();
+    let mut dirs = std::collections::HashSet::new();
     for e in &index.entries {
         if e.mode == 0o160000 {
             gitlinks.push(work.join(&e.path));
@@ -64,6 +69,20 @@ pub fn proven(root: &Path) -> Option<()> {
         }
         if racy(e) {
             return None;
+        }
+        // Every leading directory a real one (git sees a path under a link as deleted).
+        let mut dir = String::new();
+        let parts: Vec<&str> = e.path.split('/').collect();
+        for c in &parts[..parts.len() - 1] {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(c);
+            if dirs.insert(dir.clone())
+                && !std::fs::symlink_metadata(work.join(&dir)).ok()?.is_dir()
+            {
+                return None;
+            }
         }
         let m = std::fs::symlink_metadata(work.join(&e.path)).ok()?;
         let mode = if m.file_type().is_symlink() {
@@ -117,7 +136,17 @@ fn user_configs_plain() -> bool {
     !user
         .into_iter()
         .flatten()
-        .any(|p| read(p).contains("include"))
+        .map(read)
+        // More than one excludesFile: the walk may take another one than git (the last).
+        .any(|c| c.contains("include") || c.matches("excludesfile").count() > 1)
+}
+
+/// Whether any replace ref exists (git would read HEAD's tree through it).
+fn replaced(git: &Path) -> bool {
+    let loose = std::fs::read_dir(git.join("refs/replace")).is_ok_and(|mut d| d.next().is_some());
+    let packed = std::fs::read(git.join("packed-refs"))
+        .is_ok_and(|b| b.windows(13).any(|w| w == b"refs/replace/"));
+    loose || packed
 }
 
 /// The work tree and `.git` directory when the repository is one this reads as git would: a
@@ -132,7 +161,9 @@ fn plain_repository(root: &Path) -> Option<(PathBuf, PathBuf)> {
         match std::fs::symlink_metadata(&dot) {
             Ok(m) if m.is_dir() => {
                 // SAFETY: geteuid has no preconditions.
-                if m.uid() != unsafe { libc::geteuid() } || dot.join("commondir").exists() {
+                let uid = unsafe { libc::geteuid() };
+                let work_owner = std::fs::symlink_metadata(dir).ok()?.uid();
+                if m.uid() != uid || work_owner != uid || dot.join("commondir").exists() {
                     return None;
                 }
                 return Some((dir.to_path_buf(), dot));
@@ -219,7 +250,17 @@ fn parse(b: &[u8]) -> Option<Index> {
         }
         let name = b.get(at + head..end)?;
         let len = name.iter().position(|&c| c == 0)?;
+        if usize::from(flags & 0xfff) != len.min(0xfff) {
+            return None;
+        }
         let path = std::str::from_utf8(&name[..len]).ok()?;
+        // Strictly ascending, as git writes them.
+        if entries
+            .last()
+            .is_some_and(|p: &Entry| p.path.as_bytes() >= path.as_bytes())
+        {
+            return None;
+        }
         if path.is_empty()
             || path
                 .split('/')
@@ -284,7 +325,27 @@ fn untracked_none(
 ) -> Option<()> {
     let git_dir = work.join(".git");
     let gitlinks: Vec<PathBuf> = gitlinks.to_vec();
+    // A `[` in an ignore file (an unclosed class matches literally in the walk, nothing in
+    // git): left to git.
+    let bracket = |p: &Path| match std::fs::symlink_metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(_) => true,
+        Ok(_) => fsread::read_regular(p, 1 << 20).map_or(true, |b| {
+            b.split(|&c| c == b'\n')
+                .any(|l| !l.starts_with(b"#") && l.contains(&b'['))
+        }),
+    };
+    if bracket(&work.join(".git/info/exclude")) {
+        return None;
+    }
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    if xdg.is_some_and(|x| bracket(&x.join("git/ignore"))) {
+        return None;
+    }
     let walk = ignore::WalkBuilder::new(work)
+        .current_dir(work.to_path_buf())
         .hidden(false)
         .ignore(false)
         .parents(false)
@@ -298,6 +359,10 @@ fn untracked_none(
     for entry in walk {
         let entry = entry.ok()?;
         let ty = entry.file_type()?;
+        // git refuses a linked ignore file; a `[` may read otherwise in the walk.
+        if entry.file_name() == ".gitignore" && (ty.is_symlink() || bracket(entry.path())) {
+            return None;
+        }
         if ty.is_dir() {
             if entry.depth() > 0 && entry.path().join(".git").exists() {
                 return None;
@@ -359,7 +424,8 @@ mod tests {
 
     /// Rewrites the index after the racy window so its entries are no longer racily clean.
     fn settle(d: &Path) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Into the next second: git takes an entry as racy within the index's second.
+        std::thread::sleep(std::time::Duration::from_millis(1050));
         git(d, &["update-index", "--really-refresh"]);
         // A fresh index write after the files' times: `update-index` rewrites it only when
         // something changed, so force one.
