@@ -18,8 +18,9 @@ const MAX_INDEX: u64 = 64 << 20;
 /// Largest loose commit object read for HEAD's tree.
 const MAX_COMMIT: u64 = 1 << 20;
 
-/// `Some(())` when the work tree holding `root` is provably clean; `None`: ask git.
-pub fn proven(root: &Path) -> Option<()> {
+/// HEAD and its branch (as [`super::git::head_branch`] reads them) when the work tree holding
+/// `root` is provably clean; `None`: ask git.
+pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
     let (work, git) = plain_repository(root)?;
     let config = std::fs::read_to_string(git.join("config"))
         .unwrap_or_default()
@@ -46,7 +47,8 @@ pub fn proven(root: &Path) -> Option<()> {
     if !user_configs_plain() {
         return None;
     }
-    let head = super::git::head_from_files(root)?.0?;
+    let (head, branch) = super::git::head_from_files(root)?;
+    let head = head?;
     let index_meta = std::fs::symlink_metadata(git.join("index")).ok()?;
     if !index_meta.is_file() || index_meta.len() > MAX_INDEX {
         return None;
@@ -109,7 +111,8 @@ pub fn proven(root: &Path) -> Option<()> {
         }
         tracked.insert(work.join(&e.path));
     }
-    untracked_none(&work, &tracked, &gitlinks)
+    untracked_none(&work, &tracked, &gitlinks)?;
+    Some((head, branch))
 }
 
 /// Whether the system and user git configs say nothing the ignore walk would read otherwise
@@ -149,34 +152,13 @@ fn replaced(git: &Path) -> bool {
     loose || packed
 }
 
-/// The work tree and `.git` directory when the repository is one this reads as git would: a
-/// plain `.git` directory this user owns, not a linked worktree, no bare-looking directory
-/// on the way up.
+/// [`super::git::plain_repository`], with a work tree this user owns too (git refuses
+/// another owner's work tree even when `.git` is this user's).
 fn plain_repository(root: &Path) -> Option<(PathBuf, PathBuf)> {
-    let start = root.canonicalize().ok()?;
-    let looks_bare =
-        |d: &Path| d.join("HEAD").exists() && d.join("objects").is_dir() && d.join("refs").is_dir();
-    for dir in start.ancestors() {
-        let dot = dir.join(".git");
-        match std::fs::symlink_metadata(&dot) {
-            Ok(m) if m.is_dir() => {
-                // SAFETY: geteuid has no preconditions.
-                let uid = unsafe { libc::geteuid() };
-                let work_owner = std::fs::symlink_metadata(dir).ok()?.uid();
-                if m.uid() != uid || work_owner != uid || dot.join("commondir").exists() {
-                    return None;
-                }
-                return Some((dir.to_path_buf(), dot));
-            }
-            Ok(_) => return None,
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return None,
-            Err(_) => {}
-        }
-        if looks_bare(dir) {
-            return None;
-        }
-    }
-    None
+    let (work, git) = super::git::plain_repository(root)?;
+    // SAFETY: geteuid has no preconditions.
+    (std::fs::symlink_metadata(&work).ok()?.uid() == unsafe { libc::geteuid() })
+        .then_some((work, git))
 }
 
 /// The tree a loose commit object names (a packed HEAD, or anything unexpected: `None`).

@@ -254,25 +254,24 @@ fn is_oid(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// [`head_branch`] from the files, or `None` to ask git: any layout this does not read the way
-/// git would (a `.git` file or linked worktree, a bare-looking directory on the way up, another
-/// owner's repository — git refuses it —, reftable refs, a symbolic ref outside `refs/heads/`).
-pub(crate) fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
+/// The work tree and `.git` directory of the repository holding `root`, when it is one the
+/// run reads from its files the way git would: a plain `.git` directory this user owns (git
+/// refuses another owner's), not a linked worktree (`commondir`), no bare-looking directory on
+/// the way up (git would take it as the repository). `None`: ask git.
+pub(crate) fn plain_repository(root: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     use std::os::unix::fs::MetadataExt;
     let start = root.canonicalize().ok()?;
     let looks_bare =
         |d: &Path| d.join("HEAD").exists() && d.join("objects").is_dir() && d.join("refs").is_dir();
-    let mut git_dir = None;
     for dir in start.ancestors() {
         let dot = dir.join(".git");
         match std::fs::symlink_metadata(&dot) {
             Ok(m) if m.is_dir() => {
                 // SAFETY: geteuid has no preconditions.
-                if m.uid() != unsafe { libc::geteuid() } {
+                if m.uid() != unsafe { libc::geteuid() } || dot.join("commondir").exists() {
                     return None;
                 }
-                git_dir = Some(dot);
-                break;
+                return Some((dir.to_path_buf(), dot));
             }
             Ok(_) => return None,
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return None,
@@ -282,10 +281,14 @@ pub(crate) fn head_from_files(root: &Path) -> Option<(Option<String>, Option<Str
             return None;
         }
     }
-    let git = git_dir?;
-    if git.join("commondir").exists() {
-        return None;
-    }
+    None
+}
+
+/// [`head_branch`] from the files, or `None` to ask git: any layout this does not read the way
+/// git would (a `.git` file or linked worktree, a bare-looking directory on the way up, another
+/// owner's repository — git refuses it —, reftable refs, a symbolic ref outside `refs/heads/`).
+pub(crate) fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
+    let (_, git) = plain_repository(root)?;
     let config = small(&git, "config")
         .unwrap_or_default()
         .to_ascii_lowercase();

@@ -443,11 +443,18 @@ fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
     let needs_tree = base["workspace_dirty"] == false;
     let now = if falsy(base) || stale {
         None
-    } else if needs_tree && crate::run::clean::proven(store.root()).is_none() {
-        git::snapshot(store.root())
+    } else if needs_tree {
+        match crate::run::clean::proven(store.root()) {
+            // Provably clean without a git process: HEAD and branch as the proof read them.
+            Some((head, branch)) => Some(git::Snapshot {
+                head: Some(head),
+                branch,
+                ..Default::default()
+            }),
+            None => git::snapshot(store.root()),
+        }
     } else {
-        // The tree was dirty at the checkpoint (only HEAD and branch matter), or it is
-        // provably clean now without a git process (`run::clean`).
+        // The tree was dirty at the checkpoint: only HEAD and branch matter.
         git::head_branch(store.root()).map(|(head, branch)| git::Snapshot {
             head,
             branch,
