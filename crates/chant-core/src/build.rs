@@ -71,7 +71,7 @@ pub fn build(
     }
     let mut partitions: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, _) in d.entities.iter().enumerate() {
-        let lexicon = d.decl(i).lexicon.clone();
+        let lexicon = d.decl(i).home_lexicon().to_owned();
         match partitions.iter_mut().find(|(l, _)| *l == lexicon) {
             Some((_, members)) => members.push(i),
             None => partitions.push((lexicon, vec![i])),

@@ -189,10 +189,21 @@ pub fn okf(d: &Discovery, explained_dir: &Path) -> (Json, Vec<String>) {
         .enumerate()
         .map(|(i, e)| {
             let decl = d.decl(i);
-            let lexicon = if decl.lexicon.is_empty() {
+            // An output is filed under the lexicon of the resource whose attribute it
+            // publishes (`unknown` when its value names none), as the reference files it.
+            let lexicon = match (decl.kind, &decl.props) {
+                (DeclKind::Output, props) => match props.get("ref") {
+                    Some(crate::model::Value::AttrRef { decl: parent, .. }) => {
+                        d.evaluation.decl(*parent).lexicon.clone()
+                    }
+                    _ => String::new(),
+                },
+                _ => decl.lexicon.clone(),
+            };
+            let lexicon = if lexicon.is_empty() {
                 "unknown".to_owned()
             } else {
-                decl.lexicon.clone()
+                lexicon
             };
             let base = format!("{}/{}", slug(&lexicon), slug(&e.name));
             let n = used.entry(base.clone()).or_insert(0);

@@ -221,6 +221,14 @@ pub trait Lexicon: Send + Sync {
         None
     }
 
+    /// A module exporting just `names` of the runtime module at `subpath`, for a project
+    /// file that imports only those: its subpath (which [`Lexicon::runtime_subpath`] and
+    /// [`Lexicon::runtime_module`] then answer). `None`: load the whole module. A lexicon of
+    /// thousands of classes answers this so a project pays only for the classes it names.
+    fn runtime_pick(&self, _subpath: &str, _names: &[String]) -> Option<String> {
+        None
+    }
+
     /// The classes its runtime module exports (search, the catalog resource).
     fn catalog(&self) -> &Catalog {
         static EMPTY: Catalog = Catalog {
@@ -247,6 +255,12 @@ pub trait Lexicon: Send + Sync {
     /// The lint rules it adds (run after the core rules).
     fn lint_rules(&self) -> Vec<chant_lint::Rule> {
         Vec::new()
+    }
+
+    /// Its intrinsic functions whose calls are statically evaluable (`Ref`, `Join`): EVL001
+    /// lets a call of one through and checks its arguments.
+    fn intrinsics(&self) -> &[&'static str] {
+        &[]
     }
 
     /// Its importer of existing templates, if it has one.
@@ -530,6 +544,16 @@ impl Registry {
         })
     }
 
+    /// The specifier of a module exporting just `names` of the runtime module a bare
+    /// specifier names, when its lexicon offers one ([`Lexicon::runtime_pick`]).
+    pub fn resolve_pick(&self, specifier: &str, names: &[String]) -> Option<String> {
+        let (lexicon, subpath) = split_runtime(specifier)?;
+        let lexicon = self.get(lexicon)?;
+        let module = lexicon.runtime_subpath(subpath)?;
+        let picked = lexicon.runtime_pick(&module, names)?;
+        Some(format!("{RUNTIME_PREFIX}{}/{picked}", lexicon.name()))
+    }
+
     /// The source of a runtime module by the specifier [`Registry::resolve_runtime`] gave.
     pub fn runtime_module(&self, specifier: &str) -> Option<String> {
         let (lexicon, subpath) = split_runtime(specifier)?;
@@ -543,6 +567,15 @@ impl Registry {
             .iter()
             .filter_map(|n| self.get(n))
             .flat_map(|l| l.activities().into_iter().map(move |a| (l.name(), a)))
+            .collect()
+    }
+
+    /// The intrinsic function names of the lexicons named (unknown names add none).
+    pub fn intrinsics(&self, lexicons: &[String]) -> Vec<String> {
+        lexicons
+            .iter()
+            .filter_map(|n| self.get(n))
+            .flat_map(|l| l.intrinsics().iter().map(|s| (*s).to_owned()))
             .collect()
     }
 

@@ -147,6 +147,8 @@ pub fn setup(
     } else {
         return Err(format!("{}: no such file or directory", path.display()));
     };
+    let mut config = config;
+    config.intrinsics = registry.intrinsics(&lexicons);
     Ok(Setup {
         rules,
         config,

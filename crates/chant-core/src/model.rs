@@ -119,6 +119,21 @@ pub struct Declarable {
     pub attributes: Value,
 }
 
+impl Declarable {
+    /// The lexicon whose output holds it: its own, or for an output (which belongs to no
+    /// lexicon itself) the lexicon that produces it (`lexicon` in its props).
+    pub fn home_lexicon(&self) -> &str {
+        match self.kind {
+            DeclKind::Output => self
+                .props
+                .get("lexicon")
+                .and_then(Value::as_str)
+                .unwrap_or(&self.lexicon),
+            _ => &self.lexicon,
+        }
+    }
+}
+
 /// The exports of one evaluated source file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleExports {

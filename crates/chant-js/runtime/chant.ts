@@ -86,16 +86,26 @@ export function Composite<P>(factory: (props: P) => Record<string, unknown>, nam
   return definition;
 }
 
+export type OutputOptions = { lexicon?: string; description?: unknown; export?: unknown; condition?: unknown };
+
+/**
+ * An output of the lexicon that produces it (`ref`'s, or `options.lexicon`). It belongs to no
+ * lexicon itself (explain lists it under `unknown`): its producer is in its props.
+ */
 export class LexiconOutput extends Declarable {
-  constructor(ref: AttrRef, name: string) {
-    super({ ref, name });
-    const info = ["output", ref?.parent?.lexicon ?? "unknown", "Output", "Output"];
+  constructor(ref: unknown, name: string, options: OutputOptions = {}) {
+    if (typeof name !== "string" || name === "") {
+      throw new Error("output(ref, name): name must be a non-empty string");
+    }
+    const lexicon = options.lexicon ?? (ref as AttrRef)?.parent?.lexicon ?? "";
+    super({ ref, name, lexicon, description: options.description, export: options.export, condition: options.condition });
+    const info = ["output", "", "Output", "Output"];
     Object.defineProperty(this, "__chantInfo", { value: info, enumerable: false });
   }
 }
 
-export function output(ref: AttrRef, name: string): LexiconOutput {
-  return new LexiconOutput(ref, name);
+export function output(ref: unknown, name: string, options?: OutputOptions): LexiconOutput {
+  return new LexiconOutput(ref, name, options);
 }
 
 /** Makes a declarable class for a catalog entry. */

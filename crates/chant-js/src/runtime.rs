@@ -110,6 +110,13 @@ impl EmbeddedModules {
         self.source(&name).map(|_| name)
     }
 
+    /// The module exporting just `names` of the lexicon module `specifier` names, when its
+    /// lexicon offers one.
+    fn pick(&self, specifier: &str, names: &[String]) -> Option<String> {
+        let name = self.lexicons.as_ref()?.resolve_pick(specifier, names)?;
+        self.source(&name).map(|_| name)
+    }
+
     /// The source of an embedded module, by the name [`EmbeddedModules::lookup`] gave.
     fn source(&self, name: &str) -> Option<Arc<str>> {
         if let Some(s) = self.sources.get(name) {
@@ -239,6 +246,18 @@ impl Resolver for SandboxResolver {
         name: &str,
         _a: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<String> {
+        // A module that names what it takes from a lexicon gets a module of just that.
+        if name.starts_with(chant_core::lexicon::RUNTIME_PREFIX) {
+            let names = lock(&self.state).maps.get(base).and_then(|s| {
+                s.imports
+                    .iter()
+                    .find(|(spec, _)| spec == name)
+                    .and_then(|(_, names)| names.clone())
+            });
+            if let Some(found) = names.and_then(|names| self.embedded.pick(name, &names)) {
+                return Ok(found);
+            }
+        }
         if let Some(found) = self.embedded.lookup(name) {
             return Ok(found);
         }

@@ -28,6 +28,11 @@ pub struct SyntaxError {
 #[derive(Clone, Debug)]
 pub struct Stripped {
     pub code: String,
+    /// What the module imports from each bare specifier after types are gone, in order of
+    /// first appearance: `Some(names)` when it only takes named bindings (`import { a, b }`,
+    /// `export { a } from`), `None` when it needs the whole module (a namespace, a default,
+    /// `export *`, a bare `import "x"`).
+    pub imports: Vec<(String, Option<Vec<String>>)>,
     /// `(generated line, generated column, source line, source column)`, 0-based, sorted.
     tokens: Vec<(u32, u32, u32, u32)>,
 }
@@ -100,6 +105,7 @@ pub fn strip_typescript(path: &Path, source: &str) -> Result<Stripped, Vec<Synta
             position: position_of(source, offset),
         }]);
     }
+    let imports = named_imports(&program);
     let printed = Codegen::new()
         .with_options(CodegenOptions {
             source_map_path: Some(path.to_path_buf()),
@@ -125,7 +131,61 @@ pub fn strip_typescript(path: &Path, source: &str) -> Result<Stripped, Vec<Synta
     Ok(Stripped {
         code: printed.code,
         tokens,
+        imports,
     })
+}
+
+/// The bindings a stripped program takes from each bare specifier (see [`Stripped::imports`]).
+fn named_imports(program: &oxc::ast::ast::Program<'_>) -> Vec<(String, Option<Vec<String>>)> {
+    use oxc::ast::ast::{ImportDeclarationSpecifier, Statement};
+    let mut out: Vec<(String, Option<Vec<String>>)> = Vec::new();
+    let mut add = |source: &str, names: Option<Vec<String>>| {
+        if source.starts_with('.') || source.starts_with('/') {
+            return;
+        }
+        match out.iter_mut().find(|(s, _)| s == source) {
+            Some((_, have)) => match (have.as_mut(), names) {
+                (Some(have), Some(names)) => {
+                    for n in names {
+                        if !have.contains(&n) {
+                            have.push(n);
+                        }
+                    }
+                }
+                _ => *have = None,
+            },
+            None => out.push((source.to_owned(), names)),
+        }
+    };
+    for statement in &program.body {
+        match statement {
+            Statement::ImportDeclaration(d) => {
+                let names = d.specifiers.as_ref().and_then(|specifiers| {
+                    specifiers
+                        .iter()
+                        .map(|s| match s {
+                            ImportDeclarationSpecifier::ImportSpecifier(s) => {
+                                Some(s.imported.name().to_string())
+                            }
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<String>>>()
+                });
+                add(d.source.value.as_str(), names);
+            }
+            Statement::ExportFromDeclaration(d) => {
+                let names = d
+                    .specifiers
+                    .iter()
+                    .map(|s| s.local.name().to_string())
+                    .collect();
+                add(d.source.value.as_str(), Some(names));
+            }
+            Statement::ExportAllDeclaration(d) => add(d.source.value.as_str(), None),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -140,6 +200,23 @@ mod tests {
         assert!(!out.code.contains("satisfies"));
         assert!(!out.code.contains("import type"));
         assert!(out.code.contains("export const a = 1"), "{}", out.code);
+    }
+
+    #[test]
+    fn named_imports_are_listed_per_bare_specifier() {
+        let src = "import type { T } from \"lib\";\nimport { a, b as c } from \"lib\";\nimport { type U, d } from \"lib\";\nimport * as ns from \"whole\";\nimport { e } from \"whole\";\nexport { f } from \"other\";\nimport { g } from \"./local\";\nexport const x: T | U = [a, c, d, ns, e, g] as never;\n";
+        let out = strip_typescript(Path::new("a.ts"), src).unwrap();
+        assert_eq!(
+            out.imports,
+            vec![
+                (
+                    "lib".to_owned(),
+                    Some(vec!["a".into(), "b".into(), "d".into()])
+                ),
+                ("whole".to_owned(), None),
+                ("other".to_owned(), Some(vec!["f".into()])),
+            ]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use chant_core::lexicon::Registry;
 pub fn registry() -> Registry {
     Registry::new(vec![
         Box::new(chant_lexicon_gitlab::Gitlab),
+        Box::new(chant_lexicon_aws::Aws),
         Box::new(chant_lexicon_temporal::Temporal),
     ])
 }

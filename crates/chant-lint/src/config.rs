@@ -29,6 +29,9 @@ pub struct LintConfig {
     rules: Rules,
     /// `(globs, rules)` per override.
     overrides: Vec<(Files, Rules)>,
+    /// The intrinsic functions of the project's lexicons (`Ref`, `Join`, …): calls that are
+    /// statically evaluable (EVL001). Set by the caller from its lexicons, never from a file.
+    pub intrinsics: Vec<String>,
 }
 
 fn entry(path: &str, v: &Json) -> Result<Entry, String> {
@@ -236,6 +239,7 @@ impl LintConfig {
         Ok(LintConfig {
             rules: top,
             overrides,
+            intrinsics: Vec::new(),
         })
     }
 

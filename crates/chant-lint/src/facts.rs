@@ -153,7 +153,8 @@ fn is_composite_callee(callee: &Expression<'_>) -> bool {
 /// The first place `e` stops being statically evaluable: calls and other dynamic forms.
 /// Literals, identifiers, member access, object/array literals, templates, operators, casts
 /// and nested constructors are allowed (their contents are checked).
-fn first_dynamic(e: &Expression<'_>) -> Option<usize> {
+fn first_dynamic(e: &Expression<'_>, intrinsics: &[String]) -> Option<usize> {
+    let first_dynamic = |e: &Expression<'_>| first_dynamic(e, intrinsics);
     match e {
         Expression::BooleanLiteral(_)
         | Expression::NullLiteral(_)
@@ -165,6 +166,17 @@ fn first_dynamic(e: &Expression<'_>) -> Option<usize> {
         | Expression::ThisExpression(_)
         | Expression::NewExpression(_) => None,
         Expression::TemplateLiteral(t) => t.expressions.iter().find_map(first_dynamic),
+        // A tagged template is a lexicon's intrinsic (`Sub`...``) or opaque, as in the reference:
+        // its interpolations are deploy-time references.
+        Expression::TaggedTemplateExpression(_) => None,
+        // A call of one of the project's lexicons' intrinsics (`Ref(x)`, `Join(",", [...])`):
+        // its arguments are checked.
+        Expression::CallExpression(c) if matches!(&c.callee, Expression::Identifier(i) if intrinsics.iter().any(|n| n == i.name.as_str())) => {
+            c.arguments.iter().find_map(|a| match a {
+                oxc::ast::ast::Argument::SpreadElement(s) => first_dynamic(&s.argument),
+                other => other.as_expression().and_then(first_dynamic),
+            })
+        }
         Expression::ArrayExpression(a) => a.elements.iter().find_map(|el| {
             if let oxc::ast::ast::ArrayExpressionElement::SpreadElement(s) = el {
                 first_dynamic(&s.argument)
@@ -172,7 +184,7 @@ fn first_dynamic(e: &Expression<'_>) -> Option<usize> {
                 el.as_expression().and_then(first_dynamic)
             }
         }),
-        Expression::ObjectExpression(o) => object_dynamic(o).into_iter().next(),
+        Expression::ObjectExpression(o) => object_dynamic(o, intrinsics).into_iter().next(),
         Expression::StaticMemberExpression(m) => first_dynamic(&m.object),
         Expression::ComputedMemberExpression(m) => {
             first_dynamic(&m.object).or_else(|| first_dynamic(&m.expression))
@@ -198,7 +210,7 @@ fn first_dynamic(e: &Expression<'_>) -> Option<usize> {
 }
 
 /// [`first_dynamic`] of each member of an object literal (a spread's argument included).
-fn object_dynamic(o: &ObjectExpression<'_>) -> Vec<usize> {
+fn object_dynamic(o: &ObjectExpression<'_>, intrinsics: &[String]) -> Vec<usize> {
     o.properties
         .iter()
         .filter_map(|p| match p {
@@ -206,10 +218,10 @@ fn object_dynamic(o: &ObjectExpression<'_>) -> Vec<usize> {
                 if p.method {
                     Some(start(p.value.span()))
                 } else {
-                    first_dynamic(&p.value)
+                    first_dynamic(&p.value, intrinsics)
                 }
             }
-            ObjectPropertyKind::SpreadProperty(s) => first_dynamic(&s.argument),
+            ObjectPropertyKind::SpreadProperty(s) => first_dynamic(&s.argument, intrinsics),
         })
         .collect()
 }
@@ -265,6 +277,7 @@ struct Collector {
     exported_depth: usize,
     new_depth: usize,
     vars: Vec<String>,
+    intrinsics: Vec<String>,
 }
 
 impl<'a> Visit<'a> for Collector {
@@ -287,7 +300,9 @@ impl<'a> Visit<'a> for Collector {
             bare,
             namespace,
             props: object.map(|o| props_of(o)),
-            non_literal: object.map(|o| object_dynamic(o)).unwrap_or_default(),
+            non_literal: object
+                .map(|o| object_dynamic(o, &self.intrinsics))
+                .unwrap_or_default(),
             in_composite_factory: self.composite_depth > 0,
             in_exported_var: self.exported_depth > 0,
             var_name: self.vars.last().cloned(),
@@ -474,8 +489,13 @@ impl<'a> Visit<'a> for Collector {
 }
 
 impl Facts {
-    pub fn gather(program: &Program<'_>) -> Facts {
-        let mut c = Collector::default();
+    /// The facts of a program; `intrinsics` are the call names the project's lexicons
+    /// evaluate statically (EVL001 lets their calls through).
+    pub fn gather(program: &Program<'_>, intrinsics: &[String]) -> Facts {
+        let mut c = Collector {
+            intrinsics: intrinsics.to_vec(),
+            ..Collector::default()
+        };
         for stmt in &program.body {
             match stmt {
                 Statement::ImportDeclaration(d) => {

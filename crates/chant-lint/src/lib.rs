@@ -300,7 +300,7 @@ fn lint_parsed(
         return vec![parse_error(display, file.lines.position(e.0), e.1.clone())];
     }
     let directives = disable::Directives::parse(&file);
-    let facts = facts::Facts::gather(&file.program);
+    let facts = facts::Facts::gather(&file.program, &config.intrinsics);
     let mut out = Vec::new();
     for rule in rules {
         let Some(setting) = config.setting(rule.id, relative) else {

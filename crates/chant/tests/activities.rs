@@ -32,7 +32,7 @@ fn repo(lexicons: &str, steps: &str) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(
         root.join("ops/t.op.ts"),
         format!(
-            "import {{ Op, phase, build, kubectlApply, helmInstall, httpCheck, teardown, lifecycleSnapshot, awsApply, gitlabPipeline, k3dUp, flociUp }} from \"@intentius/chant-lexicon-temporal\";\nexport default Op({{ name: \"t\", overview: \"o\", phases: [phase(\"P\", [{steps}], {{ parallel: true }})] }});\n"
+            "import {{ Op, phase, build, kubectlApply, helmInstall, httpCheck, teardown, lifecycleSnapshot, awsApply, azApply, gitlabPipeline, k3dUp, flociUp }} from \"@intentius/chant-lexicon-temporal\";\nexport default Op({{ name: \"t\", overview: \"o\", phases: [phase(\"P\", [{steps}], {{ parallel: true }})] }});\n"
         ),
     )
     .unwrap();
@@ -226,16 +226,20 @@ fn http_check_asks_the_url_and_checks_status_and_body() {
 fn activities_other_lexicons_provide_say_which() {
     let (_d, root) = repo(
         r#"["temporal"]"#,
-        r#"awsApply("t.json"), gitlabPipeline("p")"#,
+        r#"azApply("t.json"), gitlabPipeline("p"), awsApply("t.json")"#,
     );
     let records = run(&root, None);
     assert_eq!(
         records[0]["error"],
-        "activity \"awsApply\" is provided by the aws lexicon, which this chant does not have"
+        "activity \"azApply\" is provided by the azure lexicon, which this chant does not have"
     );
     assert_eq!(
         records[1]["error"],
         "activity \"gitlabPipeline\" is provided by the gitlab lexicon, and this chant's gitlab lexicon does not run it yet"
+    );
+    assert_eq!(
+        records[2]["error"],
+        "activity \"awsApply\" is provided by the aws lexicon, and this chant's aws lexicon does not run it yet"
     );
 }
 

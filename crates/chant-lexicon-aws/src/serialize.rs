@@ -1,0 +1,552 @@
+//! The CloudFormation serializer: entities of the aws partition to one template.
+//!
+//! `{AWSTemplateFormatVersion, Parameters?, Mappings?, Conditions?, Resources, Outputs?}`;
+//! the core sorts the keys afterwards. Values walk as the spec's §4.2 says: a named resource
+//! is `{"Ref"}`, an attribute `{"Fn::GetAtt"}`, a property declarable is inlined, an intrinsic
+//! is rendered here once logical names are known.
+
+use std::cell::Cell;
+
+use chant_core::discover::Discovery;
+use chant_core::model::{DeclId, DeclKind, Declarable, Value};
+use serde_json::{Map, Value as Json, json};
+
+use crate::catalog;
+
+pub const PARAMETER: &str = "AWS::CloudFormation::Parameter";
+pub const CONDITION: &str = "AWS::CloudFormation::Condition";
+pub const MAPPING: &str = "AWS::CloudFormation::Mapping";
+pub const DEFAULT_TAGS: &str = "chant:aws:defaultTags";
+
+/// The resource attributes CloudFormation knows, in the order a template lists them.
+pub const ATTRIBUTES: &[&str] = &[
+    "DependsOn",
+    "Condition",
+    "DeletionPolicy",
+    "UpdateReplacePolicy",
+    "UpdatePolicy",
+    "CreationPolicy",
+    "Metadata",
+];
+
+/// How many values one template may hold once inlined declarables are copied in (a shared
+/// declarable nested in itself level by level would otherwise make 2^levels of them).
+const MAX_VALUES: usize = 2_000_000;
+
+pub(crate) struct Walker<'a> {
+    d: &'a Discovery,
+    walked: Cell<usize>,
+}
+
+type Walked = Result<Json, String>;
+
+impl<'a> Walker<'a> {
+    pub fn new(d: &'a Discovery) -> Walker<'a> {
+        Walker {
+            d,
+            walked: Cell::new(0),
+        }
+    }
+
+    fn decl(&self, id: DeclId) -> &'a Declarable {
+        self.d.evaluation.decl(id)
+    }
+
+    /// The logical name of a declarable that is an entity.
+    fn name(&self, id: DeclId) -> Option<&'a str> {
+        self.d
+            .entity_of(id)
+            .map(|e| self.d.entities[e].name.as_str())
+    }
+
+    fn named(&self, id: DeclId, what: &str) -> Result<&'a str, String> {
+        self.name(id).ok_or_else(|| {
+            let decl = self.decl(id);
+            format!(
+                "{what}: a {} ({}) that is not exported has no logical name — export it",
+                decl.class_name, decl.entity_type
+            )
+        })
+    }
+
+    /// A prop value as CloudFormation JSON.
+    pub fn value(&self, v: &Value, depth: usize) -> Walked {
+        let walked = self.walked.get() + 1;
+        self.walked.set(walked);
+        if walked > MAX_VALUES {
+            return Err(format!(
+                "the template holds more than {MAX_VALUES} values once shared declarables are copied in"
+            ));
+        }
+        if depth > 128 {
+            return Err("a value is nested more than 128 levels deep".into());
+        }
+        Ok(match v {
+            Value::Undefined | Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Number(n) => number(*n),
+            Value::String(s) => Json::String(s.clone()),
+            Value::Array(items) => Json::Array(
+                items
+                    .iter()
+                    .map(|i| self.value(i, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(entries) => self.object(entries, depth)?,
+            Value::Decl(id) => self.declarable(*id, depth)?,
+            Value::AttrRef { decl, attribute } => json!({
+                "Fn::GetAtt": [self.named(*decl, &format!("the attribute {attribute}"))?, catalog::dotted_attribute(attribute)]
+            }),
+            Value::Tagged { value, .. } => self.value(value, depth + 1)?,
+            Value::Intrinsic { name, args } => self.intrinsic(name, args, depth)?,
+            Value::Composite { name, .. } => {
+                return Err(format!(
+                    "a {name} composite is used as a value: reference one of its members instead (e.g. app.queue.Arn)"
+                ));
+            }
+        })
+    }
+
+    /// An object, keys holding `undefined` left out.
+    fn object(&self, entries: &[(String, Value)], depth: usize) -> Walked {
+        let mut m = Map::new();
+        for (k, v) in entries {
+            if !matches!(v, Value::Undefined) {
+                m.insert(k.clone(), self.value(v, depth + 1)?);
+            }
+        }
+        Ok(Json::Object(m))
+    }
+
+    fn declarable(&self, id: DeclId, depth: usize) -> Walked {
+        let decl = self.decl(id);
+        match (decl.kind, self.name(id)) {
+            (DeclKind::Property, _) | (DeclKind::Resource, None) => {
+                self.value(&decl.props, depth + 1)
+            }
+            (DeclKind::Output, _) => self.value(
+                decl.props.get("ref").unwrap_or(&Value::Undefined),
+                depth + 1,
+            ),
+            (DeclKind::Resource, Some(name)) => match decl.entity_type.as_str() {
+                CONDITION => Ok(json!({ "Condition": name })),
+                MAPPING => Ok(Json::String(name.to_owned())),
+                DEFAULT_TAGS => Err(format!(
+                    "defaultTags \"{name}\" is used as a value; it applies itself to every taggable resource"
+                )),
+                _ => Ok(json!({ "Ref": name })),
+            },
+        }
+    }
+
+    /// The name a condition, mapping or resource is addressed by: a string as it is, a
+    /// declarable by its logical name.
+    fn target(&self, v: &Value, what: &str) -> Result<String, String> {
+        match v {
+            Value::String(s) => Ok(s.clone()),
+            Value::Decl(id) => Ok(self.named(*id, what)?.to_owned()),
+            Value::AttrRef { decl, .. } => Ok(self.named(*decl, what)?.to_owned()),
+            Value::Intrinsic { name, args } if name == "Pseudo" => {
+                Ok(args.as_str().unwrap_or_default().to_owned())
+            }
+            other => Err(format!(
+                "{what}: expected a declarable or a logical name, got {}",
+                describe(other)
+            )),
+        }
+    }
+
+    fn intrinsic(&self, name: &str, args: &Value, depth: usize) -> Walked {
+        let list = |v: &Value| -> Vec<Value> {
+            match v {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            }
+        };
+        Ok(match name {
+            "Pseudo" => json!({ "Ref": args.as_str().unwrap_or_default() }),
+            "Ref" => json!({ "Ref": self.target(args, "Ref")? }),
+            "Fn::GetAtt" => {
+                let a = list(args);
+                let attribute = a.get(1).and_then(Value::as_str).ok_or_else(|| {
+                    "GetAtt(logicalName, attribute): the attribute must be a string".to_owned()
+                })?;
+                json!({ "Fn::GetAtt": [self.target(a.first().unwrap_or(&Value::Undefined), "GetAtt")?, attribute] })
+            }
+            "Fn::Sub" => self.sub(args, depth)?,
+            "Fn::If" => {
+                let a = list(args);
+                if a.len() != 3 {
+                    return Err(
+                        "If(condition, valueIfTrue, valueIfFalse) takes three arguments".into(),
+                    );
+                }
+                json!({ "Fn::If": [
+                    self.target(&a[0], "If")?,
+                    self.value(&a[1], depth + 1)?,
+                    self.value(&a[2], depth + 1)?,
+                ] })
+            }
+            "Fn::FindInMap" => {
+                let a = list(args);
+                if a.len() != 3 {
+                    return Err(
+                        "FindInMap(map, topLevelKey, secondLevelKey) takes three arguments".into(),
+                    );
+                }
+                json!({ "Fn::FindInMap": [
+                    self.target(&a[0], "FindInMap")?,
+                    self.value(&a[1], depth + 1)?,
+                    self.value(&a[2], depth + 1)?,
+                ] })
+            }
+            _ => {
+                let mut m = Map::new();
+                m.insert(name.to_owned(), self.value(args, depth + 1)?);
+                Json::Object(m)
+            }
+        })
+    }
+
+    /// `Fn::Sub` from a tagged template's parts and values. A value CloudFormation can name
+    /// in the string (an attribute, a resource, a parameter, a pseudo-parameter, a `Ref` or
+    /// `GetAtt`) is written as `${…}`; a literal is written as it is; anything else (a `Join`,
+    /// an `If`) becomes a variable of the `[string, {variables}]` form.
+    fn sub(&self, args: &Value, depth: usize) -> Walked {
+        let parts = match args.get("parts") {
+            Some(Value::Array(p)) => p,
+            _ => return Err("Sub: not a template".into()),
+        };
+        let no_values = Vec::new();
+        let values = match args.get("values") {
+            Some(Value::Array(v)) => v,
+            _ => &no_values,
+        };
+        let mut text = String::new();
+        let mut variables = Map::new();
+        if let Some(Value::Object(given)) = args.get("variables") {
+            for (k, v) in given {
+                variables.insert(k.clone(), self.value(v, depth + 1)?);
+            }
+        }
+        for (i, part) in parts.iter().enumerate() {
+            text.push_str(part.as_str().unwrap_or_default());
+            let Some(v) = values.get(i) else { continue };
+            match self.sub_piece(v)? {
+                Some(piece) => text.push_str(&piece),
+                None => {
+                    let mut k = variables.len();
+                    while variables.contains_key(&format!("chantVar{k}")) {
+                        k += 1;
+                    }
+                    let var = format!("chantVar{k}");
+                    text.push_str(&format!("${{{var}}}"));
+                    variables.insert(var, self.value(v, depth + 1)?);
+                }
+            }
+        }
+        Ok(if variables.is_empty() {
+            json!({ "Fn::Sub": text })
+        } else {
+            json!({ "Fn::Sub": [text, variables] })
+        })
+    }
+
+    /// What a `Sub` value writes into the string, or `None` for a variable.
+    fn sub_piece(&self, v: &Value) -> Result<Option<String>, String> {
+        Ok(Some(match v {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => {
+                let mut s = String::new();
+                canon::write_f64(&mut s, *n);
+                s
+            }
+            Value::Bool(b) => b.to_string(),
+            Value::AttrRef { decl, attribute } => format!(
+                "${{{}.{}}}",
+                self.named(*decl, "Sub")?,
+                catalog::dotted_attribute(attribute)
+            ),
+            Value::Decl(id) => {
+                let decl = self.decl(*id);
+                if decl.kind != DeclKind::Resource || self.name(*id).is_none() {
+                    return Ok(None);
+                }
+                format!("${{{}}}", self.named(*id, "Sub")?)
+            }
+            Value::Intrinsic { name, args } => match name.as_str() {
+                "Pseudo" => format!("${{{}}}", args.as_str().unwrap_or_default()),
+                "Ref" => format!("${{{}}}", self.target(args, "Ref")?),
+                "Fn::GetAtt" => match &**args {
+                    Value::Array(a) if a.len() == 2 && a[1].as_str().is_some() => format!(
+                        "${{{}.{}}}",
+                        self.target(&a[0], "GetAtt")?,
+                        a[1].as_str().unwrap_or_default()
+                    ),
+                    _ => return Ok(None),
+                },
+                _ => return Ok(None),
+            },
+            Value::Undefined | Value::Null => {
+                return Err(format!("Sub: a value of the template is {}", describe(v)));
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// A resource's `DependsOn`: declarables (or names) to logical names, itself left out.
+    fn depends_on(&self, v: &Value, own: &str) -> Result<Option<Json>, String> {
+        let items = match v {
+            Value::Array(items) => items.clone(),
+            Value::Undefined | Value::Null => return Ok(None),
+            other => vec![other.clone()],
+        };
+        let mut names: Vec<String> = Vec::new();
+        for item in &items {
+            let n = self.target(item, &format!("DependsOn of {own}"))?;
+            if n != own && !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        Ok(match names.len() {
+            0 => None,
+            1 => Some(Json::String(names.remove(0))),
+            _ => Some(Json::Array(names.into_iter().map(Json::String).collect())),
+        })
+    }
+
+    /// One resource of `Resources`.
+    fn resource(&self, name: &str, decl: &Declarable) -> Walked {
+        let mut r = Map::new();
+        r.insert("Type".into(), Json::String(decl.entity_type.clone()));
+        if let Json::Object(props) = self.value(&decl.props, 0)?
+            && !props.is_empty()
+        {
+            r.insert("Properties".into(), Json::Object(props));
+        }
+        match &decl.attributes {
+            Value::Undefined | Value::Null => {}
+            Value::Object(attrs) => {
+                for (k, v) in attrs {
+                    if matches!(v, Value::Undefined) {
+                        continue;
+                    }
+                    let walked = match k.as_str() {
+                        "DependsOn" => self.depends_on(v, name)?,
+                        "Condition" => Some(Json::String(
+                            self.target(v, &format!("Condition of {name}"))?,
+                        )),
+                        "DeletionPolicy"
+                        | "UpdateReplacePolicy"
+                        | "UpdatePolicy"
+                        | "CreationPolicy"
+                        | "Metadata" => Some(self.value(v, 1)?),
+                        other => {
+                            return Err(format!(
+                                "{name}: \"{other}\" is not a resource attribute — use one of {}",
+                                ATTRIBUTES.join(", ")
+                            ));
+                        }
+                    };
+                    if let Some(w) = walked {
+                        r.insert(k.clone(), w);
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "{name}: the resource attributes (the second argument) must be an object, got {}",
+                    describe(other)
+                ));
+            }
+        }
+        Ok(Json::Object(r))
+    }
+}
+
+/// A JavaScript number as JSON: an integer when it is one.
+fn number(n: f64) -> Json {
+    if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
+        Json::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n)
+            .map(Json::Number)
+            .unwrap_or(Json::Null)
+    }
+}
+
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Undefined => "undefined",
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+        Value::Decl(_) => "a declarable",
+        Value::AttrRef { .. } => "an attribute reference",
+        Value::Tagged { .. } => "a tagged value",
+        Value::Intrinsic { .. } => "an intrinsic",
+        Value::Composite { .. } => "a composite",
+    }
+}
+
+/// The template of the entities `entities` (the aws partition, entity order).
+pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
+    let w = Walker::new(d);
+    let mut parameters = Map::new();
+    let mut mappings = Map::new();
+    let mut conditions = Map::new();
+    let mut resources = Map::new();
+    let mut outputs = Map::new();
+    let mut output_entity: Vec<(String, String)> = Vec::new();
+    let mut tags: Vec<(String, Json)> = Vec::new();
+    for &e in entities {
+        let decl = d.decl(e);
+        let name = d.entities[e].name.as_str();
+        match decl.kind {
+            DeclKind::Property => {}
+            DeclKind::Output => {
+                let p = &decl.props;
+                let out_name = p.get("name").and_then(Value::as_str).unwrap_or(name);
+                if let Some((_, first)) = output_entity.iter().find(|(n, _)| n == out_name) {
+                    return Err(format!(
+                        "Output \"{out_name}\" is declared twice (by {first} and {name}) — give one another name"
+                    ));
+                }
+                output_entity.push((out_name.to_owned(), name.to_owned()));
+                let mut o = Map::new();
+                let value = p.get("ref").unwrap_or(&Value::Undefined);
+                if value.is_nullish() {
+                    return Err(format!("output \"{out_name}\" ({name}) has no value"));
+                }
+                o.insert("Value".into(), w.value(value, 1)?);
+                if let Some(v) = p.get("description").filter(|v| !v.is_nullish()) {
+                    o.insert("Description".into(), w.value(v, 1)?);
+                }
+                if let Some(v) = p.get("export").filter(|v| !v.is_nullish()) {
+                    o.insert("Export".into(), json!({ "Name": w.value(v, 2)? }));
+                }
+                if let Some(v) = p.get("condition").filter(|v| !v.is_nullish()) {
+                    o.insert(
+                        "Condition".into(),
+                        Json::String(w.target(v, &format!("the condition of output {out_name}"))?),
+                    );
+                }
+                outputs.insert(out_name.to_owned(), Json::Object(o));
+            }
+            DeclKind::Resource => match decl.entity_type.as_str() {
+                PARAMETER => {
+                    parameters.insert(name.to_owned(), w.value(&decl.props, 0)?);
+                }
+                CONDITION => {
+                    let expr = decl.props.get("expression").unwrap_or(&Value::Undefined);
+                    if expr.is_nullish() {
+                        return Err(format!("Condition \"{name}\" has no expression"));
+                    }
+                    conditions.insert(name.to_owned(), w.value(expr, 1)?);
+                }
+                MAPPING => {
+                    let map = decl.props.get("map").unwrap_or(&Value::Undefined);
+                    if !matches!(map, Value::Object(_)) {
+                        return Err(format!(
+                            "Mapping \"{name}\" must be an object of objects ({{ key: {{ name: value }} }})"
+                        ));
+                    }
+                    mappings.insert(name.to_owned(), w.value(map, 1)?);
+                }
+                DEFAULT_TAGS => {
+                    let Some(Value::Array(list)) = decl.props.get("tags") else {
+                        continue;
+                    };
+                    for t in list {
+                        let key = t.get("Key").and_then(Value::as_str).ok_or_else(|| {
+                            format!("defaultTags \"{name}\": every tag needs a string Key")
+                        })?;
+                        let value = w.value(t.get("Value").unwrap_or(&Value::Undefined), 2)?;
+                        tags.retain(|(k, _)| k != key);
+                        tags.push((key.to_owned(), value));
+                    }
+                }
+                _ => {
+                    resources.insert(name.to_owned(), w.resource(name, decl)?);
+                }
+            },
+        }
+    }
+    if !tags.is_empty() {
+        for resource in resources.values_mut() {
+            apply_tags(resource, &tags);
+        }
+    }
+    let mut t = Map::new();
+    t.insert(
+        "AWSTemplateFormatVersion".into(),
+        Json::String("2010-09-09".into()),
+    );
+    for (key, section) in [
+        ("Parameters", parameters),
+        ("Mappings", mappings),
+        ("Conditions", conditions),
+    ] {
+        if !section.is_empty() {
+            t.insert(key.into(), Json::Object(section));
+        }
+    }
+    t.insert("Resources".into(), Json::Object(resources));
+    if !outputs.is_empty() {
+        t.insert("Outputs".into(), Json::Object(outputs));
+    }
+    Ok(Json::Object(t))
+}
+
+/// Default tags into a taggable resource: the defaults whose key the resource does not set,
+/// then its own, in the shape its type takes (a list of `{Key, Value}`, or a map).
+fn apply_tags(resource: &mut Json, tags: &[(String, Json)]) {
+    let Some(ty) = resource.get("Type").and_then(Json::as_str) else {
+        return;
+    };
+    if !catalog::taggable(ty) {
+        return;
+    }
+    let (property, shape) = crate::tags::property(ty);
+    let r = resource.as_object_mut().expect("a resource is an object");
+    let props = r
+        .entry("Properties")
+        .or_insert_with(|| Json::Object(Map::new()));
+    let Some(props) = props.as_object_mut() else {
+        return;
+    };
+    let own = props.remove(property);
+    let merged = match (own, shape) {
+        (Some(Json::Object(mut own)), _) => {
+            let mut m: Map<String, Json> = tags
+                .iter()
+                .filter(|(k, _)| !own.contains_key(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            m.append(&mut own);
+            Json::Object(m)
+        }
+        (Some(Json::Array(own)), _) => {
+            let keys: Vec<&Json> = own.iter().filter_map(|t| t.get("Key")).collect();
+            let mut merged: Vec<Json> = tags
+                .iter()
+                .filter(|(k, _)| !keys.iter().any(|own| own.as_str() == Some(k.as_str())))
+                .map(|(k, v)| json!({ "Key": k, "Value": v }))
+                .collect();
+            merged.extend(own);
+            Json::Array(merged)
+        }
+        // An intrinsic or anything else the resource computes is left as it is.
+        (Some(other), _) => other,
+        (None, crate::tags::Shape::Map) => Json::Object(tags.iter().cloned().collect()),
+        (None, crate::tags::Shape::List) => Json::Array(
+            tags.iter()
+                .map(|(k, v)| json!({ "Key": k, "Value": v }))
+                .collect(),
+        ),
+    };
+    props.insert(property.to_owned(), merged);
+}
