@@ -92,6 +92,32 @@ export type OutputOptions = { lexicon?: string; description?: unknown; export?: 
  * An output of the lexicon that produces it (`ref`'s, or `options.lexicon`). It belongs to no
  * lexicon itself (explain lists it under `unknown`): its producer is in its props.
  */
+function isPlainObject(v: unknown): v is Props {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/**
+ * `base` with `overrides` laid over it: plain objects merge key by key, anything else (arrays,
+ * declarables, intrinsics) is replaced; an `undefined` override keeps the base value.
+ */
+export function mergeDefaults<T extends Props>(base: T, overrides?: Partial<T>): T {
+  if (!isPlainObject(overrides)) return base;
+  const out: Props = { ...base };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? mergeDefaults(current, value) : value;
+  }
+  return out as T;
+}
+
+/** A composite whose props default to `defaults` (what a call passes wins). */
+export function withDefaults<P>(definition: CompositeDefinition<P>, defaults: Partial<P>): CompositeDefinition<P> {
+  const wrapped = ((props: P) => definition({ ...defaults, ...props } as P)) as CompositeDefinition<P>;
+  Object.defineProperty(wrapped, "compositeName", { value: definition.compositeName });
+  return wrapped;
+}
+
 export class LexiconOutput extends Declarable {
   constructor(ref: unknown, name: string, options: OutputOptions = {}) {
     if (typeof name !== "string" || name === "") {

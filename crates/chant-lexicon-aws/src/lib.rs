@@ -7,12 +7,24 @@
 
 pub mod catalog;
 mod checks;
+pub mod lint;
 mod modules;
 pub mod serialize;
 mod tags;
 
 use chant_core::discover::Discovery;
-use chant_core::lexicon::{Catalog, Finding, Lexicon, Output, Serialized};
+use std::sync::OnceLock;
+
+use chant_core::lexicon::{Catalog, CompositeEntry, Finding, Lexicon, Output, Serialized};
+
+const COMPOSITES: &str = include_str!("../data/composites.json");
+
+fn composites() -> &'static [CompositeEntry] {
+    static C: OnceLock<Vec<CompositeEntry>> = OnceLock::new();
+    C.get_or_init(|| {
+        CompositeEntry::parse_all("aws", COMPOSITES).expect("the embedded aws composites parse")
+    })
+}
 
 const CONTEXT: &str = "## AWS CloudFormation (lexicon `aws`)
 
@@ -63,6 +75,10 @@ impl Lexicon for Aws {
         (subpath.is_empty() && identifiers && !names.is_empty()).then(|| modules::pick(names))
     }
 
+    fn lint_rules(&self) -> Vec<chant_lint::Rule> {
+        lint::rules()
+    }
+
     fn intrinsics(&self) -> &[&'static str] {
         &[
             "Ref",
@@ -98,7 +114,56 @@ impl Lexicon for Aws {
             .unwrap_or_default()
     }
 
+    fn composites(&self) -> &[CompositeEntry] {
+        composites()
+    }
+
     fn context(&self) -> &str {
         CONTEXT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The composites the runtime defines: `export const X = Composite(`/`withDefaults(`, and
+    /// `export const X = Y;` naming one of those.
+    fn defined() -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for line in modules::COMPOSITES.lines() {
+            let Some(rest) = line.strip_prefix("export const ") else {
+                continue;
+            };
+            let Some((name, value)) = rest.split_once(" = ") else {
+                continue;
+            };
+            let alias = value.trim_end_matches(';');
+            if value.starts_with("Composite(")
+                || value.starts_with("withDefaults(")
+                || names.iter().any(|n| n == alias)
+            {
+                names.push(name.to_owned());
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn every_composite_has_exactly_one_catalog_entry() {
+        let mut defined = defined();
+        let mut listed: Vec<String> = composites().iter().map(|c| c.name.clone()).collect();
+        defined.sort();
+        listed.sort();
+        assert_eq!(defined, listed);
+        for c in composites() {
+            for b in &c.bundles {
+                assert!(
+                    modules::COMPOSITES.contains(&format!("new {b}(")),
+                    "{}: bundles {b}, which its module never creates",
+                    c.name
+                );
+            }
+        }
     }
 }

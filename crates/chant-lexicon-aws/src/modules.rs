@@ -23,7 +23,9 @@ const SPECIFIER: &str = "@intentius/chant-lexicon-aws";
 /// `Mapping` is the template's `Mappings` entry and `Partition` the pseudo-parameter (as in the
 /// reference, whose explicit export of it shadowed the Glue class). `And` and `Or` (condition
 /// functions here) need none: the catalog also names their classes `StorageLensGroup_And`/`_Or`.
+/// `LandingZone` is the composite; Control Tower's resource is `ControlTowerLandingZone`.
 pub const RENAMED: &[(&str, &str)] = &[
+    ("ControlTowerLandingZone", "LandingZone"),
     ("GluePartition", "Partition"),
     ("Transformer_Mapping", "Mapping"),
 ];
@@ -250,7 +252,10 @@ mod tests {
                 class.resource_type
             );
         }
-        assert_eq!(shadowed, ["And", "Mapping", "Or", "Partition"]);
+        assert_eq!(
+            shadowed,
+            ["And", "Mapping", "Or", "Partition", "LandingZone"]
+        );
         for (alias, _) in RENAMED {
             assert!(catalog::class(alias).is_none(), "{alias} is a catalog name");
         }

@@ -456,11 +456,23 @@ fn aws_lambda_role() {
     replay_with("aws-lambda-role", &["build-yaml"], &aws_differences);
 }
 
+#[test]
+fn aws_composites() {
+    replay_with("aws-composites", &["build-yaml"], &aws_differences);
+}
+
+/// WAW006/WAW009 lint, post-synth errors failing the build, and a disable comment that hides
+/// the lint but not the build check.
+#[test]
+fn aws_lint_waw() {
+    replay_with("aws-lint-waw", &["build-yaml"], &aws_differences);
+}
+
 /// The YAML template reads back to exactly the JSON one (the reference's YAML did not: it
 /// left `*`, `false` and `2010-09-09` plain, which YAML reads as an alias, a boolean, a date).
 #[test]
 fn aws_yaml_reads_back_to_the_json_template() {
-    for fixture in ["aws-s3-encrypted", "aws-lambda-role"] {
+    for fixture in ["aws-s3-encrypted", "aws-lambda-role", "aws-composites"] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
         mcp_testkit::copy_fixture(&fixtures().join(fixture), &root);

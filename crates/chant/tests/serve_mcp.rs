@@ -891,3 +891,37 @@ fn import_writes_the_files_and_fails_the_call_on_failure() {
     }
     assert!(!root.join("aws").exists());
 }
+
+/// An aws project: the seed's `search` for "queue" finds the `Queue` resource and the
+/// `LambdaSqs` composite that bundles one, and `composites` lists aws's catalog.
+#[test]
+fn an_aws_project_searches_and_lists_its_composites() {
+    let (_d, root) = fixture("aws-composites");
+    let mut s = serve(&root);
+    let r = structured(&call(
+        &mut s,
+        1,
+        "search",
+        json!({"query": "queue", "lexicon": "aws", "limit": 100}),
+    ));
+    let results = r["results"].as_array().unwrap();
+    assert!(
+        results.contains(&json!({"className": "Queue", "resourceType": "AWS::SQS::Queue", "kind": "resource", "lexicon": "aws"})),
+        "{r}"
+    );
+    let sqs = results
+        .iter()
+        .find(|x| x["name"] == "LambdaSqs")
+        .expect("LambdaSqs bundles a Queue");
+    assert_eq!(sqs["kind"], "composite");
+    let all = structured(&call(&mut s, 2, "composites", json!({"lexicon": "aws"})));
+    assert_eq!(all["lexicons"], json!(["aws"]));
+    assert_eq!(all["total"], 22);
+    let built = structured(&call(&mut s, 3, "build", json!({"path": "src"})));
+    let template: Value = serde_json::from_str(built["output"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        template["Resources"]["ingestEventSourceMapping"]["Properties"]["BatchSize"],
+        25
+    );
+    assert_eq!(built["resourceCount"], 9);
+}
