@@ -205,6 +205,28 @@ export function defaultTags(tags: TagEntry[]): Declarable {
   return new DefaultTagsClass({ tags });
 }
 
+const DescriptionClass = declarableClass("aws", "chant:aws:templateDescription", "TemplateDescription", "resource", []);
+
+/** The template's `Description`. */
+export function templateDescription(text: string): Declarable {
+  if (typeof text !== "string") throw new Error("templateDescription(text): text must be a string");
+  return new DescriptionClass({ text });
+}
+
+const resourceClasses: Record<string, ReturnType<typeof declarableClass>> = {};
+
+/**
+ * A resource of a type the catalog has no class for (`Custom::Thing`, a third-party type):
+ * `resource("Custom::Thing", { ServiceToken: fn.Arn }, { DependsOn: [fn] })`.
+ */
+export function resource(type: string, props: Record<string, unknown> = {}, attributes?: unknown): Declarable {
+  if (typeof type !== "string" || !/^[A-Za-z0-9]+::[A-Za-z0-9]+(::[A-Za-z0-9]+)?$/.test(type)) {
+    throw new Error(`resource(type, props): "${String(type)}" is not a CloudFormation type name (Service::Thing)`);
+  }
+  const C = (resourceClasses[type] ??= declarableClass("aws", type, "Resource", "resource", []));
+  return new C(props, attributes);
+}
+
 export type OutputOptions = { description?: string; export?: unknown; condition?: unknown };
 
 /** A template output: `output(bucket.Arn, "BucketArn", { export: Sub`${AWS.StackName}-arn` })`. */

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 mod checks;
+pub mod import;
 pub mod lint;
 mod modules;
 pub mod serialize;
@@ -15,7 +16,9 @@ mod tags;
 use chant_core::discover::Discovery;
 use std::sync::OnceLock;
 
-use chant_core::lexicon::{Catalog, CompositeEntry, Finding, Lexicon, Output, Serialized};
+use chant_core::lexicon::{
+    Catalog, CompositeEntry, Finding, Importer, Lexicon, Output, Serialized,
+};
 
 const COMPOSITES: &str = include_str!("../data/composites.json");
 
@@ -112,6 +115,11 @@ impl Lexicon for Aws {
         serialize::template(d, entities)
             .map(|t| checks::run(&t))
             .unwrap_or_default()
+    }
+
+    fn importer(&self) -> Option<&dyn Importer> {
+        static IMPORTER: import::CfnImporter = import::CfnImporter;
+        Some(&IMPORTER)
     }
 
     fn composites(&self) -> &[CompositeEntry] {

@@ -17,6 +17,7 @@ pub const PARAMETER: &str = "AWS::CloudFormation::Parameter";
 pub const CONDITION: &str = "AWS::CloudFormation::Condition";
 pub const MAPPING: &str = "AWS::CloudFormation::Mapping";
 pub const DEFAULT_TAGS: &str = "chant:aws:defaultTags";
+pub const DESCRIPTION: &str = "chant:aws:templateDescription";
 
 /// The resource attributes CloudFormation knows, in the order a template lists them.
 pub const ATTRIBUTES: &[&str] = &[
@@ -402,6 +403,7 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
     let mut outputs = Map::new();
     let mut output_entity: Vec<(String, String)> = Vec::new();
     let mut tags: Vec<(String, Json)> = Vec::new();
+    let mut description: Option<(String, String)> = None;
     for &e in entities {
         let decl = d.decl(e);
         let name = d.entities[e].name.as_str();
@@ -456,6 +458,19 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                     }
                     mappings.insert(name.to_owned(), w.value(map, 1)?);
                 }
+                DESCRIPTION => {
+                    let text = decl
+                        .props
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    if let Some((first, _)) = &description {
+                        return Err(format!(
+                            "the template's description is declared twice (by {first} and {name})"
+                        ));
+                    }
+                    description = Some((name.to_owned(), text.to_owned()));
+                }
                 DEFAULT_TAGS => {
                     let Some(Value::Array(list)) = decl.props.get("tags") else {
                         continue;
@@ -485,6 +500,9 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
         "AWSTemplateFormatVersion".into(),
         Json::String("2010-09-09".into()),
     );
+    if let Some((_, text)) = description {
+        t.insert("Description".into(), Json::String(text));
+    }
     for (key, section) in [
         ("Parameters", parameters),
         ("Mappings", mappings),

@@ -15,8 +15,14 @@ pub const MAX_DEPTH: usize = 200;
 
 enum Frame {
     Seq(Vec<Json>, usize, Option<Tag>),
-    /// Entries, a key waiting for its value, merge sources, anchor.
-    Map(Map<String, Json>, Option<Key>, Vec<Json>, usize),
+    /// Entries, a key waiting for its value, merge sources, anchor, tag.
+    Map(
+        Map<String, Json>,
+        Option<Key>,
+        Vec<Json>,
+        usize,
+        Option<Tag>,
+    ),
 }
 
 /// A mapping key read, waiting for its value.
@@ -42,6 +48,36 @@ struct Builder {
 
 fn tag_name(tag: &Option<Tag>) -> Option<String> {
     tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix))
+}
+
+/// The long form of a CloudFormation short-form tag (`!Ref` → `Ref`, `!Sub` → `Fn::Sub`,
+/// `!Condition` → `Condition`), for the functions CloudFormation documents.
+fn cfn_function(tag: &str) -> Option<String> {
+    let name = tag.strip_prefix('!')?;
+    match name {
+        "Ref" | "Condition" => Some(name.to_owned()),
+        "Sub" | "GetAtt" | "Join" | "If" | "Select" | "Split" | "Base64" | "GetAZs" | "Cidr"
+        | "ImportValue" | "FindInMap" | "Equals" | "And" | "Or" | "Not" | "Transform"
+        | "Length" | "ToJsonString" | "ForEach" => Some(format!("Fn::{name}")),
+        _ => None,
+    }
+}
+
+/// `{function: value}`; a scalar `!GetAtt a.b.c` becomes `["a", "b.c"]`.
+fn cfn_call(function: String, value: Json) -> Json {
+    let value = match (function.as_str(), value) {
+        ("Fn::GetAtt", Json::String(s)) => match s.split_once('.') {
+            Some((resource, attribute)) => Json::Array(vec![
+                Json::String(resource.to_owned()),
+                Json::String(attribute.to_owned()),
+            ]),
+            None => Json::String(s),
+        },
+        (_, v) => v,
+    };
+    let mut m = Map::new();
+    m.insert(function, value);
+    Json::Object(m)
 }
 
 /// A plain scalar by the core schema: null, booleans, integers, floats; else a string.
@@ -145,7 +181,7 @@ impl Builder {
         match self.stack.last_mut() {
             None => self.docs.push(value),
             Some(Frame::Seq(items, _, _)) => items.push(value),
-            Some(Frame::Map(entries, pending, merges, _)) => match pending.take() {
+            Some(Frame::Map(entries, pending, merges, _, _)) => match pending.take() {
                 None if std::mem::take(&mut self.merge_key) => *pending = Some(Key::Merge),
                 None => match value {
                     Json::String(k) => *pending = Some(Key::Name(k)),
@@ -187,9 +223,9 @@ impl MarkedEventReceiver for Builder {
             Event::SequenceStart(anchor, tag) => {
                 self.stack.push(Frame::Seq(Vec::new(), anchor, tag));
             }
-            Event::MappingStart(anchor, _) => {
+            Event::MappingStart(anchor, tag) => {
                 self.stack
-                    .push(Frame::Map(Map::new(), None, Vec::new(), anchor));
+                    .push(Frame::Map(Map::new(), None, Vec::new(), anchor, tag));
             }
             Event::SequenceEnd => {
                 if let Some(Frame::Seq(items, anchor, tag)) = self.stack.pop() {
@@ -199,6 +235,9 @@ impl MarkedEventReceiver for Builder {
                             m.insert("!reference".into(), Json::Array(items));
                             Json::Object(m)
                         }
+                        Some(t) if cfn_function(t).is_some() => {
+                            cfn_call(cfn_function(t).unwrap_or_default(), Json::Array(items))
+                        }
                         _ => Json::Array(items),
                     };
                     if self.count_size(1) {
@@ -207,7 +246,9 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::MappingEnd => {
-                if let Some(Frame::Map(mut entries, pending, merges, anchor)) = self.stack.pop() {
+                if let Some(Frame::Map(mut entries, pending, merges, anchor, tag)) =
+                    self.stack.pop()
+                {
                     match pending {
                         Some(Key::Name(k)) => {
                             entries.insert(k, Json::Null);
@@ -251,6 +292,10 @@ impl MarkedEventReceiver for Builder {
                         }
                         Json::Object(merged)
                     };
+                    let value = match tag_name(&tag).as_deref().and_then(cfn_function) {
+                        Some(f) => cfn_call(f, value),
+                        None => value,
+                    };
                     // Merged-in entries were counted where they came from (an alias, or the
                     // mapping written there).
                     if self.count_size(1 + keys) {
@@ -262,6 +307,9 @@ impl MarkedEventReceiver for Builder {
                 self.merge_key = style == TScalarStyle::Plain && tag.is_none() && text == "<<";
                 let value = match (tag_name(&tag).as_deref(), style) {
                     (Some("tag:yaml.org,2002:str" | "!!str"), _) => Json::String(text),
+                    (Some(t), _) if cfn_function(t).is_some() => {
+                        cfn_call(cfn_function(t).unwrap_or_default(), Json::String(text))
+                    }
                     (Some(t), _)
                         if t.ends_with(":int")
                             || t.ends_with(":float")
@@ -459,6 +507,32 @@ test:
         assert!(
             e.contains("deeper than") || e.contains("recursion limit"),
             "{e}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod cfn_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cloudformation_short_forms_read_as_their_long_forms() {
+        let text = "A: !Ref Env\nB: !GetAtt Queue.Arn\nC: !Sub '${AWS::StackName}-x'\nD: !Join ['-', [!Ref Env, b]]\nE: !If [IsProd, 1, 2]\nF: !Equals [!Ref Env, prod]\nG: !Condition IsProd\nH: !Base64 {'Fn::Sub': x}\nI: !GetAtt [Db, Endpoint.Address]\nJ: !Select [0, !GetAZs '']\n";
+        assert_eq!(
+            parse(text).unwrap(),
+            json!({
+                "A": {"Ref": "Env"},
+                "B": {"Fn::GetAtt": ["Queue", "Arn"]},
+                "C": {"Fn::Sub": "${AWS::StackName}-x"},
+                "D": {"Fn::Join": ["-", [{"Ref": "Env"}, "b"]]},
+                "E": {"Fn::If": ["IsProd", 1, 2]},
+                "F": {"Fn::Equals": [{"Ref": "Env"}, "prod"]},
+                "G": {"Condition": "IsProd"},
+                "H": {"Fn::Base64": {"Fn::Sub": "x"}},
+                "I": {"Fn::GetAtt": ["Db", "Endpoint.Address"]},
+                "J": {"Fn::Select": [0, {"Fn::GetAZs": ""}]}
+            })
         );
     }
 }

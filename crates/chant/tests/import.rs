@@ -282,3 +282,142 @@ fn import_messages_and_refusals() {
         ))
     );
 }
+
+fn aws_project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("chant.config.ts"),
+        "export default { lexicons: [\"aws\"] };\n",
+    )
+    .unwrap();
+    (dir, root)
+}
+
+/// A template with CloudFormation's equivalent spellings made one: `GetAtt "a.b"` is
+/// `["a", "b"]`, a one-name `DependsOn` list is the name, a `Select` index is a string.
+fn cfn_normal(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("Fn::GetAtt", Value::String(s)) => {
+                            let (r, a) = s.split_once('.').unwrap();
+                            json!([r, a])
+                        }
+                        ("DependsOn", Value::Array(a)) if a.len() == 1 => a[0].clone(),
+                        ("Fn::Select", Value::Array(a)) if a[0].is_number() => {
+                            json!([a[0].to_string(), a[1]])
+                        }
+                        _ => v.clone(),
+                    };
+                    (k.clone(), cfn_normal(&v))
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(cfn_normal).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Imports `name` (already in `root`) into `infra/`, builds it, and returns the generated
+/// TypeScript and the built template.
+fn aws_round_trip(root: &Path, name: &str) -> (String, Value) {
+    let imported = chant(root, &["import", name, "-o", "infra", "--force"]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let built = chant(root, &["build", "infra"]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    (
+        std::fs::read_to_string(root.join("infra/main.ts")).unwrap(),
+        serde_json::from_slice(&built.stdout).unwrap(),
+    )
+}
+
+/// The captured CloudFormation template imports with its parameters' allowed values, its
+/// conditions, `DependsOn` and outputs (the reference dropped all four) and builds back to it.
+#[test]
+fn the_cloudformation_fixture_round_trips_without_loss() {
+    let (_d, root) = aws_project();
+    let template = fixtures().join("aws-import-cfn/template.json");
+    std::fs::copy(&template, root.join("template.json")).unwrap();
+    let (ts, built) = aws_round_trip(&root, "template.json");
+    let original: Value = serde_json::from_slice(&std::fs::read(&template).unwrap()).unwrap();
+    assert_eq!(cfn_normal(&built), cfn_normal(&original), "{ts}");
+    for kept in [
+        "allowedValues: [\"dev\", \"prod\"]",
+        "export const IsProd = new Condition(Equals(Ref(Env), \"prod\"));",
+        "VisibilityTimeout: If(IsProd, 120, 30)",
+        "{ DependsOn: [EventsQueue] }",
+        "output(EventsTopic, \"TopicArn\", { export: Sub`${AWS.StackName}-topic` })",
+    ] {
+        assert!(ts.contains(kept), "{kept}:\n{ts}");
+    }
+}
+
+/// Every intrinsic, section and resource attribute, written in JSON and in YAML with the
+/// short-form tags, imports and builds back to the same template.
+#[test]
+fn every_intrinsic_round_trips_from_json_and_yaml() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let original: Value =
+        serde_json::from_slice(&std::fs::read(data.join("cfn-every-intrinsic.json")).unwrap())
+            .unwrap();
+    for name in ["cfn-every-intrinsic.json", "cfn-every-intrinsic.yaml"] {
+        let (_d, root) = aws_project();
+        std::fs::copy(data.join(name), root.join(name)).unwrap();
+        let (ts, built) = aws_round_trip(&root, name);
+        assert_eq!(cfn_normal(&built), cfn_normal(&original), "{name}:\n{ts}");
+        // A logical id that is a class name or a reserved word keeps its name.
+        assert!(
+            ts.contains("export { QueueResource as \"Queue\" };"),
+            "{ts}"
+        );
+        assert!(
+            ts.contains("export { deleteResource as \"delete\" };"),
+            "{ts}"
+        );
+        assert!(ts.contains("resource(\"Custom::Seeder\""), "{ts}");
+    }
+}
+
+/// A template that cannot be written as chant is refused with what is wrong, and nothing is
+/// written.
+#[test]
+fn broken_cloudformation_templates_are_refused_by_name() {
+    let (_d, root) = aws_project();
+    let cases = [
+        (
+            "notype.json",
+            r#"{"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"A": {"Properties": {}}}}"#,
+            "resource A has no Type (a string such as \"AWS::S3::Bucket\")",
+        ),
+        (
+            "cycle.json",
+            r#"{"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"A": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Ref": "B"}}}, "B": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::GetAtt": ["A", "TopicName"]}}}}}"#,
+            "these reference each other in a cycle: A, B",
+        ),
+        (
+            "props.json",
+            r#"{"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"A": {"Type": "AWS::SNS::Topic", "Properties": [1]}}}"#,
+            "resource A: Properties must be an object",
+        ),
+    ];
+    for (name, text, message) in cases {
+        std::fs::write(root.join(name), text).unwrap();
+        let out = chant(&root, &["import", name, "-o", "infra"]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{name}: {err}");
+        assert!(!root.join("infra").exists(), "{name}");
+    }
+}
