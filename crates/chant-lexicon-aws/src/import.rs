@@ -261,7 +261,6 @@ impl<'t> Gen<'t> {
         let mut exports: BTreeSet<String> = BTreeSet::new();
         // Parameters and resources keep their ids as entity names; a mapping, condition or
         // output of the same id is exported under another (an output's name is its argument).
-        let mut all = all;
         all.sort_by_key(|(kind, _, _)| !matches!(kind, Kind::Parameter | Kind::Resource));
         for (kind, id, class) in all {
             let base = if is_identifier(&id) {
