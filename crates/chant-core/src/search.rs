@@ -3,7 +3,7 @@
 //! (`scaffold`). The rankings live here; the adapters shape the replies. No project is
 //! evaluated and no composite is called.
 
-use crate::lexicon::{CatalogEntry, CompositeEntry, Lexicon, TemplateFile};
+use crate::lexicon::{CatalogEntry, CompositeEntry, Lexicon, TemplateFile, TemplateSet};
 
 /// One search result.
 #[derive(Clone, Copy, Debug)]
@@ -169,13 +169,21 @@ pub fn scaffold<'a>(
             }
             continue;
         }
-        let files: Vec<&TemplateFile> = sets
+        // The default set's files first (the reference looked there only), then each named
+        // set's (a lexicon's scaffold patterns: aws `s3-bucket`, `lambda-sqs`, …).
+        let in_set = |s: &'a TemplateSet| -> Vec<&'a TemplateFile> {
+            s.files
+                .iter()
+                .filter(|f| f.filename.to_lowercase().contains(&needle))
+                .collect()
+        };
+        let files = sets
             .iter()
             .filter(|s| s.name == "default")
-            .flat_map(|s| s.files.iter())
-            .filter(|f| f.filename.to_lowercase().contains(&needle))
-            .collect();
-        if !files.is_empty() {
+            .chain(sets.iter().filter(|s| s.name != "default"))
+            .map(in_set)
+            .find(|files| !files.is_empty());
+        if let Some(files) = files {
             return Scaffold::Matched {
                 lexicon: lex.name(),
                 files,

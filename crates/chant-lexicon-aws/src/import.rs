@@ -140,7 +140,7 @@ struct Decl {
     /// The name it is declared under in the module (the id, unless that cannot be one).
     local: String,
     /// The catalog class of a resource (`None`: the generic `resource(type, …)`).
-    class: Option<&'static catalog::Class>,
+    class: Option<catalog::Class>,
 }
 
 struct Gen<'t> {
@@ -216,7 +216,7 @@ impl<'t> Gen<'t> {
             .map(str::to_owned)
             .collect();
         taken.extend(RESERVED.iter().map(|s| (*s).to_owned()));
-        let mut all: Vec<(Kind, String, Option<&'static catalog::Class>)> = Vec::new();
+        let mut all: Vec<(Kind, String, Option<catalog::Class>)> = Vec::new();
         for (section, kind) in [
             ("Parameters", Kind::Parameter),
             ("Mappings", Kind::Mapping),
@@ -232,10 +232,10 @@ impl<'t> Gen<'t> {
                     let class = catalog::resource_of_type(ty).and_then(|c| {
                         // The name it is exported under (a catalog name the hand-written part
                         // takes is renamed).
-                        modules::exported_class(c.name).map(|_| c).or_else(|| {
+                        modules::exported_class(c.name()).map(|_| c).or_else(|| {
                             modules::RENAMED
                                 .iter()
-                                .find(|(_, n)| *n == c.name)
+                                .find(|(_, n)| *n == c.name())
                                 .and(Some(c))
                         })
                     });
@@ -254,7 +254,7 @@ impl<'t> Gen<'t> {
         // Class names are imported under their own names, so no declaration may take one.
         for (_, _, class) in &all {
             if let Some(c) = class {
-                taken.insert(class_name(c).to_owned());
+                taken.insert(class_name(*c).to_owned());
             }
         }
         let mut locals: BTreeSet<String> = BTreeSet::new();
@@ -404,9 +404,7 @@ impl<'t> Gen<'t> {
                     .filter(|d| d.kind == Kind::Resource);
                 if let (Some(d), Some(attr)) = (target, attribute.as_str()) {
                     let field = attr.replace('.', "_");
-                    if d.class.is_some_and(|c| c.attrs.contains(&field.as_str()))
-                        && is_identifier(&field)
-                    {
+                    if d.class.is_some_and(|c| c.has_attr(&field)) && is_identifier(&field) {
                         return Some(format!("{}.{field}", d.local));
                     }
                 }
@@ -522,9 +520,7 @@ impl<'t> Gen<'t> {
                 match self.referable(r).filter(|d| d.kind == Kind::Resource) {
                     Some(d) => {
                         let field = a.replace('.', "_");
-                        if d.class.is_some_and(|c| c.attrs.contains(&field.as_str()))
-                            && is_identifier(&field)
-                        {
+                        if d.class.is_some_and(|c| c.has_attr(&field)) && is_identifier(&field) {
                             Some(format!("{}.{field}", d.local))
                         } else {
                             let local = d.local.clone();
@@ -743,7 +739,7 @@ impl<'t> Gen<'t> {
         &mut self,
         id: &str,
         body: &Json,
-        class: Option<&'static catalog::Class>,
+        class: Option<catalog::Class>,
     ) -> Result<String, String> {
         let o = body
             .as_object()
@@ -852,12 +848,12 @@ impl<'t> Gen<'t> {
 }
 
 /// The export name of a catalog class (renamed when the hand-written part takes it).
-fn class_name(c: &'static catalog::Class) -> &'static str {
+fn class_name(c: catalog::Class) -> &'static str {
     modules::RENAMED
         .iter()
-        .find(|(_, n)| *n == c.name)
+        .find(|(_, n)| *n == c.name())
         .map(|(alias, _)| *alias)
-        .unwrap_or(c.name)
+        .unwrap_or(c.name())
 }
 
 /// A resource's `DependsOn` names.

@@ -10,6 +10,7 @@ mod checks;
 pub mod import;
 pub mod lint;
 mod modules;
+mod plugin;
 pub mod serialize;
 mod tags;
 
@@ -17,10 +18,103 @@ use chant_core::discover::Discovery;
 use std::sync::OnceLock;
 
 use chant_core::lexicon::{
-    Catalog, CompositeEntry, Finding, Importer, Lexicon, Output, Serialized,
+    Catalog, CompositeEntry, Example, Finding, Importer, Lexicon, Output, Plugin, Serialized,
+    TemplateFile, TemplateSet,
 };
 
 const COMPOSITES: &str = include_str!("../data/composites.json");
+
+macro_rules! template_set {
+    ($name:literal, $description:literal, [$($file:literal),*]) => {
+        ($name, $description, &[$(($file, include_str!(concat!("../data/templates/", $name, "/", $file)))),*])
+    };
+}
+
+/// Init and scaffold templates: `default` (`chant init --lexicon aws`), then one set per
+/// pattern (`scaffold` matches a file name containing the pattern). Each is also an example.
+/// `(name, description, [(file, content)])`.
+type Templates = &'static [(
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+)];
+
+const TEMPLATES: Templates = &[
+    template_set!(
+        "default",
+        "A stage parameter, default tags, a data bucket and its access-log bucket",
+        ["config.ts", "data-bucket.ts", "logs-bucket.ts"]
+    ),
+    template_set!(
+        "s3-bucket",
+        "An encrypted, versioned, private S3 bucket with a TLS-only policy",
+        ["s3-bucket.ts"]
+    ),
+    template_set!(
+        "lambda-function",
+        "A Lambda function and its execution role",
+        ["lambda-function.ts"]
+    ),
+    template_set!(
+        "lambda-sqs",
+        "A Lambda function fed by an SQS queue",
+        ["lambda-sqs.ts"]
+    ),
+    template_set!(
+        "vpc",
+        "A VPC with public and private subnets and a NAT gateway",
+        ["vpc.ts"]
+    ),
+    template_set!(
+        "fargate",
+        "A Fargate service behind an application load balancer",
+        ["fargate.ts"]
+    ),
+    template_set!(
+        "rds",
+        "A PostgreSQL database in private subnets",
+        ["rds.ts"]
+    ),
+    template_set!(
+        "eks",
+        "An EKS cluster with a managed node group",
+        ["eks.ts"]
+    ),
+];
+
+fn templates() -> &'static [TemplateSet] {
+    static T: OnceLock<Vec<TemplateSet>> = OnceLock::new();
+    T.get_or_init(|| {
+        TEMPLATES
+            .iter()
+            .map(|(name, _, files)| TemplateSet {
+                name: (*name).to_owned(),
+                files: files
+                    .iter()
+                    .map(|(f, c)| TemplateFile {
+                        filename: (*f).to_owned(),
+                        content: (*c).to_owned(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    })
+}
+
+/// `chant://aws/examples/<name>`: every template set, its files joined.
+fn examples() -> &'static [Example] {
+    static E: OnceLock<Vec<Example>> = OnceLock::new();
+    E.get_or_init(|| {
+        TEMPLATES
+            .iter()
+            .map(|(name, description, files)| Example {
+                name: (*name).to_owned(),
+                description: (*description).to_owned(),
+                content: files.iter().map(|(_, c)| *c).collect::<Vec<_>>().join("\n"),
+            })
+            .collect()
+    })
+}
 
 fn composites() -> &'static [CompositeEntry] {
     static C: OnceLock<Vec<CompositeEntry>> = OnceLock::new();
@@ -120,6 +214,18 @@ impl Lexicon for Aws {
     fn importer(&self) -> Option<&dyn Importer> {
         static IMPORTER: import::CfnImporter = import::CfnImporter;
         Some(&IMPORTER)
+    }
+
+    fn templates(&self) -> &[TemplateSet] {
+        templates()
+    }
+
+    fn examples(&self) -> &[Example] {
+        examples()
+    }
+
+    fn plugin(&self) -> Option<&dyn Plugin> {
+        Some(self)
     }
 
     fn composites(&self) -> &[CompositeEntry] {

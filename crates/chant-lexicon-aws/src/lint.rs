@@ -147,7 +147,7 @@ fn waw009(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
 
 /// The aws class a `new` site constructs: a name imported from this lexicon's module, or a
 /// member of a namespace imported from it.
-fn aws_class(facts: &Facts, site: &NewSite) -> Option<&'static catalog::Class> {
+fn aws_class(facts: &Facts, site: &NewSite) -> Option<catalog::Class> {
     let class = site.class.as_deref()?;
     let from_aws = match &site.namespace {
         Some(ns) => facts
@@ -172,17 +172,17 @@ fn waw002(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
             continue;
         };
         // Property types carry no property list in the catalog: only resources are checked.
-        if !class.resource {
+        if !class.resource() {
             continue;
         }
         for prop in site.props.iter().flatten() {
             let Some(key) = prop.key.as_deref() else {
                 continue;
             };
-            if class.props.iter().any(|(p, _)| *p == key) {
+            if class.props().any(|(p, _)| p == key) {
                 continue;
             }
-            let near = catalog::nearest(key, class.props.iter().map(|(p, _)| *p));
+            let near = catalog::nearest(key, class.props().map(|(p, _)| p));
             let hint = match near {
                 Some(n) => format!(" — did you mean \"{n}\"?"),
                 None => String::new(),
@@ -192,7 +192,7 @@ fn waw002(ctx: &RuleContext<'_, '_>) -> Vec<Finding> {
                 format!(
                     "{} ({}) has no property \"{key}\"{hint}",
                     site.class.as_deref().unwrap_or_default(),
-                    class.resource_type
+                    class.resource_type()
                 ),
             ));
         }

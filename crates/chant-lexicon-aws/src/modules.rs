@@ -72,7 +72,7 @@ pub fn hand_written_names() -> Vec<&'static str> {
 }
 
 /// The catalog class exported as `name`, unless the hand-written part takes that name.
-pub fn exported_class(name: &str) -> Option<&'static Class> {
+pub fn exported_class(name: &str) -> Option<Class> {
     if let Some((_, class)) = RENAMED.iter().find(|(alias, _)| *alias == name) {
         return catalog::class(class);
     }
@@ -119,23 +119,23 @@ pub fn source(subpath: &str) -> Option<String> {
     }
 }
 
-fn define(name: &str, class: &Class) -> String {
+fn define(name: &str, class: Class) -> String {
     format!(
         "export const {name} = __declarableClass(\"aws\", {:?}, {name:?}, {:?}, {:?});\n",
-        class.resource_type,
-        if class.resource {
+        class.resource_type(),
+        if class.resource() {
             "resource"
         } else {
             "property"
         },
-        class.attrs,
+        class.attrs().collect::<Vec<_>>(),
     )
 }
 
 const IMPORT_CORE: &str =
     "import { declarableClass as __declarableClass } from \"@intentius/chant\";\n";
 
-fn class_module(name: &str, class: &Class) -> String {
+fn class_module(name: &str, class: Class) -> String {
     format!("{IMPORT_CORE}{}", define(name, class))
 }
 
@@ -175,14 +175,12 @@ pub fn missing(name: &str) -> String {
     let names = hand_written_names();
     let near = catalog::nearest(
         name,
-        names.iter().copied().chain(
-            catalog::CLASSES
-                .iter()
-                .filter(|c| c.resource)
-                .map(|c| c.name),
-        ),
+        names
+            .iter()
+            .copied()
+            .chain(catalog::all().filter(|c| c.resource()).map(|c| c.name())),
     )
-    .or_else(|| catalog::nearest(name, catalog::CLASSES.iter().map(|c| c.name)));
+    .or_else(|| catalog::nearest(name, catalog::all().map(|c| c.name())));
     match near {
         Some(n) => format!("{SPECIFIER} has no export \"{name}\" (did you mean \"{n}\"?)"),
         None => format!("{SPECIFIER} has no export \"{name}\""),
@@ -194,9 +192,9 @@ fn whole() -> String {
     let mut src = format!(
         "export * from \"{SPECIFIER}/~base\";\nexport * from \"{SPECIFIER}/~composites\";\n{IMPORT_CORE}"
     );
-    for class in catalog::CLASSES {
-        if exported_class(class.name).is_some_and(|c| std::ptr::eq(c, class)) {
-            src.push_str(&define(class.name, class));
+    for class in catalog::all() {
+        if exported_class(class.name()) == Some(class) {
+            src.push_str(&define(class.name(), class));
         }
     }
     for (alias, name) in RENAMED {
@@ -229,7 +227,9 @@ mod tests {
         assert_eq!(hand_written("Sub"), Some("~base"));
         assert!(exported_class("Mapping").is_none());
         assert_eq!(
-            exported_class("Transformer_Mapping").unwrap().resource_type,
+            exported_class("Transformer_Mapping")
+                .unwrap()
+                .resource_type(),
             "AWS::B2BI::Transformer.Mapping"
         );
     }
@@ -243,13 +243,12 @@ mod tests {
         for name in &shadowed {
             let class = catalog::class(name).unwrap();
             let elsewhere = RENAMED.iter().any(|(_, n)| n == name)
-                || catalog::CLASSES
-                    .iter()
-                    .any(|c| c.resource_type == class.resource_type && c.name != *name);
+                || catalog::all()
+                    .any(|c| c.resource_type() == class.resource_type() && c.name() != *name);
             assert!(
                 elsewhere,
                 "{name} ({}) is shadowed and has no other name",
-                class.resource_type
+                class.resource_type()
             );
         }
         assert_eq!(

@@ -73,6 +73,9 @@ pub(crate) fn register(
     (b, skipped)
 }
 
+/// The largest file a plugin tool is handed (`\"format\": \"path\"` arguments).
+const PLUGIN_FILE_BYTES: u64 = 16 << 20;
+
 fn plugin_call(
     state: &State,
     lexicon: &str,
@@ -85,7 +88,36 @@ fn plugin_call(
         .lexicon(lexicon)
         .and_then(|l| l.plugin())
         .ok_or_else(|| ToolError(format!("lexicon {lexicon} is not loaded")))?;
-    let args = Value::Object(mcp::Args::of(&args).into_map());
+    let mut args = Value::Object(mcp::Args::of(&args).into_map());
+    // An argument the tool's schema marks `"format": "path"` names a file of the project: the
+    // plugin is handed its text, read inside the walls (it never sees the file system).
+    let file_args: Vec<String> = plugin
+        .plugin_tools()
+        .into_iter()
+        .find(|t| t.name == tool)
+        .and_then(|t| {
+            t.input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .cloned()
+        })
+        .map(|props| {
+            props
+                .into_iter()
+                .filter(|(_, p)| p.get("format").and_then(Value::as_str) == Some("path"))
+                .map(|(name, _)| name)
+                .collect()
+        })
+        .unwrap_or_default();
+    for name in file_args {
+        if let Some(given) = args.get(&name).and_then(Value::as_str).map(str::to_owned) {
+            let (_, text) = state
+                .walls
+                .read_text(state.walls.root(), &name, &given, PLUGIN_FILE_BYTES)
+                .map_err(ToolError)?;
+            args[&name] = Value::String(text);
+        }
+    }
     let path = state.resolve(
         "path",
         args.get("path").and_then(Value::as_str).unwrap_or("."),
@@ -97,7 +129,7 @@ fn plugin_call(
         return Err(ToolError(e.message.clone()));
     }
     let entities: Vec<usize> = (0..d.entities.len())
-        .filter(|&i| d.decl(i).lexicon == lexicon)
+        .filter(|&i| d.decl(i).home_lexicon() == lexicon)
         .collect();
     match plugin
         .call_plugin_tool(tool, &args, &d, &entities)

@@ -216,7 +216,7 @@ impl ActivityHost for LocalHost<'_> {
         let mut out = serde_json::Map::new();
         for (name, observer) in observers {
             let entities: Vec<usize> = (0..d.entities.len())
-                .filter(|&i| d.decl(i).lexicon == name)
+                .filter(|&i| d.decl(i).home_lexicon() == name)
                 .collect();
             out.insert(
                 name.to_owned(),

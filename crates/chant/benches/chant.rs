@@ -125,7 +125,132 @@ fn main() {
     if wants("init") {
         init(&scratch);
     }
+    if wants("aws") {
+        aws(&scratch);
+    }
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// A 10-resource aws project (S3 with encryption and a TLS-only policy, an IAM role with an
+/// inline policy, a Lambda function, a log group, an SQS queue with its mapping, an SNS topic
+/// and subscription, a parameter and outputs): its imports either named (each file gets just
+/// the classes it names) or through `import * as aws` (the whole module, every class).
+fn aws_project(root: &Path, namespace: bool) {
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("chant.config.ts"),
+        "export default { lexicons: [\"aws\"] };\n",
+    )
+    .unwrap();
+    let body = r#"export const stage = new Parameter("String", { defaultValue: "dev" });
+export const data = new Bucket({ BucketName: Sub`${AWS.StackName}-data`, BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "aws:kms" } }] }, PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true } });
+export const tls = new S3BucketPolicy({ Bucket: data, PolicyDocument: { Version: "2012-10-17", Statement: [{ Effect: "Deny", Principal: "*", Action: "s3:*", Resource: [data.Arn, Sub`${data.Arn}/*`], Condition: { Bool: { "aws:SecureTransport": "false" } } }] } });
+export const role = new Role({ AssumeRolePolicyDocument: { Version: "2012-10-17", Statement: [{ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }] }, Policies: [new Role_Policy({ PolicyName: "read", PolicyDocument: { Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "s3:GetObject", Resource: Sub`${data.Arn}/*` }] } })] });
+export const fn = new Function({ Runtime: "nodejs22.x", Handler: "index.handler", Role: role.Arn, Code: { ZipFile: "exports.handler = async () => 1;" }, Environment: { Variables: { STAGE: Ref(stage) } } });
+export const logs = new LogGroup({ LogGroupName: Join("", ["/aws/lambda/", Ref(fn)]), RetentionInDays: 14 });
+export const queue = new Queue({ SqsManagedSseEnabled: true });
+export const mapping = new EventSourceMapping({ EventSourceArn: queue.Arn, FunctionName: fn.Arn });
+export const topic = new Topic({ KmsMasterKeyId: "alias/aws/sns" });
+export const sub = new Subscription({ TopicArn: topic, Protocol: "sqs", Endpoint: queue.Arn });
+export const fnArn = output(fn.Arn, "FunctionArn");
+"#;
+    let names = "Parameter, Bucket, S3BucketPolicy, Role, Role_Policy, Function, LogGroup, Queue, EventSourceMapping, Topic, Subscription, Sub, Ref, Join, AWS, output";
+    let src = if namespace {
+        let mut b = body.to_owned();
+        for n in names.split(", ") {
+            b = b
+                .replace(&format!("new {n}("), &format!("new aws.{n}("))
+                .replace(&format!("{n}`"), &format!("aws.{n}`"))
+                .replace(&format!(" {n}("), &format!(" aws.{n}("))
+                .replace(&format!("[{n}("), &format!("[aws.{n}("))
+                .replace(&format!("${{{n}."), &format!("${{aws.{n}."));
+        }
+        format!("import * as aws from \"@intentius/chant-lexicon-aws\";\n{b}")
+    } else {
+        format!("import {{ {names} }} from \"@intentius/chant-lexicon-aws\";\n{body}")
+    };
+    std::fs::write(root.join("src/stack.ts"), src).unwrap();
+}
+
+/// The aws lexicon (issue 12): `serve mcp` cold start in an aws project, and a 10-resource
+/// build (process spawn to exit, and over MCP), named imports against the whole module.
+fn aws(scratch: &Path) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/chant");
+    let root = scratch.join("aws-composites");
+    mcp_testkit::copy_fixture(&fixtures.join("aws-composites"), &root);
+    let mut cold = Vec::new();
+    for i in 0..55 {
+        let t = Instant::now();
+        let mut s = serve(&root);
+        let reply = s.roundtrip(INIT);
+        if i >= 5 {
+            cold.push(t.elapsed());
+        }
+        assert!(reply.contains("\"serverInfo\""), "{reply}");
+        s.stop();
+    }
+    report(
+        "aws: `chant serve mcp` cold start, median",
+        ms(median(cold.clone())),
+        "ms",
+        3.0,
+        &format!("p90 {:.3} ms", ms(p90(cold))),
+    );
+    for (label, namespace) in [("named imports", false), ("import * as aws", true)] {
+        let root = scratch.join(format!("aws-10-{namespace}"));
+        aws_project(&root, namespace);
+        let mut runs = Vec::new();
+        for i in 0..35 {
+            let t = Instant::now();
+            let out = Command::new(&*BIN)
+                .args(["build", "src"])
+                .current_dir(&root)
+                .output()
+                .unwrap();
+            if i >= 5 {
+                runs.push(t.elapsed());
+            }
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        report(
+            &format!("aws: `chant build`, 10 resources, {label}"),
+            ms(median(runs.clone())),
+            "ms",
+            20.0,
+            &format!("p90 {:.3} ms", ms(p90(runs))),
+        );
+        let mut s = serve(&root);
+        s.roundtrip(INIT);
+        let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
+        for _ in 0..5 {
+            s.roundtrip(build);
+        }
+        let calls: Vec<Duration> = (0..100)
+            .map(|_| {
+                let t = Instant::now();
+                let r = s.roundtrip(build);
+                let d = t.elapsed();
+                assert!(
+                    r.contains("\\\"success\\\": true"),
+                    "{}",
+                    &r[..r.len().min(300)]
+                );
+                d
+            })
+            .collect();
+        report(
+            &format!("aws: MCP `build`, 10 resources, {label}"),
+            ms(median(calls.clone())),
+            "ms",
+            20.0,
+            &format!("p90 {:.3} ms", ms(p90(calls))),
+        );
+        s.stop();
+    }
 }
 
 /// The shared ledger: one append followed by its push to a local bare remote (the remote

@@ -337,6 +337,16 @@ fn aws_round_trip(root: &Path, name: &str) -> (String, Value) {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
+    // Kept for cfn-lint (scripts/test) when asked.
+    if let Ok(dir) = std::env::var("CHANT_AWS_TEMPLATES") {
+        let label = name.replace('.', "-");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            Path::new(&dir).join(format!("import-{label}.json")),
+            &built.stdout,
+        )
+        .unwrap();
+    }
     (
         std::fs::read_to_string(root.join("infra/main.ts")).unwrap(),
         serde_json::from_slice(&built.stdout).unwrap(),

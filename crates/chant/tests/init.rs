@@ -276,7 +276,7 @@ fn dry_runs_json_and_refusals_write_nothing() {
     for (args, said) in [
         (
             vec!["q", "--lexicon", "azure"],
-            "error: Lexicon \"azure\" is not available in this chant (available: gitlab, temporal)\n",
+            "error: Lexicon \"azure\" is not available in this chant (available: gitlab, aws, temporal)\n",
         ),
         (
             vec!["q", "--template", "huge"],
@@ -288,6 +288,23 @@ fn dry_runs_json_and_refusals_write_nothing() {
         assert_eq!(text(&out).1, said);
         assert!(!s.work.join("q").exists());
     }
+    // An aws project starts from the aws default set, and builds.
+    let out = init(&s, &["cloud", "--lexicon", "aws"]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    for f in ["config.ts", "data-bucket.ts", "logs-bucket.ts"] {
+        assert!(s.work.join("cloud/src").join(f).is_file(), "{f}");
+    }
+    let built = Command::new(BIN)
+        .args(["build", "src"])
+        .current_dir(s.work.join("cloud"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built).1);
+    let template: Value = serde_json::from_slice(&built.stdout).unwrap();
+    assert_eq!(
+        template["Resources"]["dataBucket"]["Type"],
+        "AWS::S3::Bucket"
+    );
     // A directory with other files is refused without --force; with it, nothing there is replaced.
     let busy = s.work.join("busy");
     std::fs::create_dir_all(busy.join("src")).unwrap();

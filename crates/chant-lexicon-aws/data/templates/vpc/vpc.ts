@@ -1,0 +1,9 @@
+/**
+ * A VPC with public and private subnets in two zones and a NAT gateway (the VpcDefault composite).
+ */
+
+import { VpcDefault, output } from "@intentius/chant-lexicon-aws";
+
+export const network = VpcDefault({ name: "main", cidr: "10.0.0.0/16", zones: 2 });
+
+export const vpcId = output(network.vpc.VpcId, "VpcId");
