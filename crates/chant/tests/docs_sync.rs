@@ -11,7 +11,7 @@ fn the_server_page_lists_every_tool() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("chant.config.json"),
-        r#"{"lexicons":["gitlab"]}"#,
+        r#"{"lexicons":["gitlab","aws"]}"#,
     )
     .unwrap();
     let mut s = mcp_testkit::ServerProcess::spawn_in(BIN, ["serve", "mcp"], Path::new(dir.path()));
@@ -29,7 +29,9 @@ fn the_server_page_lists_every_tool() {
     for r in resources.as_array().unwrap() {
         let uri = r["uri"].as_str().unwrap();
         let documented =
-            page.contains(&format!("`{uri}`")) || uri.starts_with("chant://gitlab/examples/");
+            page.contains(&format!("`{uri}`"))
+                || uri.starts_with("chant://gitlab/examples/")
+                || uri.starts_with("chant://aws/examples/");
         assert!(documented, "{uri} is not on docs/chant-serve-mcp.md");
     }
 }
