@@ -172,6 +172,37 @@ export const fnArn = output(fn.Arn, "FunctionArn");
     std::fs::write(root.join("src/stack.ts"), src).unwrap();
 }
 
+/// `n` aws resources in files of 100: per group of five, a queue, a topic subscribed to it,
+/// a role, a function using the role and a log group naming the function (references, `Sub`,
+/// attributes), so the build walks real edges.
+fn aws_scale_project(root: &Path, n: usize) {
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("chant.config.ts"),
+        "export default { lexicons: [\"aws\"] };\n",
+    )
+    .unwrap();
+    for f in 0..n.div_ceil(100) {
+        let mut src = String::from(
+            "import { Queue, Topic, Subscription, Role, Function, LogGroup, Sub, Join, Ref, AWS } from \"@intentius/chant-lexicon-aws\";\n",
+        );
+        for g in 0..20 {
+            let i = f * 20 + g;
+            if i * 5 >= n {
+                break;
+            }
+            src.push_str(&format!(
+                "export const q{i} = new Queue({{ QueueName: Sub`${{AWS.StackName}}-q{i}`, SqsManagedSseEnabled: true }});\n\
+export const t{i} = new Subscription({{ TopicArn: \"arn:aws:sns:us-east-1:123456789012:t\", Protocol: \"sqs\", Endpoint: q{i}.Arn }});\n\
+export const r{i} = new Role({{ AssumeRolePolicyDocument: {{ Version: \"2012-10-17\", Statement: [{{ Effect: \"Allow\", Principal: {{ Service: \"lambda.amazonaws.com\" }}, Action: \"sts:AssumeRole\" }}] }} }});\n\
+export const f{i} = new Function({{ Runtime: \"nodejs22.x\", Handler: \"index.handler\", Role: r{i}.Arn, Code: {{ ZipFile: \"x\" }}, Environment: {{ Variables: {{ QUEUE: Ref(q{i}) }} }} }});\n\
+export const l{i} = new LogGroup({{ LogGroupName: Join(\"\", [\"/aws/lambda/\", Ref(f{i})]), RetentionInDays: 7 }});\n"
+            ));
+        }
+        std::fs::write(root.join(format!("src/s{f:03}.ts")), src).unwrap();
+    }
+}
+
 /// The aws lexicon (issue 12): `serve mcp` cold start in an aws project, and a 10-resource
 /// build (process spawn to exit, and over MCP), named imports against the whole module.
 fn aws(scratch: &Path) {
@@ -251,6 +282,44 @@ fn aws(scratch: &Path) {
         );
         s.stop();
     }
+    // Growth: 200, 2,000 and 20,000 resources (`chant build`, median of 5; target for 2,000).
+    let mut per: Vec<(usize, f64)> = Vec::new();
+    for n in [200, 2_000, 20_000] {
+        let root = scratch.join(format!("aws-scale-{n}"));
+        aws_scale_project(&root, n);
+        let runs: Vec<Duration> = (0..6)
+            .map(|_| {
+                let t = Instant::now();
+                let out = Command::new(&*BIN)
+                    .args(["build", "src"])
+                    .current_dir(&root)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                t.elapsed()
+            })
+            .skip(1)
+            .collect();
+        let m = ms(median(runs));
+        per.push((n, m));
+        let target = if n == 2_000 { 150.0 } else { m.max(1.0) };
+        report(
+            &format!("aws: `chant build`, {n} resources"),
+            m,
+            "ms",
+            target,
+            &format!("{:.1} µs per resource", m * 1e3 / n as f64),
+        );
+    }
+    println!(
+        "aws: growth 200 → 2,000 → 20,000 resources: ×{:.1}, ×{:.1} (linear: ×10, ×10)",
+        per[1].1 / per[0].1,
+        per[2].1 / per[1].1
+    );
 }
 
 /// The shared ledger: one append followed by its push to a local bare remote (the remote

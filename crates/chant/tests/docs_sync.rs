@@ -28,10 +28,9 @@ fn the_server_page_lists_every_tool() {
         s.request(2, "resources/list", serde_json::json!({}))["result"]["resources"].clone();
     for r in resources.as_array().unwrap() {
         let uri = r["uri"].as_str().unwrap();
-        let documented =
-            page.contains(&format!("`{uri}`"))
-                || uri.starts_with("chant://gitlab/examples/")
-                || uri.starts_with("chant://aws/examples/");
+        let documented = page.contains(&format!("`{uri}`"))
+            || uri.starts_with("chant://gitlab/examples/")
+            || uri.starts_with("chant://aws/examples/");
         assert!(documented, "{uri} is not on docs/chant-serve-mcp.md");
     }
 }

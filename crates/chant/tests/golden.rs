@@ -549,3 +549,85 @@ fn aws_templates_have_real_edges_and_default_tags() {
         ])
     );
 }
+
+/// `chant import` of the captured CloudFormation template prints what the reference printed,
+/// and the result builds to the reference's template plus what the reference dropped (the
+/// description, the conditions, `AllowedValues`, `DependsOn`, the outputs) — the rest of that
+/// fixture's commands ran on the reference's lossy import, so they are checked this way.
+#[test]
+fn aws_import_cfn() {
+    let fixture = "aws-import-cfn";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    mcp_testkit::copy_fixture(&fixtures().join(fixture), &root);
+    let out = run(&root, "chant import template.json -o infra/");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        expected(fixture, "import.stdout.txt", &root)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        expected(fixture, "import.stderr.txt", &root)
+    );
+    let built = run(&root, "chant build infra");
+    assert_eq!(built.status.code(), Some(0));
+    let mut ours: Value = serde_json::from_slice(&built.stdout).unwrap();
+    let t = ours.as_object_mut().unwrap();
+    assert_eq!(t["Description"], "Notification fan-out");
+    assert_eq!(
+        t["Conditions"]["IsProd"],
+        serde_json::json!({"Fn::Equals": [{"Ref": "Env"}, "prod"]})
+    );
+    assert_eq!(t["Outputs"].as_object().unwrap().len(), 2);
+    for k in ["Conditions", "Outputs", "Description"] {
+        t.remove(k);
+    }
+    for p in t["Parameters"].as_object_mut().unwrap().values_mut() {
+        p.as_object_mut().unwrap().remove("AllowedValues");
+    }
+    for r in t["Resources"].as_object_mut().unwrap().values_mut() {
+        r.as_object_mut().unwrap().remove("DependsOn");
+    }
+    let reference: Value =
+        serde_json::from_str(&expected(fixture, "build-imported.stdout.txt", &root)).unwrap();
+    assert_eq!(ours, reference);
+}
+
+/// A project of both gitlab and aws builds both: the template under `aws`, then the pipeline.
+#[test]
+fn a_mixed_gitlab_and_aws_project_builds_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("chant.config.ts"),
+        "export default { lexicons: [\"gitlab\", \"aws\"] };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/ci.ts"),
+        "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const deploy = new Job({ stage: \"deploy\", script: [\"chant build\"] });\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/infra.ts"),
+        "import { Queue } from \"@intentius/chant-lexicon-aws\";\nexport const jobs = new Queue({ SqsManagedSseEnabled: true });\n",
+    )
+    .unwrap();
+    let out = run(&root, "chant build src");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (json, yaml) = text.split_once("\n\n# --- gitlab ---\n").unwrap();
+    let v: Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["aws"]["Resources"]["jobs"]["Type"], "AWS::SQS::Queue");
+    assert!(yaml.contains("deploy:\n  stage: deploy\n"), "{yaml}");
+    let only = run(&root, "chant build src --lexicon aws");
+    let v: Value = serde_json::from_slice(&only.stdout).unwrap();
+    assert_eq!(v["Resources"]["jobs"]["Type"], "AWS::SQS::Queue");
+}
