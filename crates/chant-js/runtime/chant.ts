@@ -119,8 +119,9 @@ export function withDefaults<P>(definition: CompositeDefinition<P>, defaults: Pa
 }
 
 export class LexiconOutput extends Declarable {
-  constructor(ref: unknown, name: string, options: OutputOptions = {}) {
-    if (typeof name !== "string" || name === "") {
+  /** `name` undefined: the output is named by the export that holds it. */
+  constructor(ref: unknown, name: string | undefined, options: OutputOptions = {}) {
+    if (name !== undefined && (typeof name !== "string" || name === "")) {
       throw new Error("output(ref, name): name must be a non-empty string");
     }
     const lexicon = options.lexicon ?? (ref as AttrRef)?.parent?.lexicon ?? "";

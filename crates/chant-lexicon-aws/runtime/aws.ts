@@ -229,7 +229,72 @@ export function resource(type: string, props: Record<string, unknown> = {}, attr
 
 export type OutputOptions = { description?: string; export?: unknown; condition?: unknown };
 
+/**
+ * An output named by the export that holds it, for another stack to import:
+ * `export const VpcId = stackOutput(vpc.VpcId, { description, exportName })`.
+ */
+export function stackOutput(ref: unknown, options: { description?: string; exportName?: unknown; condition?: unknown } = {}): LexiconOutput {
+  return new LexiconOutput(ref, undefined, {
+    lexicon: "aws", description: options.description, export: options.exportName, condition: options.condition,
+  });
+}
+
 /** A template output: `output(bucket.Arn, "BucketArn", { export: Sub`${AWS.StackName}-arn` })`. */
 export function output(ref: unknown, name: string, options: OutputOptions = {}): LexiconOutput {
   return new LexiconOutput(ref, name, { lexicon: "aws", ...options });
 }
+
+// ---- IAM action groups ----
+
+// IAM actions by service and use, for policy statements (`Action: S3Actions.ReadOnly`).
+export const S3Actions = Object.freeze({
+  ReadOnly: ["s3:GetObject","s3:GetObjectVersion","s3:GetBucketLocation","s3:ListBucket","s3:ListBucketVersions"],
+  WriteOnly: ["s3:PutObject","s3:DeleteObject","s3:PutObjectAcl","s3:AbortMultipartUpload"],
+  ReadWrite: ["s3:GetObject","s3:GetObjectVersion","s3:GetBucketLocation","s3:ListBucket","s3:ListBucketVersions","s3:PutObject","s3:DeleteObject","s3:PutObjectAcl","s3:AbortMultipartUpload"],
+  Full: ["s3:*"],
+  GetObject: ["s3:GetObject","s3:GetObjectVersion"],
+  PutObject: ["s3:PutObject","s3:AbortMultipartUpload"],
+  DeleteObject: ["s3:DeleteObject","s3:DeleteObjectVersion"],
+  ListObjects: ["s3:ListBucket","s3:ListBucketVersions"],
+});
+export const LambdaActions = Object.freeze({
+  Invoke: ["lambda:InvokeFunction","lambda:InvokeAsync"],
+  ReadOnly: ["lambda:GetFunction","lambda:GetFunctionConfiguration","lambda:GetPolicy","lambda:ListVersionsByFunction","lambda:ListAliases"],
+  Full: ["lambda:*"],
+});
+export const DynamoDBActions = Object.freeze({
+  ReadOnly: ["dynamodb:GetItem","dynamodb:BatchGetItem","dynamodb:Query","dynamodb:Scan","dynamodb:DescribeTable","dynamodb:ConditionCheckItem"],
+  WriteOnly: ["dynamodb:PutItem","dynamodb:UpdateItem","dynamodb:DeleteItem","dynamodb:BatchWriteItem"],
+  ReadWrite: ["dynamodb:GetItem","dynamodb:BatchGetItem","dynamodb:Query","dynamodb:Scan","dynamodb:DescribeTable","dynamodb:ConditionCheckItem","dynamodb:PutItem","dynamodb:UpdateItem","dynamodb:DeleteItem","dynamodb:BatchWriteItem"],
+  Full: ["dynamodb:*"],
+  GetItem: ["dynamodb:GetItem","dynamodb:BatchGetItem"],
+  PutItem: ["dynamodb:PutItem","dynamodb:BatchWriteItem"],
+  Query: ["dynamodb:Query"],
+  Scan: ["dynamodb:Scan"],
+});
+export const SQSActions = Object.freeze({
+  SendMessage: ["sqs:SendMessage","sqs:GetQueueUrl","sqs:GetQueueAttributes"],
+  ReceiveMessage: ["sqs:ReceiveMessage","sqs:DeleteMessage","sqs:ChangeMessageVisibility","sqs:GetQueueUrl","sqs:GetQueueAttributes"],
+  Full: ["sqs:*"],
+});
+export const SNSActions = Object.freeze({
+  Publish: ["sns:Publish"],
+  Subscribe: ["sns:Subscribe","sns:Unsubscribe"],
+  Full: ["sns:*"],
+});
+export const IAMActions = Object.freeze({
+  PassRole: ["iam:PassRole"],
+});
+export const ECRActions = Object.freeze({
+  Pull: ["ecr:GetAuthorizationToken","ecr:BatchCheckLayerAvailability","ecr:GetDownloadUrlForLayer","ecr:BatchGetImage"],
+  Full: ["ecr:*"],
+});
+export const LogsActions = Object.freeze({
+  Write: ["logs:CreateLogStream","logs:PutLogEvents"],
+  Full: ["logs:*"],
+});
+export const ECSActions = Object.freeze({
+  RunTask: ["ecs:RunTask","ecs:StopTask","ecs:DescribeTasks"],
+  Service: ["ecs:CreateService","ecs:UpdateService","ecs:DeleteService","ecs:DescribeServices"],
+  Full: ["ecs:*"],
+});

@@ -242,136 +242,139 @@ function tlsOnlyPolicy(bucket: any, overrides?: Props) {
 
 // ---- networking ----
 
-function tagged(name: unknown, extra?: unknown[]) {
-  return [...(name === undefined ? [] : [{ Key: "Name", Value: name }]), ...((extra as unknown[]) ?? [])];
-}
-
-/** A VPC with one public subnet per zone (an internet gateway and a public route table). */
+/** A VPC with one public subnet, an internet gateway, its route and a security group. */
 export const MinimalVpc = Composite((props: Props = {}) => {
   const d: Defaults = props.defaults ?? {};
-  const zones: number = props.zones ?? 2;
   const vpc = new Vpc(mergeDefaults({
-    CidrBlock: props.cidr ?? "10.0.0.0/16", EnableDnsHostnames: true, EnableDnsSupport: true, Tags: tagged(props.name),
+    CidrBlock: props.cidr ?? "10.0.0.0/24", EnableDnsHostnames: true, EnableDnsSupport: true,
   }, d.vpc));
-  const igw = new InternetGateway(mergeDefaults({ Tags: tagged(props.name) }, d.igw));
-  const igwAttachment = new VPCGatewayAttachment({ VpcId: Ref(vpc), InternetGatewayId: Ref(igw) });
-  const publicRouteTable = new RouteTable({ VpcId: Ref(vpc) });
-  const publicRoute = new EC2Route({
-    RouteTableId: Ref(publicRouteTable), DestinationCidrBlock: "0.0.0.0/0", GatewayId: Ref(igw),
+  const subnet = new Subnet(mergeDefaults({
+    VpcId: vpc.VpcId, CidrBlock: props.subnetCidr ?? "10.0.0.0/25",
+    AvailabilityZone: Select(0, GetAZs("")), MapPublicIpOnLaunch: true,
+  }, d.subnet));
+  const igw = new InternetGateway({});
+  const igwAttachment = new VPCGatewayAttachment({ VpcId: vpc.VpcId, InternetGatewayId: igw.InternetGatewayId });
+  const routeTable = new RouteTable({ VpcId: vpc.VpcId });
+  const defaultRoute = new EC2Route({
+    RouteTableId: routeTable.RouteTableId, DestinationCidrBlock: "0.0.0.0/0", GatewayId: igw.InternetGatewayId,
   }, { DependsOn: [igwAttachment] });
-  const members: Props = { vpc, igw, igwAttachment, publicRouteTable, publicRoute };
-  for (let i = 0; i < zones; i++) {
-    const subnet = new Subnet({
-      VpcId: Ref(vpc), CidrBlock: Select(i, Cidr(props.cidr ?? "10.0.0.0/16", zones * 2, 8)),
-      AvailabilityZone: Select(i, GetAZs("")), MapPublicIpOnLaunch: true,
-    });
-    members[`publicSubnet${i + 1}`] = subnet;
-    members[`publicSubnet${i + 1}RouteTableAssociation`] = new SubnetRouteTableAssociation({
-      SubnetId: Ref(subnet), RouteTableId: Ref(publicRouteTable),
-    });
-  }
-  return members;
+  const subnetRta = new SubnetRouteTableAssociation({ SubnetId: subnet.SubnetId, RouteTableId: routeTable.RouteTableId });
+  const securityGroup = new SecurityGroup(mergeDefaults({
+    GroupDescription: "MinimalVpc default security group", VpcId: vpc.VpcId,
+  }, d.securityGroup));
+  return { vpc, subnet, igw, igwAttachment, routeTable, defaultRoute, subnetRta, securityGroup };
 }, "MinimalVpc");
 
 /**
- * A VPC with public and private subnets in each zone: an internet gateway for the public
- * subnets and a NAT gateway (one, or one per zone with `natPerZone`) for the private ones.
+ * A VPC with a public and a private subnet in each of two zones (three with `azCount: 3`), an
+ * internet gateway for the public ones and a NAT gateway for the private ones.
  */
 export const VpcDefault = Composite((props: Props = {}) => {
   const d: Defaults = props.defaults ?? {};
-  const zones: number = props.zones ?? 2;
+  const zones: number = props.azCount ?? 2;
+  if (zones !== 2 && zones !== 3) throw new Error("VpcDefault: azCount must be 2 or 3");
   const vpc = new Vpc(mergeDefaults({
-    CidrBlock: props.cidr ?? "10.0.0.0/16", EnableDnsHostnames: true, EnableDnsSupport: true, Tags: tagged(props.name),
+    CidrBlock: props.cidr ?? "10.0.0.0/16", EnableDnsHostnames: true, EnableDnsSupport: true,
   }, d.vpc));
-  const igw = new InternetGateway({ Tags: tagged(props.name) });
-  const igwAttachment = new VPCGatewayAttachment({ VpcId: Ref(vpc), InternetGatewayId: Ref(igw) });
-  const publicRouteTable = new RouteTable({ VpcId: Ref(vpc) });
-  const publicRoute = new EC2Route({
-    RouteTableId: Ref(publicRouteTable), DestinationCidrBlock: "0.0.0.0/0", GatewayId: Ref(igw),
-  }, { DependsOn: [igwAttachment] });
-  const members: Props = { vpc, igw, igwAttachment, publicRouteTable, publicRoute };
-  const cidrs = Cidr(props.cidr ?? "10.0.0.0/16", zones * 2, 8);
-  const nats: unknown[] = [];
+  const igw = new InternetGateway({});
+  const igwAttachment = new VPCGatewayAttachment({ VpcId: vpc.VpcId, InternetGatewayId: igw.InternetGatewayId });
+  const publicCidrs = [props.publicSubnet1Cidr ?? "10.0.0.0/20", props.publicSubnet2Cidr ?? "10.0.16.0/20", props.publicSubnet3Cidr ?? "10.0.32.0/20"];
+  const privateCidrs = [props.privateSubnet1Cidr ?? "10.0.128.0/20", props.privateSubnet2Cidr ?? "10.0.144.0/20", props.privateSubnet3Cidr ?? "10.0.160.0/20"];
+  const members: Props = { vpc, igw, igwAttachment };
   for (let i = 0; i < zones; i++) {
     const n = i + 1;
-    const az = Select(i, GetAZs(""));
-    const pub = new Subnet({ VpcId: Ref(vpc), CidrBlock: Select(i, cidrs), AvailabilityZone: az, MapPublicIpOnLaunch: true });
-    members[`publicSubnet${n}`] = pub;
-    members[`publicSubnet${n}RouteTableAssociation`] = new SubnetRouteTableAssociation({ SubnetId: Ref(pub), RouteTableId: Ref(publicRouteTable) });
-    if (i === 0 || props.natPerZone) {
-      const eip = new EIP({ Domain: "vpc" }, { DependsOn: [igwAttachment] });
-      const nat = new NatGateway({ AllocationId: eip.AllocationId, SubnetId: Ref(pub) });
-      members[`natEip${n}`] = eip;
-      members[`natGateway${n}`] = nat;
-      nats.push(nat);
-    }
-    const priv = new Subnet({ VpcId: Ref(vpc), CidrBlock: Select(zones + i, cidrs), AvailabilityZone: az });
-    const table = new RouteTable({ VpcId: Ref(vpc) });
-    members[`privateSubnet${n}`] = priv;
-    members[`privateRouteTable${n}`] = table;
-    members[`privateRoute${n}`] = new EC2Route({
-      RouteTableId: Ref(table), DestinationCidrBlock: "0.0.0.0/0", NatGatewayId: Ref(nats[nats.length - 1]),
+    members[`publicSubnet${n}`] = new Subnet(mergeDefaults({
+      VpcId: vpc.VpcId, CidrBlock: publicCidrs[i], AvailabilityZone: Select(i, GetAZs("")), MapPublicIpOnLaunch: true,
+    }, d[`publicSubnet${n}`]));
+  }
+  for (let i = 0; i < zones; i++) {
+    const n = i + 1;
+    members[`privateSubnet${n}`] = new Subnet(mergeDefaults({
+      VpcId: vpc.VpcId, CidrBlock: privateCidrs[i], AvailabilityZone: Select(i, GetAZs("")),
+    }, d[`privateSubnet${n}`]));
+  }
+  const publicRouteTable = new RouteTable({ VpcId: vpc.VpcId });
+  members.publicRouteTable = publicRouteTable;
+  members.publicRoute = new EC2Route({
+    RouteTableId: publicRouteTable.RouteTableId, DestinationCidrBlock: "0.0.0.0/0", GatewayId: igw.InternetGatewayId,
+  }, { DependsOn: [igwAttachment] });
+  for (let i = 0; i < zones; i++) {
+    members[`publicRta${i + 1}`] = new SubnetRouteTableAssociation({
+      SubnetId: members[`publicSubnet${i + 1}`].SubnetId, RouteTableId: publicRouteTable.RouteTableId,
     });
-    members[`privateSubnet${n}RouteTableAssociation`] = new SubnetRouteTableAssociation({ SubnetId: Ref(priv), RouteTableId: Ref(table) });
+  }
+  const natEip = new EIP({ Domain: "vpc" }, { DependsOn: [igwAttachment] });
+  const natGateway = new NatGateway(mergeDefaults({
+    AllocationId: natEip.AllocationId, SubnetId: members.publicSubnet1.SubnetId,
+  }, d.natGateway));
+  const privateRouteTable = new RouteTable({ VpcId: vpc.VpcId });
+  members.natEip = natEip;
+  members.natGateway = natGateway;
+  members.privateRouteTable = privateRouteTable;
+  members.privateRoute = new EC2Route({
+    RouteTableId: privateRouteTable.RouteTableId, DestinationCidrBlock: "0.0.0.0/0", NatGatewayId: natGateway.NatGatewayId,
+  });
+  for (let i = 0; i < zones; i++) {
+    members[`privateRta${i + 1}`] = new SubnetRouteTableAssociation({
+      SubnetId: members[`privateSubnet${i + 1}`].SubnetId, RouteTableId: privateRouteTable.RouteTableId,
+    });
   }
   return members;
 }, "VpcDefault");
 
 // ---- load balancing and containers ----
 
+const TASK_EXECUTION = "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy";
+
+function subnets(props: Props, composite: string, ...names: string[]) {
+  for (const n of names) if (props[n] !== undefined) return props[n];
+  throw new Error(`${composite}: "${names[0]}" is required`);
+}
+
 /**
- * An internet-facing application load balancer with its security group and an HTTP listener
- * (a fixed 404 by default) that services attach rules to; `certificateArn` adds HTTPS and
- * redirects HTTP to it.
+ * A shared application load balancer for several Fargate services: an ECS cluster, a task
+ * execution role, the load balancer's security group, the load balancer and its listener (a fixed
+ * 404 until services add rules; HTTPS with `certificateArn`).
  */
 export const AlbShared = Composite((props: Props) => {
-  required(props, "AlbShared", ["vpcId", "subnetIds"]);
+  required(props, "AlbShared", ["vpcId"]);
   const d: Defaults = props.defaults ?? {};
-  const ingress = [{ IpProtocol: "tcp", FromPort: 80, ToPort: 80, CidrIp: "0.0.0.0/0" }];
-  if (props.certificateArn) ingress.push({ IpProtocol: "tcp", FromPort: 443, ToPort: 443, CidrIp: "0.0.0.0/0" });
-  const albSecurityGroup = new SecurityGroup(mergeDefaults({
-    GroupDescription: "Load balancer: HTTP and HTTPS from anywhere", VpcId: props.vpcId, SecurityGroupIngress: ingress,
-  }, d.albSecurityGroup));
+  const https = props.protocol === "HTTPS" || props.certificateArn !== undefined;
+  const port: number = props.listenerPort ?? (https ? 443 : 80);
+  const cluster = new EcsCluster(mergeDefaults({ ClusterSettings: [{ Name: "containerInsights", Value: "enabled" }] }, d.cluster));
+  const executionRole = new Role(mergeDefaults({ AssumeRolePolicyDocument: ecsTrustPolicy, ManagedPolicyArns: [TASK_EXECUTION] }, d.executionRole));
+  const albSg = new SecurityGroup(mergeDefaults({
+    GroupDescription: "Shared load balancer: its listener port from anywhere", VpcId: props.vpcId,
+    SecurityGroupIngress: [{ IpProtocol: "tcp", FromPort: port, ToPort: port, CidrIp: "0.0.0.0/0" }],
+  }, d.albSg));
   const alb = new LoadBalancer(mergeDefaults({
-    Name: props.name, Scheme: "internet-facing", Type: "application",
-    Subnets: props.subnetIds, SecurityGroups: [Ref(albSecurityGroup)],
+    Scheme: "internet-facing", Type: "application",
+    Subnets: subnets(props, "AlbShared", "publicSubnetIds", "subnetIds"), SecurityGroups: [albSg.GroupId],
   }, d.alb));
-  const notFound = { Type: "fixed-response", FixedResponseConfig: { StatusCode: "404", ContentType: "text/plain", MessageBody: "Not found" } };
-  const members: Props = { albSecurityGroup, alb };
-  if (props.certificateArn) {
-    members.httpsListener = new Listener(mergeDefaults({
-      LoadBalancerArn: Ref(alb), Port: 443, Protocol: "HTTPS", Certificates: [{ CertificateArn: props.certificateArn }],
-      SslPolicy: "ELBSecurityPolicy-TLS13-1-2-2021-06", DefaultActions: [notFound],
-    }, d.httpsListener));
-    members.listener = new Listener(mergeDefaults({
-      LoadBalancerArn: Ref(alb), Port: 80, Protocol: "HTTP",
-      DefaultActions: [{ Type: "redirect", RedirectConfig: { Protocol: "HTTPS", Port: "443", StatusCode: "HTTP_301" } }],
-    }, d.listener));
-  } else {
-    members.listener = new Listener(mergeDefaults({
-      LoadBalancerArn: Ref(alb), Port: 80, Protocol: "HTTP", DefaultActions: [notFound],
-    }, d.listener));
-  }
-  return members;
+  const listener = new Listener(mergeDefaults({
+    LoadBalancerArn: alb.LoadBalancerArn, Port: port, Protocol: https ? "HTTPS" : "HTTP",
+    Certificates: https && props.certificateArn ? [{ CertificateArn: props.certificateArn }] : undefined,
+    SslPolicy: https ? "ELBSecurityPolicy-TLS13-1-2-2021-06" : undefined,
+    DefaultActions: [{ Type: "fixed-response", FixedResponseConfig: { StatusCode: "404", ContentType: "text/plain", MessageBody: "Not found" } }],
+  }, d.listener));
+  return { cluster, executionRole, albSg, alb, listener };
 }, "AlbShared");
 
-function containerService(composite: string, props: Props, listener: unknown, rulePriority: number | undefined, extra: Props) {
-  required(props, composite, ["image", "vpcId", "subnetIds"]);
-  const d: Defaults = props.defaults ?? {};
+/** The task definition, roles, log group, target group and service one Fargate service needs. */
+function fargateParts(composite: string, props: Props, d: Defaults, executionRoleArn: unknown) {
+  required(props, composite, ["image", "vpcId"]);
   const port: number = props.containerPort ?? 80;
   const name: string = props.containerName ?? "app";
+  const taskRole = new Role(mergeDefaults({
+    AssumeRolePolicyDocument: ecsTrustPolicy, ManagedPolicyArns: props.ManagedPolicyArns, Policies: props.Policies,
+  }, d.taskRole));
   const logGroup = new LogGroup(mergeDefaults({ RetentionInDays: props.logRetentionDays ?? 30 }, d.logGroup));
-  const executionRole = new Role(mergeDefaults({
-    AssumeRolePolicyDocument: ecsTrustPolicy,
-    ManagedPolicyArns: ["arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy"],
-  }, d.executionRole));
-  const taskRole = new Role(mergeDefaults({ AssumeRolePolicyDocument: ecsTrustPolicy, Policies: props.Policies }, d.taskRole));
-  const taskDefinition = new TaskDefinition(mergeDefaults({
-    Family: props.family, Cpu: String(props.cpu ?? 256), Memory: String(props.memory ?? 512),
+  const taskDef = new TaskDefinition(mergeDefaults({
+    Cpu: String(props.cpu ?? 256), Memory: String(props.memory ?? 512),
     NetworkMode: "awsvpc", RequiresCompatibilities: ["FARGATE"],
-    ExecutionRoleArn: executionRole.Arn, TaskRoleArn: taskRole.Arn,
+    ExecutionRoleArn: executionRoleArn, TaskRoleArn: taskRole.Arn,
     ContainerDefinitions: [{
-      Name: name, Image: props.image, Essential: true,
+      Name: name, Image: props.image, Essential: true, Command: props.command,
       PortMappings: [{ ContainerPort: port, Protocol: "tcp" }],
       Environment: Object.entries(props.environment ?? {}).map(([Name, Value]) => ({ Name, Value })),
       Secrets: props.secrets,
@@ -379,116 +382,193 @@ function containerService(composite: string, props: Props, listener: unknown, ru
         "awslogs-group": Ref(logGroup), "awslogs-region": AWS.Region, "awslogs-stream-prefix": name,
       } },
     }],
-  }, d.taskDefinition));
+  }, d.taskDef));
   const targetGroup = new TargetGroup(mergeDefaults({
     VpcId: props.vpcId, Port: port, Protocol: "HTTP", TargetType: "ip",
     HealthCheckPath: props.healthCheckPath ?? "/", Matcher: { HttpCode: "200-399" },
   }, d.targetGroup));
-  const members: Props = { ...extra, logGroup, executionRole, taskRole, taskDefinition, targetGroup };
-  let listenerRule: unknown;
-  if (rulePriority !== undefined) {
-    listenerRule = new ListenerRule(mergeDefaults({
-      ListenerArn: listener, Priority: rulePriority,
-      Conditions: [{ Field: "path-pattern", PathPatternConfig: { Values: props.pathPatterns ?? ["/*"] } }],
-      Actions: [{ Type: "forward", TargetGroupArn: Ref(targetGroup) }],
-    }, d.listenerRule));
-    members.listenerRule = listenerRule;
-  }
-  const serviceSecurityGroup = new SecurityGroup(mergeDefaults({
-    GroupDescription: `${composite}: the container port from the load balancer`, VpcId: props.vpcId,
-    SecurityGroupIngress: [{ IpProtocol: "tcp", FromPort: port, ToPort: port, SourceSecurityGroupId: props.albSecurityGroupId ?? extra.albSecurityGroup?.GroupId }],
-  }, d.serviceSecurityGroup));
-  const cluster = props.clusterArn ?? Ref(extra.cluster);
-  members.serviceSecurityGroup = serviceSecurityGroup;
-  members.service = new EcsService(mergeDefaults({
-    Cluster: cluster, LaunchType: "FARGATE", DesiredCount: props.desiredCount ?? 2, TaskDefinition: Ref(taskDefinition),
-    NetworkConfiguration: { AwsvpcConfiguration: {
-      Subnets: props.subnetIds, SecurityGroups: [Ref(serviceSecurityGroup)], AssignPublicIp: props.assignPublicIp ? "ENABLED" : "DISABLED",
-    } },
-    LoadBalancers: [{ ContainerName: name, ContainerPort: port, TargetGroupArn: Ref(targetGroup) }],
-  }, d.service), { DependsOn: [listenerRule ?? extra.listener].filter((x) => x !== undefined) });
-  return members;
+  return { port, name, taskRole, logGroup, taskDef, targetGroup };
 }
 
-/** A Fargate service behind its own load balancer: cluster, ALB, task, target group, service. */
+function fargateService(props: Props, d: Defaults, p: Props, cluster: unknown, taskSg: any, subnetIds: unknown, after: unknown) {
+  return new EcsService(mergeDefaults({
+    Cluster: cluster, LaunchType: "FARGATE", DesiredCount: props.desiredCount ?? 2, TaskDefinition: Ref(p.taskDef),
+    NetworkConfiguration: { AwsvpcConfiguration: {
+      Subnets: subnetIds, SecurityGroups: [taskSg.GroupId], AssignPublicIp: props.assignPublicIp ? "ENABLED" : "DISABLED",
+    } },
+    LoadBalancers: [{ ContainerName: p.name, ContainerPort: p.port, TargetGroupArn: Ref(p.targetGroup) }],
+  }, d.service), { DependsOn: [after] });
+}
+
+/**
+ * A Fargate service behind its own application load balancer: cluster, roles, log group,
+ * task definition, security groups, load balancer, target group, listener (HTTPS with
+ * `certificateArn`, then HTTP redirects to it) and the service in the private subnets.
+ */
 export const FargateAlb = Composite((props: Props) => {
-  required(props, "FargateAlb", ["image", "vpcId", "subnetIds"]);
+  required(props, "FargateAlb", ["image", "vpcId"]);
   const d: Defaults = props.defaults ?? {};
-  const cluster = new EcsCluster(mergeDefaults({
-    ClusterName: props.clusterName, ClusterSettings: [{ Name: "containerInsights", Value: "enabled" }],
-  }, d.cluster));
-  const shared = AlbShared({ vpcId: props.vpcId, subnetIds: props.publicSubnetIds ?? props.subnetIds, name: props.name, certificateArn: props.certificateArn, defaults: d });
-  const { albSecurityGroup, alb, listener } = shared as Props;
-  return containerService("FargateAlb", { ...props, subnetIds: props.subnetIds }, Ref(listener), 1, { cluster, albSecurityGroup, alb, listener });
+  const publicSubnets = subnets(props, "FargateAlb", "publicSubnetIds", "subnetIds");
+  const privateSubnets = subnets(props, "FargateAlb", "privateSubnetIds", "subnetIds");
+  const https = props.certificateArn !== undefined;
+  const port: number = props.listenerPort ?? (https ? 443 : 80);
+  const cluster = new EcsCluster(mergeDefaults({ ClusterSettings: [{ Name: "containerInsights", Value: "enabled" }] }, d.cluster));
+  const executionRole = new Role(mergeDefaults({ AssumeRolePolicyDocument: ecsTrustPolicy, ManagedPolicyArns: [TASK_EXECUTION] }, d.executionRole));
+  const p = fargateParts("FargateAlb", props, d, executionRole.Arn);
+  const albIngress = [{ IpProtocol: "tcp", FromPort: port, ToPort: port, CidrIp: "0.0.0.0/0" }];
+  if (https) albIngress.push({ IpProtocol: "tcp", FromPort: 80, ToPort: 80, CidrIp: "0.0.0.0/0" });
+  const albSg = new SecurityGroup(mergeDefaults({
+    GroupDescription: "Load balancer: its listeners from anywhere", VpcId: props.vpcId, SecurityGroupIngress: albIngress,
+  }, d.albSg));
+  const taskSg = new SecurityGroup(mergeDefaults({
+    GroupDescription: "Tasks: the container port from the load balancer", VpcId: props.vpcId,
+    SecurityGroupIngress: [{ IpProtocol: "tcp", FromPort: p.port, ToPort: p.port, SourceSecurityGroupId: albSg.GroupId }],
+  }, d.taskSg));
+  const alb = new LoadBalancer(mergeDefaults({
+    Scheme: "internet-facing", Type: "application", Subnets: publicSubnets, SecurityGroups: [albSg.GroupId],
+  }, d.alb));
+  const listener = new Listener(mergeDefaults({
+    LoadBalancerArn: alb.LoadBalancerArn, Port: port, Protocol: https ? "HTTPS" : "HTTP",
+    Certificates: https ? [{ CertificateArn: props.certificateArn }] : undefined,
+    SslPolicy: https ? "ELBSecurityPolicy-TLS13-1-2-2021-06" : undefined,
+    DefaultActions: [{ Type: "forward", TargetGroupArn: Ref(p.targetGroup) }],
+  }, d.listener));
+  const members: Props = {
+    cluster, executionRole, taskRole: p.taskRole, logGroup: p.logGroup, taskDef: p.taskDef, albSg, taskSg, alb,
+    targetGroup: p.targetGroup, listener,
+  };
+  if (https) {
+    members.redirectListener = new Listener({
+      LoadBalancerArn: alb.LoadBalancerArn, Port: 80, Protocol: "HTTP",
+      DefaultActions: [{ Type: "redirect", RedirectConfig: { Protocol: "HTTPS", Port: String(port), StatusCode: "HTTP_301" } }],
+    });
+  }
+  members.service = fargateService(props, d, p, Ref(cluster), taskSg, privateSubnets, listener);
+  return members;
 }, "FargateAlb");
 
-/** A Fargate service attached to a shared load balancer's listener (`listenerArn`, `priority`). */
+/**
+ * A Fargate service behind a shared load balancer (AlbShared, or one another stack exports):
+ * its task definition, task role, log group, security group, target group, the listener rule
+ * routing `pathPatterns`/`hostHeaders` to it, and the service.
+ */
 export const FargateService = Composite((props: Props) => {
   required(props, "FargateService", ["clusterArn", "listenerArn", "albSecurityGroupId", "priority"]);
-  return containerService("FargateService", props, props.listenerArn, props.priority, {});
+  if (props.pathPatterns === undefined && props.hostHeaders === undefined && props.priority === undefined) {
+    throw new Error("FargateService: give pathPatterns or hostHeaders");
+  }
+  const d: Defaults = props.defaults ?? {};
+  const members: Props = {};
+  let executionRoleArn = props.executionRoleArn;
+  if (executionRoleArn === undefined) {
+    const executionRole = new Role(mergeDefaults({ AssumeRolePolicyDocument: ecsTrustPolicy, ManagedPolicyArns: [TASK_EXECUTION] }, d.executionRole));
+    members.executionRole = executionRole;
+    executionRoleArn = executionRole.Arn;
+  }
+  const p = fargateParts("FargateService", props, d, executionRoleArn);
+  const taskSg = new SecurityGroup(mergeDefaults({
+    GroupDescription: "Tasks: the container port from the shared load balancer", VpcId: props.vpcId,
+    SecurityGroupIngress: [{ IpProtocol: "tcp", FromPort: p.port, ToPort: p.port, SourceSecurityGroupId: props.albSecurityGroupId }],
+  }, d.taskSg));
+  const conditions: Props[] = [];
+  if (props.pathPatterns) conditions.push({ Field: "path-pattern", PathPatternConfig: { Values: props.pathPatterns } });
+  if (props.hostHeaders) conditions.push({ Field: "host-header", HostHeaderConfig: { Values: props.hostHeaders } });
+  if (conditions.length === 0) conditions.push({ Field: "path-pattern", PathPatternConfig: { Values: ["/*"] } });
+  const rule = new ListenerRule(mergeDefaults({
+    ListenerArn: props.listenerArn, Priority: props.priority, Conditions: conditions,
+    Actions: [{ Type: "forward", TargetGroupArn: Ref(p.targetGroup) }],
+  }, d.rule));
+  Object.assign(members, { taskRole: p.taskRole, logGroup: p.logGroup, taskDef: p.taskDef, taskSg, targetGroup: p.targetGroup, rule });
+  members.service = fargateService(props, d, p, props.clusterArn, taskSg, subnets(props, "FargateService", "privateSubnetIds", "subnetIds"), rule);
+  return members;
 }, "FargateService");
 
 // ---- data ----
 
 /**
- * An RDS database in private subnets: encrypted storage, a generated master password in
- * Secrets Manager, backups, deletion protection, reachable only from `allowedSecurityGroupIds`.
+ * An RDS database in private subnets: encrypted storage, backups, deletion protection, reachable
+ * from `ingressSourceSG` (or `ingressCidr`). `masterPassword` (a NoEcho parameter's `Ref`, say) or,
+ * without one, a generated password in Secrets Manager (the `masterSecret` member).
  */
 export const RdsInstance = Composite((props: Props) => {
   required(props, "RdsInstance", ["vpcId", "subnetIds"]);
   const d: Defaults = props.defaults ?? {};
   const engine: string = props.engine ?? "postgres";
   const port: number = props.port ?? (engine.includes("mysql") || engine.includes("mariadb") ? 3306 : 5432);
-  const masterSecret = new Secret(mergeDefaults({
-    Description: "Master credentials of the database",
-    GenerateSecretString: {
-      SecretStringTemplate: JSON.stringify({ username: props.masterUsername ?? "dbadmin" }),
-      GenerateStringKey: "password", PasswordLength: 32, ExcludeCharacters: "\"@/\\",
-    },
-  }, d.masterSecret));
-  const subnetGroup = new RDSDBSubnetGroup(mergeDefaults({ DBSubnetGroupDescription: "Database subnets", SubnetIds: props.subnetIds }, d.subnetGroup));
-  const securityGroup = new SecurityGroup(mergeDefaults({
-    GroupDescription: "Database: its port from the allowed security groups", VpcId: props.vpcId,
-    SecurityGroupIngress: (props.allowedSecurityGroupIds ?? []).map((id: unknown) => ({ IpProtocol: "tcp", FromPort: port, ToPort: port, SourceSecurityGroupId: id })),
-  }, d.securityGroup));
-  const db = new DbInstance(mergeDefaults({
+  const username: unknown = props.masterUsername ?? "dbadmin";
+  const members: Props = {};
+  let password: unknown = props.masterPassword;
+  let user: unknown = username;
+  if (password === undefined) {
+    const masterSecret = new Secret(mergeDefaults({
+      Description: "Master credentials of the database",
+      GenerateSecretString: {
+        SecretStringTemplate: JSON.stringify({ username }),
+        GenerateStringKey: "password", PasswordLength: 32, ExcludeCharacters: "\"@/\\",
+      },
+    }, d.masterSecret));
+    members.masterSecret = masterSecret;
+    password = Sub`{{resolve:secretsmanager:${Ref(masterSecret)}:SecretString:password}}`;
+    user = Sub`{{resolve:secretsmanager:${Ref(masterSecret)}:SecretString:username}}`;
+  }
+  const ingress: Props[] = [];
+  for (const sg of [props.ingressSourceSG, ...(props.allowedSecurityGroupIds ?? [])]) {
+    if (sg !== undefined) ingress.push({ IpProtocol: "tcp", FromPort: port, ToPort: port, SourceSecurityGroupId: sg });
+  }
+  if (props.ingressCidr !== undefined) ingress.push({ IpProtocol: "tcp", FromPort: port, ToPort: port, CidrIp: props.ingressCidr });
+  members.subnetGroup = new RDSDBSubnetGroup(mergeDefaults({ DBSubnetGroupDescription: "Database subnets", SubnetIds: props.subnetIds }, d.subnetGroup));
+  members.sg = new SecurityGroup(mergeDefaults({
+    GroupDescription: "Database: its port from the allowed sources", VpcId: props.vpcId, SecurityGroupIngress: ingress,
+  }, d.sg));
+  members.db = new DbInstance(mergeDefaults({
     Engine: engine, EngineVersion: props.engineVersion, DBInstanceClass: props.instanceClass ?? "db.t4g.micro",
-    AllocatedStorage: String(props.allocatedStorage ?? 20), StorageType: "gp3", StorageEncrypted: true,
-    DBName: props.databaseName, Port: String(port),
-    MasterUsername: Sub`{{resolve:secretsmanager:${Ref(masterSecret)}:SecretString:username}}`,
-    MasterUserPassword: Sub`{{resolve:secretsmanager:${Ref(masterSecret)}:SecretString:password}}`,
-    DBSubnetGroupName: Ref(subnetGroup), VPCSecurityGroups: [securityGroup.GroupId],
-    BackupRetentionPeriod: props.backupRetentionDays ?? 7, DeletionProtection: props.deletionProtection ?? true,
-    MultiAZ: props.multiAz ?? false, PubliclyAccessible: false,
+    AllocatedStorage: String(props.allocatedStorage ?? 20), MaxAllocatedStorage: props.maxAllocatedStorage,
+    StorageType: props.storageType ?? "gp3", StorageEncrypted: props.storageEncrypted ?? true, KmsKeyId: props.kmsKeyId,
+    DBName: props.databaseName, Port: String(port), MasterUsername: user, MasterUserPassword: password,
+    DBSubnetGroupName: Ref(members.subnetGroup), VPCSecurityGroups: [members.sg.GroupId],
+    BackupRetentionPeriod: props.backupRetentionPeriod ?? 7, DeletionProtection: props.deletionProtection ?? true,
+    MultiAZ: props.multiAZ ?? props.multiAz ?? false, PubliclyAccessible: props.publiclyAccessible ?? false,
+    CopyTagsToSnapshot: true, AutoMinorVersionUpgrade: true,
   }, d.db), { DeletionPolicy: "Snapshot", UpdateReplacePolicy: "Snapshot" });
-  return { masterSecret, subnetGroup, securityGroup, db };
+  return members;
 }, "RdsInstance");
 
 export const RdsPostgres = RdsInstance;
 
-/** An encrypted EFS file system with a mount target per subnet and one access point. */
+/**
+ * An encrypted EFS file system with its security group (NFS from `sourceSecurityGroupId` or
+ * `ingressCidr`) and an access point rooted at `rootPath`; `subnetIds` adds a mount target per subnet.
+ */
 export const EfsWithAccessPoint = Composite((props: Props) => {
-  required(props, "EfsWithAccessPoint", ["vpcId", "subnetIds"]);
+  required(props, "EfsWithAccessPoint", ["vpcId"]);
   const d: Defaults = props.defaults ?? {};
+  const ingress: Props[] = [];
+  for (const sg of [props.sourceSecurityGroupId, ...(props.allowedSecurityGroupIds ?? [])]) {
+    if (sg !== undefined) ingress.push({ IpProtocol: "tcp", FromPort: 2049, ToPort: 2049, SourceSecurityGroupId: sg });
+  }
+  if (props.sourceSecurityGroupId === undefined && props.ingressCidr !== undefined) {
+    ingress.push({ IpProtocol: "tcp", FromPort: 2049, ToPort: 2049, CidrIp: props.ingressCidr });
+  }
   const securityGroup = new SecurityGroup(mergeDefaults({
-    GroupDescription: "EFS: NFS from the allowed security groups", VpcId: props.vpcId,
-    SecurityGroupIngress: (props.allowedSecurityGroupIds ?? []).map((id: unknown) => ({ IpProtocol: "tcp", FromPort: 2049, ToPort: 2049, SourceSecurityGroupId: id })),
+    GroupDescription: "EFS mount target SG", VpcId: props.vpcId,
+    SecurityGroupIngress: ingress.length > 0 ? ingress : undefined,
   }, d.securityGroup));
-  const fileSystem = new EFSFileSystem(mergeDefaults({
-    Encrypted: true, PerformanceMode: "generalPurpose", ThroughputMode: "elastic",
-    BackupPolicy: { Status: "ENABLED" },
-  }, d.fileSystem), { DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
-  const members: Props = { securityGroup, fileSystem };
-  (props.subnetIds as unknown[]).forEach((subnet, i) => {
-    members[`mountTarget${i + 1}`] = new EFSMountTarget({ FileSystemId: Ref(fileSystem), SubnetId: subnet, SecurityGroups: [securityGroup.GroupId] });
-  });
+  const fs = new EFSFileSystem(mergeDefaults({
+    Encrypted: true, PerformanceMode: props.performanceMode ?? "generalPurpose", ThroughputMode: props.throughputMode ?? "bursting",
+    FileSystemTags: props.name === undefined ? undefined : [{ Key: "Name", Value: props.name }],
+  }, d.fs), { DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
   const uid = String(props.uid ?? 1000);
   const gid = String(props.gid ?? 1000);
+  const members: Props = { securityGroup, fs };
   members.accessPoint = new EFSAccessPoint(mergeDefaults({
-    FileSystemId: Ref(fileSystem),
+    FileSystemId: fs.FileSystemId,
     PosixUser: { Uid: uid, Gid: gid },
-    RootDirectory: { Path: props.path ?? "/data", CreationInfo: { OwnerUid: uid, OwnerGid: gid, Permissions: "0750" } },
+    RootDirectory: { Path: props.rootPath ?? props.path ?? "/data", CreationInfo: { OwnerUid: uid, OwnerGid: gid, Permissions: props.permissions ?? "755" } },
+    AccessPointTags: props.name === undefined ? undefined : [{ Key: "Name", Value: props.name }],
   }, d.accessPoint));
+  ((props.subnetIds ?? []) as unknown[]).forEach((subnet, i) => {
+    members[`mountTarget${i + 1}`] = new EFSMountTarget({ FileSystemId: fs.FileSystemId, SubnetId: subnet, SecurityGroups: [securityGroup.GroupId] });
+  });
   return members;
 }, "EfsWithAccessPoint");
 
@@ -512,10 +592,10 @@ export const EksCluster = Composite((props: Props) => {
     AssumeRolePolicyDocument: eksTrustPolicy, ManagedPolicyArns: ["arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"],
   }, d.clusterRole));
   const cluster = new EKSCluster(mergeDefaults({
-    Name: props.name, Version: props.version, RoleArn: clusterRole.Arn,
+    Name: props.name, Version: props.version ?? props.kubernetesVersion, RoleArn: clusterRole.Arn,
     ResourcesVpcConfig: {
       SubnetIds: props.subnetIds, SecurityGroupIds: props.securityGroupIds,
-      EndpointPrivateAccess: true, EndpointPublicAccess: props.publicEndpoint ?? false,
+      EndpointPrivateAccess: true, EndpointPublicAccess: props.publicEndpoint ?? props.endpointPublicAccess ?? false,
     },
     AccessConfig: { AuthenticationMode: "API" },
     Logging: { ClusterLogging: { EnabledTypes: [{ Type: "api" }, { Type: "audit" }, { Type: "authenticator" }] } },
@@ -528,12 +608,12 @@ export const EksCluster = Composite((props: Props) => {
       "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
     ],
   }, d.nodeRole));
-  const nodeGroup = new Nodegroup(mergeDefaults({
+  const nodegroup = new Nodegroup(mergeDefaults({
     ClusterName: Ref(cluster), NodeRole: nodeRole.Arn, Subnets: props.nodeSubnetIds ?? props.subnetIds,
     InstanceTypes: props.instanceTypes ?? ["t3.medium"],
     ScalingConfig: { MinSize: props.minSize ?? 1, DesiredSize: props.desiredSize ?? 2, MaxSize: props.maxSize ?? 3 },
-  }, d.nodeGroup));
-  return { clusterRole, cluster, nodeRole, nodeGroup };
+  }, d.nodegroup));
+  return { clusterRole, cluster, nodeRole, nodegroup };
 }, "EksCluster");
 
 // ---- governance ----

@@ -4,7 +4,7 @@
 
 import { VpcDefault, EksCluster, output } from "@intentius/chant-lexicon-aws";
 
-export const network = VpcDefault({ name: "cluster" });
+export const network = VpcDefault({});
 
 export const cluster = EksCluster({
   name: "main",

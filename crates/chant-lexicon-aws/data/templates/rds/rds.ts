@@ -4,7 +4,7 @@
 
 import { VpcDefault, RdsInstance, output } from "@intentius/chant-lexicon-aws";
 
-export const network = VpcDefault({ name: "data" });
+export const network = VpcDefault({});
 
 export const database = RdsInstance({
   vpcId: network.vpc.VpcId,

@@ -4,6 +4,6 @@
 
 import { VpcDefault, output } from "@intentius/chant-lexicon-aws";
 
-export const network = VpcDefault({ name: "main", cidr: "10.0.0.0/16", zones: 2 });
+export const network = VpcDefault({ cidr: "10.0.0.0/16", azCount: 2 });
 
 export const vpcId = output(network.vpc.VpcId, "VpcId");
