@@ -82,6 +82,18 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// `chant://<lexicon>/resource-catalog`: `[{className, resourceType, kind}]` in snapshot order.
+    pub fn resource_catalog_json(&self) -> String {
+        let entries: Vec<Json> = self
+            .entries
+            .iter()
+            .map(|e| serde_json::json!({"className": e.class_name, "resourceType": e.resource_type, "kind": e.kind}))
+            .collect();
+        canon::to_compact(&Json::Array(entries))
+    }
+}
+
 /// A composite's catalog entry: `{name, lexicon, description, bundles, params}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompositeEntry {
@@ -145,6 +157,24 @@ pub struct TemplateFile {
 pub struct TemplateSet {
     pub name: String,
     pub files: Vec<TemplateFile>,
+}
+
+impl TemplateSet {
+    /// Sets from a lexicon's embedded `(name, [(file, content)])` table.
+    pub fn from_static(sets: &[(&str, &[(&str, &str)])]) -> Vec<TemplateSet> {
+        sets.iter()
+            .map(|(name, files)| TemplateSet {
+                name: (*name).to_owned(),
+                files: files
+                    .iter()
+                    .map(|(f, c)| TemplateFile {
+                        filename: (*f).to_owned(),
+                        content: (*c).to_owned(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 /// What a serializer produced: structured, so the core never re-parses text.

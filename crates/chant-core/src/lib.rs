@@ -21,6 +21,7 @@ pub mod knowledge;
 pub mod lexicon;
 pub mod lint;
 pub mod model;
+pub mod names;
 pub mod permits;
 pub mod project;
 pub mod search;

@@ -61,67 +61,6 @@ const PSEUDO: &[(&str, &str)] = &[
     ("AWS::URLSuffix", "URLSuffix"),
 ];
 
-/// Words a declaration may not be named (JavaScript's reserved words and a few globals the
-/// generated module uses).
-const RESERVED: &[&str] = &[
-    "await",
-    "break",
-    "case",
-    "catch",
-    "class",
-    "const",
-    "continue",
-    "debugger",
-    "default",
-    "delete",
-    "do",
-    "else",
-    "enum",
-    "export",
-    "extends",
-    "false",
-    "finally",
-    "for",
-    "function",
-    "if",
-    "implements",
-    "import",
-    "in",
-    "instanceof",
-    "interface",
-    "let",
-    "new",
-    "null",
-    "package",
-    "private",
-    "protected",
-    "public",
-    "return",
-    "static",
-    "super",
-    "switch",
-    "this",
-    "throw",
-    "true",
-    "try",
-    "typeof",
-    "var",
-    "void",
-    "while",
-    "with",
-    "yield",
-    "undefined",
-    "NaN",
-    "Infinity",
-    "eval",
-    "arguments",
-    "Object",
-    "Array",
-    "String",
-    "Number",
-    "JSON",
-];
-
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Parameter,
@@ -151,13 +90,7 @@ struct Gen<'t> {
     warnings: Vec<String>,
 }
 
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-}
+use chant_core::names::is_identifier;
 
 fn string(s: &str) -> String {
     let mut out = String::new();
@@ -215,7 +148,11 @@ impl<'t> Gen<'t> {
             .into_iter()
             .map(str::to_owned)
             .collect();
-        taken.extend(RESERVED.iter().map(|s| (*s).to_owned()));
+        taken.extend(
+            chant_core::names::RESERVED_WORDS
+                .iter()
+                .map(|s| (*s).to_owned()),
+        );
         let mut all: Vec<(Kind, String, Option<catalog::Class>)> = Vec::new();
         for (section, kind) in [
             ("Parameters", Kind::Parameter),

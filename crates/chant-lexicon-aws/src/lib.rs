@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 use chant_core::lexicon::{
     Catalog, CompositeEntry, Example, Finding, Importer, Lexicon, Output, Plugin, Serialized,
-    TemplateFile, TemplateSet,
+    TemplateSet,
 };
 
 const COMPOSITES: &str = include_str!("../data/composites.json");
@@ -85,19 +85,9 @@ const TEMPLATES: Templates = &[
 fn templates() -> &'static [TemplateSet] {
     static T: OnceLock<Vec<TemplateSet>> = OnceLock::new();
     T.get_or_init(|| {
-        TEMPLATES
-            .iter()
-            .map(|(name, _, files)| TemplateSet {
-                name: (*name).to_owned(),
-                files: files
-                    .iter()
-                    .map(|(f, c)| TemplateFile {
-                        filename: (*f).to_owned(),
-                        content: (*c).to_owned(),
-                    })
-                    .collect(),
-            })
-            .collect()
+        let sets: Vec<(&str, &[(&str, &str)])> =
+            TEMPLATES.iter().map(|(n, _, f)| (*n, *f)).collect();
+        TemplateSet::from_static(&sets)
     })
 }
 

@@ -66,18 +66,9 @@ impl Plugin for Aws {
 
     fn read_plugin_resource(&self, uri: &str) -> Option<(String, String)> {
         if uri == "aws:resource-catalog" {
-            let entries: Vec<Json> = catalog::all()
-                .map(|c| {
-                    json!({
-                        "className": c.name(),
-                        "resourceType": c.resource_type(),
-                        "kind": if c.resource() { "resource" } else { "property" },
-                    })
-                })
-                .collect();
             return Some((
                 "application/json".into(),
-                canon::to_compact(&Json::Array(entries)),
+                catalog::catalog().resource_catalog_json(),
             ));
         }
         let name = uri.strip_prefix("examples/")?;

@@ -25,55 +25,6 @@ const LEGACY_DEFAULTS: [&str; 5] = [
 /// Keys that make a top-level mapping a job.
 const JOB_KEYS: [&str; 6] = ["script", "trigger", "run", "extends", "stage", "needs"];
 
-const RESERVED: [&str; 46] = [
-    "break",
-    "case",
-    "catch",
-    "class",
-    "const",
-    "continue",
-    "debugger",
-    "default",
-    "delete",
-    "do",
-    "else",
-    "enum",
-    "export",
-    "extends",
-    "false",
-    "finally",
-    "for",
-    "function",
-    "if",
-    "import",
-    "in",
-    "instanceof",
-    "new",
-    "null",
-    "return",
-    "super",
-    "switch",
-    "this",
-    "throw",
-    "true",
-    "try",
-    "typeof",
-    "var",
-    "void",
-    "while",
-    "with",
-    "yield",
-    "let",
-    "static",
-    "implements",
-    "interface",
-    "package",
-    "private",
-    "protected",
-    "public",
-    "await",
-];
-
 /// Whether `value` looks like a GitLab CI pipeline: a `stages` list, or a top-level mapping
 /// with job keys.
 pub fn detect(value: &Json) -> bool {
@@ -202,7 +153,8 @@ fn export_name(name: &str) -> Option<String> {
             out.extend(chars);
         }
     }
-    (is_identifier(&out) && !RESERVED.contains(&out.as_str()) && kebab(&out) == name).then_some(out)
+    (is_identifier(&out) && !chant_core::names::is_reserved(&out) && kebab(&out) == name)
+        .then_some(out)
 }
 
 /// A local identifier for a name that cannot be its own export.
@@ -490,7 +442,7 @@ pub fn generate(mut p: Pipeline) -> Result<Imported, String> {
         if !direct {
             let base = ident.clone();
             let mut n = 2;
-            while taken.contains(&ident) || RESERVED.contains(&ident.as_str()) {
+            while taken.contains(&ident) || chant_core::names::is_reserved(&ident) {
                 ident = format!("{base}{n}");
                 n += 1;
             }

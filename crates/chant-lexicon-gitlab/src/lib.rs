@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use chant_core::discover::Discovery;
 use chant_core::lexicon::{
     Catalog, CompositeEntry, Example, Finding, Importer, Lexicon, Output, Plugin, Serialized,
-    TemplateFile, TemplateSet, catalog_module,
+    TemplateSet, catalog_module,
 };
 use chant_core::model::{DeclKind, Value};
 
@@ -78,21 +78,7 @@ fn composites() -> &'static [CompositeEntry] {
 
 fn templates() -> &'static [TemplateSet] {
     static T: OnceLock<Vec<TemplateSet>> = OnceLock::new();
-    T.get_or_init(|| {
-        TEMPLATES
-            .iter()
-            .map(|(name, files)| TemplateSet {
-                name: (*name).to_owned(),
-                files: files
-                    .iter()
-                    .map(|(f, c)| TemplateFile {
-                        filename: (*f).to_owned(),
-                        content: (*c).to_owned(),
-                    })
-                    .collect(),
-            })
-            .collect()
-    })
+    T.get_or_init(|| TemplateSet::from_static(TEMPLATES))
 }
 
 fn examples() -> &'static [Example] {
@@ -115,14 +101,7 @@ fn examples() -> &'static [Example] {
     })
 }
 
-/// Whether `name` is a JavaScript identifier (ASCII letters, digits, `_`, `$`).
-pub fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-}
+pub use chant_core::names::is_identifier;
 
 /// A job's name in the YAML: the kebab-case of an identifier export (`lintJob` → `lint-job`),
 /// or, for a string export name (`export { unit as "test:unit" }`), that name as written.

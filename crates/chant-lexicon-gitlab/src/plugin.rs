@@ -108,15 +108,7 @@ impl chant_core::lexicon::Plugin for Gitlab {
 
     fn read_plugin_resource(&self, uri: &str) -> Option<(String, String)> {
         if uri == "gitlab:resource-catalog" {
-            let entries: Vec<serde_json::Value> = catalog()
-                .entries
-                .iter()
-                .map(|e| serde_json::json!({"className": e.class_name, "resourceType": e.resource_type, "kind": e.kind}))
-                .collect();
-            return Some((
-                "application/json".into(),
-                canon::to_compact(&serde_json::Value::Array(entries)),
-            ));
+            return Some(("application/json".into(), catalog().resource_catalog_json()));
         }
         let name = uri.strip_prefix("examples/")?;
         examples()
