@@ -226,6 +226,30 @@ pub struct Example {
     pub content: String,
 }
 
+impl Example {
+    /// The plugin resources of `examples`: `examples/<name>`, TypeScript.
+    pub fn resources(examples: &[Example]) -> Vec<PluginResource> {
+        examples
+            .iter()
+            .map(|e| PluginResource {
+                uri: format!("examples/{}", e.name),
+                name: e.name.clone(),
+                description: e.description.clone(),
+                mime_type: "text/typescript".into(),
+            })
+            .collect()
+    }
+
+    /// The `(MIME type, text)` of the example a plugin resource URI names.
+    pub fn read(examples: &[Example], uri: &str) -> Option<(String, String)> {
+        let name = uri.strip_prefix("examples/")?;
+        examples
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| ("text/typescript".into(), e.content.clone()))
+    }
+}
+
 /// A lexicon: what chant needs to evaluate, build, lint, import, search and scaffold for one
 /// target. Only [`Lexicon::name`] is required; every capability defaults to having none, so a
 /// lexicon implements just what it offers. Lexicons are found through a [`Registry`], never by

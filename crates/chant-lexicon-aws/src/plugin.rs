@@ -55,12 +55,7 @@ impl Plugin for Aws {
             description: "JSON list of all supported AWS CloudFormation resource types".into(),
             mime_type: "application/json".into(),
         }];
-        out.extend(examples().iter().map(|e| PluginResource {
-            uri: format!("examples/{}", e.name),
-            name: e.name.clone(),
-            description: e.description.clone(),
-            mime_type: "text/typescript".into(),
-        }));
+        out.extend(chant_core::lexicon::Example::resources(examples()));
         out
     }
 
@@ -71,11 +66,7 @@ impl Plugin for Aws {
                 catalog::catalog().resource_catalog_json(),
             ));
         }
-        let name = uri.strip_prefix("examples/")?;
-        examples()
-            .iter()
-            .find(|e| e.name == name)
-            .map(|e| ("text/typescript".into(), e.content.clone()))
+        chant_core::lexicon::Example::read(examples(), uri)
     }
 }
 

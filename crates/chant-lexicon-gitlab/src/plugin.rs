@@ -97,12 +97,7 @@ impl chant_core::lexicon::Plugin for Gitlab {
             description: "JSON list of all supported GitLab CI entity types".into(),
             mime_type: "application/json".into(),
         }];
-        out.extend(examples().iter().map(|e| PluginResource {
-            uri: format!("examples/{}", e.name),
-            name: e.name.clone(),
-            description: e.description.clone(),
-            mime_type: "text/typescript".into(),
-        }));
+        out.extend(chant_core::lexicon::Example::resources(examples()));
         out
     }
 
@@ -110,10 +105,6 @@ impl chant_core::lexicon::Plugin for Gitlab {
         if uri == "gitlab:resource-catalog" {
             return Some(("application/json".into(), catalog().resource_catalog_json()));
         }
-        let name = uri.strip_prefix("examples/")?;
-        examples()
-            .iter()
-            .find(|e| e.name == name)
-            .map(|e| ("text/typescript".into(), e.content.clone()))
+        chant_core::lexicon::Example::read(examples(), uri)
     }
 }

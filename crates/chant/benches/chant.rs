@@ -44,6 +44,43 @@ static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 const INIT: &str =
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
 
+/// Spawn-to-`initialize`-reply times of 50 servers in `root` (after 5 to warm the caches).
+fn cold_starts(root: &Path) -> Vec<Duration> {
+    let mut cold = Vec::new();
+    for i in 0..55 {
+        let t = Instant::now();
+        let mut s = serve(root);
+        let reply = s.roundtrip(INIT);
+        if i >= 5 {
+            cold.push(t.elapsed());
+        }
+        assert!(reply.contains("\"serverInfo\""), "{reply}");
+        s.stop();
+    }
+    cold
+}
+
+/// The times of `n` MCP `build` calls of `src` on one server, after `warm` unmeasured ones.
+fn build_calls(s: &mut PipeServer, warm: usize, n: usize) -> Vec<Duration> {
+    let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
+    for _ in 0..warm {
+        s.roundtrip(build);
+    }
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            let r = s.roundtrip(build);
+            let d = t.elapsed();
+            assert!(
+                r.contains("\\\"success\\\": true"),
+                "{}",
+                &r[..r.len().min(300)]
+            );
+            d
+        })
+        .collect()
+}
+
 /// `chant serve mcp` in `root`.
 fn serve(root: &Path) -> PipeServer {
     let mut cmd = Command::new(&*BIN);
@@ -209,17 +246,7 @@ fn aws(scratch: &Path) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/chant");
     let root = scratch.join("aws-composites");
     mcp_testkit::copy_fixture(&fixtures.join("aws-composites"), &root);
-    let mut cold = Vec::new();
-    for i in 0..55 {
-        let t = Instant::now();
-        let mut s = serve(&root);
-        let reply = s.roundtrip(INIT);
-        if i >= 5 {
-            cold.push(t.elapsed());
-        }
-        assert!(reply.contains("\"serverInfo\""), "{reply}");
-        s.stop();
-    }
+    let cold = cold_starts(&root);
     report(
         "aws: `chant serve mcp` cold start, median",
         ms(median(cold.clone())),
@@ -256,23 +283,7 @@ fn aws(scratch: &Path) {
         );
         let mut s = serve(&root);
         s.roundtrip(INIT);
-        let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
-        for _ in 0..5 {
-            s.roundtrip(build);
-        }
-        let calls: Vec<Duration> = (0..100)
-            .map(|_| {
-                let t = Instant::now();
-                let r = s.roundtrip(build);
-                let d = t.elapsed();
-                assert!(
-                    r.contains("\\\"success\\\": true"),
-                    "{}",
-                    &r[..r.len().min(300)]
-                );
-                d
-            })
-            .collect();
+        let calls = build_calls(&mut s, 5, 100);
         report(
             &format!("aws: MCP `build`, 10 resources, {label}"),
             ms(median(calls.clone())),
@@ -481,17 +492,7 @@ fn engine(scratch: &Path) {
     let fixture_root = scratch.join("fixture");
     mcp_testkit::copy_fixture(&largest, &fixture_root);
 
-    let mut cold = Vec::new();
-    for i in 0..55 {
-        let t = Instant::now();
-        let mut s = serve(&fixture_root);
-        let reply = s.roundtrip(INIT);
-        if i >= 5 {
-            cold.push(t.elapsed());
-        }
-        assert!(reply.contains("\"serverInfo\""), "{reply}");
-        s.stop();
-    }
+    let cold = cold_starts(&fixture_root);
 
     let mut s = serve(&fixture_root);
     s.roundtrip(INIT);
