@@ -40,6 +40,13 @@ export class Declarable {
   get Ref(): this {
     return this;
   }
+
+  /** A declarable is referenced as a value, never spliced into text. */
+  toString(): string {
+    throw new Error(
+      `a ${this.className ?? "declarable"} is not text — use it as a value (its Ref), or inside a Sub\`…\` template (aws)`,
+    );
+  }
 }
 
 /** Sets what every instance of a declarable class shares: kind, lexicon, type and class name. */
@@ -53,8 +60,11 @@ function describe(target: { prototype: object }, kind: DeclarableKind, lexicon: 
 
 export class AttrRef {
   constructor(readonly parent: Declarable, readonly attribute: string) {}
+  /** A reference has no text of its own: `${bucket.Arn}` in a plain template literal, or `+`, would lose it. */
   toString(): string {
-    return `\${${this.attribute}}`;
+    throw new Error(
+      `the attribute ${this.attribute} is a reference, not text — put it in a Sub\`…\` template (aws), not a plain template literal or +`,
+    );
   }
 }
 mark(AttrRef.prototype, "attr");
@@ -68,6 +78,12 @@ mark(Tagged.prototype, "tagged");
 /** A lexicon intrinsic such as `{"Fn::Sub": …}`, rendered by its lexicon's serializer. */
 export class Intrinsic {
   constructor(readonly name: string, readonly args: unknown) {}
+  /** An intrinsic is computed at deploy time: it has no text to splice into a plain string. */
+  toString(): string {
+    throw new Error(
+      `${this.name} is computed when the template is deployed, not text — put it in a Sub\`…\` template (aws), not a plain template literal or +`,
+    );
+  }
 }
 mark(Intrinsic.prototype, "intrinsic");
 

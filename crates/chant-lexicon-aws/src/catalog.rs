@@ -162,9 +162,13 @@ pub fn dotted_attribute(attribute: &str) -> String {
 /// near enough to be what was meant.
 pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_lowercase();
-    let limit = (name.chars().count() / 3).max(2);
+    let len = name.chars().count();
+    let limit = (len / 3).max(2);
+    // A candidate whose length differs by more than the limit cannot be near enough: skipped
+    // before the quadratic distance is computed.
     candidates
         .into_iter()
+        .filter(|c| c.chars().count().abs_diff(len) <= limit)
         .map(|c| (distance(&lower, &c.to_lowercase()), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, c.len()))

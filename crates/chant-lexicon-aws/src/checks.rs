@@ -66,6 +66,7 @@ pub fn run(template: &Json) -> Vec<Finding> {
     for check in CHECKS {
         (check.run)(resources, &mut out);
     }
+    dangling(template, &mut out);
     // Stable: within each severity the check order stays.
     out.sort_by_key(|f| f.error);
     out
@@ -106,7 +107,8 @@ fn is_true(v: Option<&Json>) -> bool {
     matches!(v, Some(Json::Bool(true))) || v.and_then(Json::as_str) == Some("true")
 }
 
-/// WAW018: every bucket blocks public access.
+/// WAW018: every bucket blocks public access: all four flags true (a flag left out is false
+/// in AWS), or set by an intrinsic decided at deploy time.
 fn s3_public_access(resources: &Resources, out: &mut Vec<Finding>) {
     for (id, props) in of_type(resources, &["AWS::S3::Bucket"]) {
         let Some(pab) = props.get("PublicAccessBlockConfiguration") else {
@@ -129,15 +131,24 @@ fn s3_public_access(resources: &Resources, out: &mut Vec<Finding>) {
             "IgnorePublicAcls",
             "RestrictPublicBuckets",
         ] {
-            if pab.get(flag) == Some(&Json::Bool(false)) {
-                finding(
+            match pab.get(flag) {
+                Some(v) if is_true(Some(v)) || is_intrinsic(v) => {}
+                None => finding(
+                    out,
+                    id,
+                    format!(
+                        "S3 bucket \"{id}\" does not set {flag} — it defaults to false; all public access should be blocked"
+                    ),
+                    true,
+                ),
+                Some(_) => finding(
                     out,
                     id,
                     format!(
                         "S3 bucket \"{id}\" has {flag} set to false — all public access should be blocked"
                     ),
                     true,
-                );
+                ),
             }
         }
     }
@@ -195,21 +206,26 @@ fn statements(props: &Map<String, Json>) -> Vec<&Json> {
     out
 }
 
-/// WAW020: an IAM policy statement allowing every action.
+/// WAW020: an IAM policy statement allowing every action (`*`, `*:*`, or `NotAction`).
 fn iam_wildcard_action(resources: &Resources, out: &mut Vec<Finding>) {
     let types = [
         "AWS::IAM::Policy",
         "AWS::IAM::Role",
         "AWS::IAM::ManagedPolicy",
+        "AWS::IAM::User",
+        "AWS::IAM::Group",
     ];
+    let wild = |a: &Json| matches!(a.as_str(), Some("*" | "*:*"));
     for (id, props) in of_type(resources, &types) {
-        let wildcard = statements(props)
-            .into_iter()
-            .any(|s| match s.get("Action") {
-                Some(Json::String(a)) => a == "*",
-                Some(Json::Array(a)) => a.iter().any(|a| a == "*"),
-                _ => false,
-            });
+        let wildcard = statements(props).into_iter().any(|s| {
+            let allows = s.get("Effect").and_then(Json::as_str).unwrap_or("Allow") == "Allow";
+            let action = match s.get("Action") {
+                Some(Json::Array(a)) => a.iter().any(wild),
+                Some(a) => wild(a),
+                None => false,
+            };
+            allows && (action || s.get("NotAction").is_some())
+        });
         if wildcard {
             finding(
                 out,
@@ -380,17 +396,46 @@ fn references(v: &Json, out: &mut Vec<String>) {
     }
 }
 
-/// WAW042: every bucket has a bucket policy denying requests over plaintext.
+/// WAW042: every bucket has a bucket policy, for that bucket (`Bucket: Ref(bucket)`) and on no
+/// condition, with a statement denying everyone (`Principal: "*"`) every S3 action (`s3:*`)
+/// on the bucket's objects or itself when `aws:SecureTransport` is false.
 fn s3_tls_only(resources: &Resources, out: &mut Vec<Finding>) {
     let mut covered: Vec<String> = Vec::new();
-    for (_, props) in of_type(resources, &["AWS::S3::BucketPolicy"]) {
-        let Some(Json::Array(statements)) =
-            props.get("PolicyDocument").and_then(|d| d.get("Statement"))
-        else {
+    for (pid, props) in of_type(resources, &["AWS::S3::BucketPolicy"]) {
+        if resources[pid].get("Condition").is_some() {
             continue;
+        }
+        let Some(Json::String(bucket)) = props.get("Bucket").and_then(|b| b.get("Ref")) else {
+            continue;
+        };
+        let statements: Vec<&Json> =
+            match props.get("PolicyDocument").and_then(|d| d.get("Statement")) {
+                Some(Json::Array(s)) => s.iter().collect(),
+                Some(s @ Json::Object(_)) => vec![s],
+                _ => continue,
+            };
+        let everyone = |p: Option<&Json>| match p {
+            Some(Json::String(s)) => s == "*",
+            Some(Json::Object(o)) => o.get("AWS").is_some_and(|a| a == "*"),
+            _ => false,
+        };
+        let all_s3 = |a: Option<&Json>| match a {
+            Some(Json::String(s)) => s == "s3:*" || s == "*",
+            Some(Json::Array(l)) => l.iter().any(|s| s == "s3:*" || s == "*"),
+            _ => false,
+        };
+        let on_bucket = |r: Option<&Json>| {
+            let mut names = Vec::new();
+            if let Some(r) = r {
+                references(r, &mut names);
+            }
+            names.iter().any(|n| n == bucket)
         };
         let denies = statements.iter().any(|s| {
             s.get("Effect").and_then(Json::as_str) == Some("Deny")
+                && everyone(s.get("Principal"))
+                && all_s3(s.get("Action"))
+                && on_bucket(s.get("Resource"))
                 && ["Bool", "NumericLessThan"].iter().any(|op| {
                     match s
                         .get("Condition")
@@ -403,8 +448,8 @@ fn s3_tls_only(resources: &Resources, out: &mut Vec<Finding>) {
                     }
                 })
         });
-        if denies && let Some(bucket) = props.get("Bucket") {
-            references(bucket, &mut covered);
+        if denies {
+            covered.push(bucket.clone());
         }
     }
     for (id, _) in of_type(resources, &["AWS::S3::Bucket"]) {
@@ -417,6 +462,219 @@ fn s3_tls_only(resources: &Resources, out: &mut Vec<Finding>) {
                 ),
                 true,
             );
+        }
+    }
+}
+
+/// Every name the template's values use exists: `Ref` and `Sub` names a parameter, resource or
+/// pseudo-parameter (or a `Sub` variable), `GetAtt` a resource and an attribute its type has,
+/// `If` and `Condition` a condition, `FindInMap` a mapping. What does not is an error: the
+/// template would be refused when it is deployed.
+fn dangling(t: &Json, out: &mut Vec<Finding>) {
+    let names = |k: &str| -> Vec<String> {
+        t.get(k)
+            .and_then(Json::as_object)
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let empty = Map::new();
+    let resources = t
+        .get("Resources")
+        .and_then(Json::as_object)
+        .unwrap_or(&empty);
+    let scope = Scope {
+        resources,
+        parameters: names("Parameters"),
+        conditions: names("Conditions"),
+        mappings: names("Mappings"),
+    };
+    for (id, r) in resources {
+        if let Some(Json::String(c)) = r.get("Condition") {
+            scope.condition(id, c, out);
+        }
+        for key in ["Properties", "Metadata", "UpdatePolicy", "CreationPolicy"] {
+            if let Some(v) = r.get(key) {
+                scope.walk(id, v, &[], out);
+            }
+        }
+    }
+    for (id, c) in t
+        .get("Conditions")
+        .and_then(Json::as_object)
+        .unwrap_or(&empty)
+    {
+        scope.walk(id, c, &[], out);
+    }
+    for (id, o) in t.get("Outputs").and_then(Json::as_object).unwrap_or(&empty) {
+        let entity = format!("Outputs.{id}");
+        if let Some(Json::String(c)) = o.get("Condition") {
+            scope.condition(&entity, c, out);
+        }
+        for key in ["Value", "Export"] {
+            if let Some(v) = o.get(key) {
+                scope.walk(&entity, v, &[], out);
+            }
+        }
+    }
+}
+
+struct Scope<'t> {
+    resources: &'t Map<String, Json>,
+    parameters: Vec<String>,
+    conditions: Vec<String>,
+    mappings: Vec<String>,
+}
+
+impl Scope<'_> {
+    fn condition(&self, entity: &str, c: &str, out: &mut Vec<Finding>) {
+        if !self.conditions.iter().any(|n| n == c) {
+            finding(
+                out,
+                entity,
+                format!(
+                    "{entity} uses the condition \"{c}\", which the template does not declare — declare it with new Condition(…)"
+                ),
+                true,
+            );
+        }
+    }
+
+    /// `name` or `name.Attr` as `Ref`/`Sub` use it.
+    fn reference(&self, entity: &str, name: &str, variables: &[String], out: &mut Vec<Finding>) {
+        if name.starts_with("AWS::") || variables.iter().any(|v| v == name) {
+            return;
+        }
+        let (target, attribute) = match name.split_once('.') {
+            Some((r, a)) => (r, Some(a)),
+            None => (name, None),
+        };
+        match attribute {
+            None if self.parameters.iter().any(|p| p == target)
+                || self.resources.contains_key(target) => {}
+            None => finding(
+                out,
+                entity,
+                format!(
+                    "{entity} references \"{target}\", which is no parameter or resource of the template"
+                ),
+                true,
+            ),
+            Some(a) => self.attribute(entity, target, a, out),
+        }
+    }
+
+    fn attribute(&self, entity: &str, resource: &str, attribute: &str, out: &mut Vec<Finding>) {
+        let Some(r) = self.resources.get(resource) else {
+            finding(
+                out,
+                entity,
+                format!(
+                    "{entity} reads {resource}.{attribute}, but the template has no resource \"{resource}\""
+                ),
+                true,
+            );
+            return;
+        };
+        let ty = r.get("Type").and_then(Json::as_str).unwrap_or_default();
+        let Some(class) = crate::catalog::resource_of_type(ty) else {
+            return;
+        };
+        let attrs: Vec<String> = class
+            .attrs()
+            .map(crate::catalog::dotted_attribute)
+            .collect();
+        let matches = |a: &String| {
+            a == attribute
+                || (a.contains('*')
+                    && a.split('.').count() == attribute.split('.').count()
+                    && a.split('.')
+                        .zip(attribute.split('.'))
+                        .all(|(x, y)| x == "*" || x == y))
+        };
+        if !attrs.is_empty() && !attrs.iter().any(matches) {
+            finding(
+                out,
+                entity,
+                format!(
+                    "{entity} reads {resource}.{attribute}, but {ty} has no attribute \"{attribute}\" (it has {})",
+                    attrs.join(", ")
+                ),
+                true,
+            );
+        }
+    }
+
+    fn walk(&self, entity: &str, v: &Json, variables: &[String], out: &mut Vec<Finding>) {
+        match v {
+            Json::Object(o) if o.len() == 1 => {
+                let (k, arg) = o.iter().next().expect("one entry");
+                match (k.as_str(), arg) {
+                    ("Ref", Json::String(n)) => return self.reference(entity, n, variables, out),
+                    ("Condition", Json::String(c)) => return self.condition(entity, c, out),
+                    ("Fn::GetAtt", Json::Array(a)) if a.len() == 2 => {
+                        if let (Some(r), Some(at)) = (a[0].as_str(), a[1].as_str()) {
+                            return self.attribute(entity, r, at, out);
+                        }
+                    }
+                    ("Fn::If", Json::Array(a)) if a.len() == 3 => {
+                        if let Some(c) = a[0].as_str() {
+                            self.condition(entity, c, out);
+                        }
+                        self.walk(entity, &a[1], variables, out);
+                        return self.walk(entity, &a[2], variables, out);
+                    }
+                    ("Fn::FindInMap", Json::Array(a)) if a.len() == 3 => {
+                        if let Some(m) = a[0].as_str()
+                            && !self.mappings.iter().any(|x| x == m)
+                        {
+                            finding(
+                                out,
+                                entity,
+                                format!(
+                                    "{entity} reads the mapping \"{m}\", which the template does not declare — declare it with new Mapping({{…}})"
+                                ),
+                                true,
+                            );
+                        }
+                        self.walk(entity, &a[1], variables, out);
+                        return self.walk(entity, &a[2], variables, out);
+                    }
+                    ("Fn::Sub", sub) => {
+                        let (text, vars) = match sub {
+                            Json::String(s) => (s.as_str(), None),
+                            Json::Array(a) if a.len() == 2 => {
+                                (a[0].as_str().unwrap_or_default(), a[1].as_object())
+                            }
+                            _ => ("", None),
+                        };
+                        let mut names: Vec<String> = variables.to_vec();
+                        if let Some(vars) = vars {
+                            names.extend(vars.keys().cloned());
+                            for v in vars.values() {
+                                self.walk(entity, v, variables, out);
+                            }
+                        }
+                        let mut rest = text;
+                        while let Some(i) = rest.find("${") {
+                            rest = &rest[i + 2..];
+                            let Some(end) = rest.find('}') else { break };
+                            let name = &rest[..end];
+                            if !name.starts_with('!') {
+                                self.reference(entity, name, &names, out);
+                            }
+                            rest = &rest[end..];
+                        }
+                        return;
+                    }
+                    _ => {}
+                }
+                self.walk(entity, arg, variables, out);
+            }
+            Json::Object(o) => o
+                .values()
+                .for_each(|v| self.walk(entity, v, variables, out)),
+            Json::Array(a) => a.iter().for_each(|v| self.walk(entity, v, variables, out)),
+            _ => {}
         }
     }
 }
@@ -436,23 +694,60 @@ mod tests {
     #[test]
     fn a_bucket_needs_public_access_blocked_and_a_tls_policy() {
         let open = texts(
-            json!({"Resources": {"b": {"Type": "AWS::S3::Bucket", "Properties": {
-            "PublicAccessBlockConfiguration": {"BlockPublicAcls": false, "BlockPublicPolicy": true}}}}}),
+            json!({"Parameters": {"Flag": {"Type": "String"}}, "Resources": {"b": {"Type": "AWS::S3::Bucket", "Properties": {
+            "PublicAccessBlockConfiguration": {"BlockPublicAcls": false, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": {"Ref": "Flag"}}}}}}),
         );
         assert_eq!(open, vec![
             (true, "S3 bucket \"b\" has BlockPublicAcls set to false — all public access should be blocked".into()),
             (true, "S3 bucket \"b\" has no bucket policy denying non-TLS requests — add a Deny statement on aws:SecureTransport = false".into()),
         ]);
+        let pab = json!({"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true});
+        let deny = json!({"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [{"Fn::GetAtt": ["b", "Arn"]}, {"Fn::Sub": "${b.Arn}/*"}], "Condition": {"Bool": {"aws:SecureTransport": "false"}}});
         let closed = json!({"Resources": {
-            "b": {"Type": "AWS::S3::Bucket", "Properties": {"PublicAccessBlockConfiguration": {"BlockPublicAcls": true}}},
-            "p": {"Type": "AWS::S3::BucketPolicy", "Properties": {"Bucket": {"Ref": "b"}, "PolicyDocument": {"Statement": [
-                {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}}}}});
-        assert!(texts(closed).is_empty());
+            "b": {"Type": "AWS::S3::Bucket", "Properties": {"PublicAccessBlockConfiguration": pab}},
+            "p": {"Type": "AWS::S3::BucketPolicy", "Properties": {"Bucket": {"Ref": "b"}, "PolicyDocument": {"Statement": [deny]}}}}});
+        assert!(texts(closed.clone()).is_empty());
+        // One statement as an object, not a list, is a statement too.
+        let mut single = closed.clone();
+        single["Resources"]["p"]["Properties"]["PolicyDocument"]["Statement"] = deny.clone();
+        assert!(texts(single).is_empty());
+        // A flag left out is false; a policy on a condition, for another bucket, for one action
+        // or one principal, or on another resource covers nothing.
+        let mut partial = closed.clone();
+        partial["Resources"]["b"]["Properties"]["PublicAccessBlockConfiguration"] =
+            json!({"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true});
+        assert_eq!(texts(partial), vec![(true, "S3 bucket \"b\" does not set RestrictPublicBuckets — it defaults to false; all public access should be blocked".into())]);
+        for (path, value) in [
+            ("Condition", json!("Never")),
+            ("Bucket", json!({"Fn::Sub": "${b}"})),
+            ("Action", json!("s3:ListBucket")),
+            (
+                "Principal",
+                json!({"AWS": "arn:aws:iam::123456789012:root"}),
+            ),
+            ("Resource", json!("arn:aws:s3:::unrelated")),
+        ] {
+            let mut weak = closed.clone();
+            match path {
+                "Condition" => weak["Resources"]["p"]["Condition"] = value,
+                "Bucket" => weak["Resources"]["p"]["Properties"]["Bucket"] = value,
+                k => {
+                    weak["Resources"]["p"]["Properties"]["PolicyDocument"]["Statement"][0][k] =
+                        value
+                }
+            }
+            let got = texts(weak);
+            assert!(
+                got.iter()
+                    .any(|(_, m)| m.contains("has no bucket policy denying non-TLS")),
+                "{path}: {got:?}"
+            );
+        }
         // An Allow on the same condition covers nothing.
         let allow = json!({"Resources": {
-            "b": {"Type": "AWS::S3::Bucket", "Properties": {"PublicAccessBlockConfiguration": {}}},
+            "b": {"Type": "AWS::S3::Bucket", "Properties": {"PublicAccessBlockConfiguration": pab}},
             "p": {"Type": "AWS::S3::BucketPolicy", "Properties": {"Bucket": {"Ref": "b"}, "PolicyDocument": {"Statement": [
-                {"Effect": "Allow", "Condition": {"Bool": {"aws:SecureTransport": false}}}]}}}}});
+                {"Effect": "Allow", "Principal": "*", "Action": "s3:*", "Resource": {"Fn::GetAtt": ["b", "Arn"]}, "Condition": {"Bool": {"aws:SecureTransport": false}}}]}}}}});
         assert_eq!(texts(allow).len(), 1);
     }
 
@@ -464,10 +759,12 @@ mod tests {
             "f": {"Type": "AWS::Lambda::Function"},
             "t": {"Type": "AWS::SNS::Topic", "Properties": {"KmsMasterKeyId": "alias/x"}},
             "r": {"Type": "AWS::IAM::Role", "Properties": {"Policies": [{"PolicyDocument": {"Statement": [{"Action": ["s3:Get*", "*"]}]}}]}},
+            "deny": {"Type": "AWS::IAM::Policy", "Properties": {"PolicyDocument": {"Statement": [{"Effect": "Deny", "Action": "*"}]}}},
+            "u": {"Type": "AWS::IAM::User", "Properties": {"Policies": [{"PolicyDocument": {"Statement": {"Effect": "Allow", "NotAction": "iam:*"}}}]}},
             "s": {"Type": "AWS::SQS::Queue", "Properties": {"SqsManagedSseEnabled": true}},
         }});
         let got: Vec<String> = run(&t).into_iter().map(|f| f.entity).collect();
-        assert_eq!(got, ["r", "f", "q", "b", "b"]);
+        assert_eq!(got, ["r", "u", "f", "q", "b", "b"]);
     }
 
     #[test]
@@ -487,6 +784,40 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn every_name_a_value_uses_must_exist() {
+        let t = json!({
+            "Parameters": {"Env": {"Type": "String"}},
+            "Conditions": {"IsProd": {"Fn::Equals": [{"Ref": "Env"}, "prod"]}},
+            "Mappings": {"M": {"a": {"b": 1}}},
+            "Resources": {
+                "t": {"Type": "AWS::SNS::Topic", "Condition": "Ghost", "Properties": {
+                    "KmsMasterKeyId": "k",
+                    "DisplayName": {"Fn::Sub": ["${AWS::Region}-${Env}-${v}-${!x}-${t.TopicArn}-${t.Nope}-${Nobody}", {"v": {"Ref": "AWS::StackName"}}]},
+                    "TopicName": {"Fn::If": ["Other", {"Fn::FindInMap": ["NoMap", "a", "b"]}, {"Fn::GetAtt": ["t", "Arnn"]}]},
+                    "Tags": [{"Key": "a", "Value": {"Ref": "Missing"}}, {"Key": "b", "Value": {"Fn::GetAtt": ["Gone", "Arn"]}}]
+                }},
+                "c": {"Type": "Custom::Thing", "Properties": {"X": {"Fn::GetAtt": ["c", "Anything"]}}}
+            },
+            "Outputs": {"O": {"Value": {"Ref": "t"}, "Condition": "IsProd"}}
+        });
+        let got: Vec<String> = run(&t)
+            .into_iter()
+            .filter(|f| f.error)
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(got, vec![
+            "t uses the condition \"Ghost\", which the template does not declare — declare it with new Condition(…)".to_owned(),
+            "t reads t.Nope, but AWS::SNS::Topic has no attribute \"Nope\" (it has TopicArn)".into(),
+            "t references \"Nobody\", which is no parameter or resource of the template".into(),
+            "t uses the condition \"Other\", which the template does not declare — declare it with new Condition(…)".into(),
+            "t reads the mapping \"NoMap\", which the template does not declare — declare it with new Mapping({…})".into(),
+            "t reads t.Arnn, but AWS::SNS::Topic has no attribute \"Arnn\" (it has TopicArn)".into(),
+            "t references \"Missing\", which is no parameter or resource of the template".into(),
+            "t reads Gone.Arn, but the template has no resource \"Gone\"".into(),
+        ]);
     }
 
     #[test]

@@ -37,6 +37,9 @@ const MAX_VALUES: usize = 2_000_000;
 pub(crate) struct Walker<'a> {
     d: &'a Discovery,
     walked: Cell<usize>,
+    /// Inside a condition's expression (`Equals`, `And`, `Or`, `Not`), where a `Condition`
+    /// declarable is `{"Condition": name}`; anywhere else it is a mistake.
+    in_condition: Cell<bool>,
 }
 
 type Walked = Result<Json, String>;
@@ -46,6 +49,7 @@ impl<'a> Walker<'a> {
         Walker {
             d,
             walked: Cell::new(0),
+            in_condition: Cell::new(false),
         }
     }
 
@@ -85,6 +89,11 @@ impl<'a> Walker<'a> {
         Ok(match v {
             Value::Undefined | Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
+            Value::Number(n) if !n.is_finite() => {
+                return Err(format!(
+                    "a number that is not finite ({n}) has no CloudFormation form"
+                ));
+            }
             Value::Number(n) => number(*n),
             Value::String(s) => Json::String(s.clone()),
             Value::Array(items) => Json::Array(
@@ -130,8 +139,13 @@ impl<'a> Walker<'a> {
                 depth + 1,
             ),
             (DeclKind::Resource, Some(name)) => match decl.entity_type.as_str() {
-                CONDITION => Ok(json!({ "Condition": name })),
-                MAPPING => Ok(Json::String(name.to_owned())),
+                CONDITION if self.in_condition.get() => Ok(json!({ "Condition": name })),
+                CONDITION => Err(format!(
+                    "the Condition \"{name}\" is used as a value: use it in If({name}, …), in another condition (And, Or, Not), or as a resource's or output's condition"
+                )),
+                MAPPING => Err(format!(
+                    "the Mapping \"{name}\" is used as a value: read it with FindInMap({name}, key, key)"
+                )),
                 DEFAULT_TAGS => Err(format!(
                     "defaultTags \"{name}\" is used as a value; it applies itself to every taggable resource"
                 )),
@@ -145,7 +159,17 @@ impl<'a> Walker<'a> {
     fn target(&self, v: &Value, what: &str) -> Result<String, String> {
         match v {
             Value::String(s) => Ok(s.clone()),
-            Value::Decl(id) => Ok(self.named(*id, what)?.to_owned()),
+            Value::Decl(id) => {
+                let decl = self.decl(*id);
+                let name = self.named(*id, what)?;
+                match decl.entity_type.as_str() {
+                    CONDITION | MAPPING | DEFAULT_TAGS | DESCRIPTION => Err(format!(
+                        "{what}: {name} is a {} — it is not a resource or parameter",
+                        decl.class_name
+                    )),
+                    _ => Ok(name.to_owned()),
+                }
+            }
             Value::AttrRef { decl, .. } => Ok(self.named(*decl, what)?.to_owned()),
             Value::Intrinsic { name, args } if name == "Pseudo" => {
                 Ok(args.as_str().unwrap_or_default().to_owned())
@@ -183,7 +207,7 @@ impl<'a> Walker<'a> {
                     );
                 }
                 json!({ "Fn::If": [
-                    self.target(&a[0], "If")?,
+                    self.condition_name(&a[0], "If")?,
                     self.value(&a[1], depth + 1)?,
                     self.value(&a[2], depth + 1)?,
                 ] })
@@ -196,17 +220,61 @@ impl<'a> Walker<'a> {
                     );
                 }
                 json!({ "Fn::FindInMap": [
-                    self.target(&a[0], "FindInMap")?,
+                    self.kind_name(&a[0], "FindInMap", MAPPING, "a Mapping")?,
                     self.value(&a[1], depth + 1)?,
                     self.value(&a[2], depth + 1)?,
                 ] })
             }
-            _ => {
+            "Fn::Equals" | "Fn::And" | "Fn::Or" | "Fn::Not" => {
+                let outer = self.in_condition.replace(true);
+                let walked = self.value(args, depth + 1);
+                self.in_condition.set(outer);
                 let mut m = Map::new();
-                m.insert(name.to_owned(), self.value(args, depth + 1)?);
+                m.insert(name.to_owned(), walked?);
+                Json::Object(m)
+            }
+            _ => {
+                let outer = self.in_condition.replace(false);
+                let walked = self.value(args, depth + 1);
+                self.in_condition.set(outer);
+                let mut m = Map::new();
+                m.insert(name.to_owned(), walked?);
                 Json::Object(m)
             }
         })
+    }
+
+    /// The name of a declarable of one template part (`Condition`, `Mapping`), or a name given
+    /// as a string; another declarable is refused naming what it is.
+    fn kind_name(
+        &self,
+        v: &Value,
+        what: &str,
+        kind: &str,
+        article: &str,
+    ) -> Result<String, String> {
+        if let Value::Decl(id) = v {
+            let decl = self.decl(*id);
+            if decl.entity_type != kind {
+                return Err(format!(
+                    "{what}: expected {article}, got {} ({})",
+                    self.name(*id).unwrap_or("a declarable"),
+                    decl.class_name
+                ));
+            }
+            return Ok(self.named(*id, what)?.to_owned());
+        }
+        match v {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(format!(
+                "{what}: expected {article} or its name, got {}",
+                describe(other)
+            )),
+        }
+    }
+
+    fn condition_name(&self, v: &Value, what: &str) -> Result<String, String> {
+        self.kind_name(v, what, CONDITION, "a Condition")
     }
 
     /// `Fn::Sub` from a tagged template's parts and values. A value CloudFormation can name
@@ -256,7 +324,8 @@ impl<'a> Walker<'a> {
     /// What a `Sub` value writes into the string, or `None` for a variable.
     fn sub_piece(&self, v: &Value) -> Result<Option<String>, String> {
         Ok(Some(match v {
-            Value::String(s) => s.clone(),
+            // Text is text: a `${` in it must not become a reference of the template.
+            Value::String(s) => s.replace("${", "${!"),
             Value::Number(n) => {
                 let mut s = String::new();
                 canon::write_f64(&mut s, *n);
@@ -273,7 +342,7 @@ impl<'a> Walker<'a> {
                 if decl.kind != DeclKind::Resource || self.name(*id).is_none() {
                     return Ok(None);
                 }
-                format!("${{{}}}", self.named(*id, "Sub")?)
+                format!("${{{}}}", self.target(v, "Sub")?)
             }
             Value::Intrinsic { name, args } => match name.as_str() {
                 "Pseudo" => format!("${{{}}}", args.as_str().unwrap_or_default()),
@@ -335,7 +404,7 @@ impl<'a> Walker<'a> {
                     let walked = match k.as_str() {
                         "DependsOn" => self.depends_on(v, name)?,
                         "Condition" => Some(Json::String(
-                            self.target(v, &format!("Condition of {name}"))?,
+                            self.condition_name(v, &format!("the Condition of {name}"))?,
                         )),
                         "DeletionPolicy"
                         | "UpdateReplacePolicy"
@@ -393,6 +462,16 @@ fn describe(v: &Value) -> &'static str {
     }
 }
 
+/// CloudFormation's logical ids (and output names): letters and digits, at most 255.
+fn logical_id(name: &str, what: &str) -> Result<(), String> {
+    if !name.is_empty() && name.len() <= 255 && name.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} \"{name}\" is not a CloudFormation logical id (letters and digits only, at most 255) — rename it"
+    ))
+}
+
 /// The template of the entities `entities` (the aws partition, entity order).
 pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
     let w = Walker::new(d);
@@ -412,6 +491,7 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
             DeclKind::Output => {
                 let p = &decl.props;
                 let out_name = p.get("name").and_then(Value::as_str).unwrap_or(name);
+                logical_id(out_name, "the output name")?;
                 if let Some((_, first)) = output_entity.iter().find(|(n, _)| n == out_name) {
                     return Err(format!(
                         "Output \"{out_name}\" is declared twice (by {first} and {name}) — give one another name"
@@ -433,10 +513,21 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                 if let Some(v) = p.get("condition").filter(|v| !v.is_nullish()) {
                     o.insert(
                         "Condition".into(),
-                        Json::String(w.target(v, &format!("the condition of output {out_name}"))?),
+                        Json::String(
+                            w.condition_name(v, &format!("the condition of output {out_name}"))?,
+                        ),
                     );
                 }
                 outputs.insert(out_name.to_owned(), Json::Object(o));
+            }
+            DeclKind::Resource
+                if !matches!(decl.entity_type.as_str(), DEFAULT_TAGS | DESCRIPTION)
+                    && logical_id(name, "").is_err() =>
+            {
+                return Err(format!(
+                    "the export {name:?} ({}) is not a CloudFormation logical id (letters and digits only, at most 255) — rename the export",
+                    decl.class_name
+                ));
             }
             DeclKind::Resource => match decl.entity_type.as_str() {
                 PARAMETER => {
@@ -447,7 +538,10 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                     if expr.is_nullish() {
                         return Err(format!("Condition \"{name}\" has no expression"));
                     }
-                    conditions.insert(name.to_owned(), w.value(expr, 1)?);
+                    let outer = w.in_condition.replace(true);
+                    let walked = w.value(expr, 1);
+                    w.in_condition.set(outer);
+                    conditions.insert(name.to_owned(), walked?);
                 }
                 MAPPING => {
                     let map = decl.props.get("map").unwrap_or(&Value::Undefined);
@@ -479,7 +573,11 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                         let key = t.get("Key").and_then(Value::as_str).ok_or_else(|| {
                             format!("defaultTags \"{name}\": every tag needs a string Key")
                         })?;
-                        let value = w.value(t.get("Value").unwrap_or(&Value::Undefined), 2)?;
+                        let value =
+                            t.get("Value").filter(|v| !v.is_nullish()).ok_or_else(|| {
+                                format!("defaultTags \"{name}\": the tag {key} has no Value")
+                            })?;
+                        let value = w.value(value, 2)?;
                         tags.retain(|(k, _)| k != key);
                         tags.push((key.to_owned(), value));
                     }
