@@ -356,6 +356,20 @@ fn dependencies(d: &Discovery) -> Vec<Vec<usize>> {
                     }
                 });
             }
+            // A `DependsOn` may name its target instead of holding it.
+            let named = match decl.attributes.get("DependsOn") {
+                Some(Value::String(s)) => vec![s.as_str()],
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for name in named {
+                if let Some(to) = d.entities.iter().position(|e| e.name == name)
+                    && to != i
+                    && !out.contains(&to)
+                {
+                    out.push(to);
+                }
+            }
             out
         })
         .collect()

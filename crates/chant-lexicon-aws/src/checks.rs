@@ -492,7 +492,8 @@ fn dangling(t: &Json, out: &mut Vec<Finding>) {
         if let Some(Json::String(c)) = r.get("Condition") {
             scope.condition(id, c, out);
         }
-        for key in ["Properties", "Metadata", "UpdatePolicy", "CreationPolicy"] {
+        // Metadata is free-form data (a `Condition` key there is no reference): not checked.
+        for key in ["Properties", "UpdatePolicy", "CreationPolicy"] {
             if let Some(v) = r.get(key) {
                 scope.walk(id, v, &[], out);
             }

@@ -99,6 +99,10 @@ fn string(s: &str) -> String {
 }
 
 fn key(k: &str) -> String {
+    if k == "__proto__" {
+        // `__proto__: v` would set the object's prototype, not a key.
+        return format!("[{}]", string(k));
+    }
     if is_identifier(k) {
         k.to_owned()
     } else {
@@ -268,7 +272,18 @@ impl<'t> Gen<'t> {
         match v {
             Json::Null => "null".into(),
             Json::Bool(b) => b.to_string(),
-            Json::Number(n) => n.to_string(),
+            Json::Number(n) => {
+                let exact = n
+                    .as_i64()
+                    .map(|i| i.unsigned_abs() <= 1 << 53)
+                    .or(n.as_u64().map(|u| u <= 1 << 53));
+                if exact == Some(false) {
+                    self.warnings.push(format!(
+                        "{n} is larger than a JavaScript number holds exactly; write it as a string if it must stay exact"
+                    ));
+                }
+                n.to_string()
+            }
             Json::String(s) => string(s),
             Json::Array(items) => {
                 let parts: Vec<String> = items.iter().map(|i| self.expr(i, indent + 1)).collect();
@@ -326,7 +341,12 @@ impl<'t> Gen<'t> {
                     None => format!("{}({})", self.use_name("Ref"), string(name)),
                 }
             }
-            "Condition" => self.condition(arg, indent),
+            // A condition reference only when it names a declared condition (a key named
+            // `Condition` in, say, `Metadata` is data).
+            "Condition" => {
+                let c = arg.as_str()?;
+                self.find(Kind::Condition, c)?.local.clone()
+            }
             "Fn::GetAtt" => {
                 let (resource, attribute) = match arg {
                     Json::String(s) => {
@@ -433,6 +453,8 @@ impl<'t> Gen<'t> {
                     '`' => out.push_str("\\`"),
                     '\\' => out.push_str("\\\\"),
                     '$' => out.push_str("\\$"),
+                    // A template literal reads a raw CR (or CRLF) as LF.
+                    '\r' => out.push_str("\\r"),
                     c => out.push(c),
                 }
             }

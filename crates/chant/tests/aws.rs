@@ -376,3 +376,110 @@ fn template_parts_and_attributes_are_checked() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// What a hostile review found the serializer let through, each now a build error that names
+/// the mistake, or written so it deploys as meant.
+#[test]
+fn mistakes_that_would_not_deploy_fail_the_build() {
+    let fails = |source: &str, said: &str| {
+        let (_d, root) = project(&[("a.ts", source)]);
+        let out = chant(&root, &["build", "src"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{source}\n{err}");
+        assert!(err.contains(said), "{source}\nwanted: {said}\ngot: {err}");
+    };
+    let head = "import { Topic, Sub, AWS, If, Condition, Equals, Parameter, output } from \"@intentius/chant-lexicon-aws\";\n";
+    fails(
+        &format!(
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"k\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: `${{AWS.StackName}}-${{a.TopicArn}}` }});\n"
+        ),
+        "the attribute TopicArn is a reference, not text — put it in a Sub`…` template (aws), not a plain template literal or +",
+    );
+    fails(
+        &format!(
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: Sub`x` + \"-y\" }});\n"
+        ),
+        "Fn::Sub is computed when the template is deployed, not text",
+    );
+    fails(
+        &format!("{head}export const my_topic = new Topic({{ KmsMasterKeyId: \"k\" }});\n"),
+        "the export \"my_topic\" (Topic) is not a CloudFormation logical id (letters and digits only, at most 255) — rename the export",
+    );
+    fails(
+        &format!(
+            "{head}export const t = new Topic({{ KmsMasterKeyId: \"k\" }});\nexport const o = output(t.TopicArn, \"Out-1\");\n"
+        ),
+        "the output name \"Out-1\" is not a CloudFormation logical id",
+    );
+    fails(
+        &format!(
+            "{head}export const env = new Parameter(\"String\");\nexport const isProd = new Condition(Equals(env, \"prod\"));\nexport const t = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: isProd }});\n"
+        ),
+        "the Condition \"isProd\" is used as a value: use it in If(isProd, …)",
+    );
+    fails(
+        &format!(
+            "{head}export const t = new Topic({{ KmsMasterKeyId: \"k\" }});\nexport const u = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: If(t, \"a\", \"b\") }});\n"
+        ),
+        "If: expected a Condition, got t (Topic)",
+    );
+    fails(
+        &format!(
+            "{head}export const t = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: NaN }});\n"
+        ),
+        "a number that is not finite (NaN) has no CloudFormation form",
+    );
+    fails(
+        &format!(
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"k\" }}, {{ DependsOn: \"b\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"k\" }}, {{ DependsOn: [\"a\"] }});\n"
+        ),
+        "Circular dependency: a → b → a",
+    );
+    fails(
+        "import { Topic, Ref, GetAtt } from \"@intentius/chant-lexicon-aws\";\nexport const t = new Topic({ KmsMasterKeyId: \"k\", DisplayName: Ref(\"Ghost\"), TopicName: GetAtt(\"t\", \"Nope\") });\n",
+        "t references \"Ghost\", which is no parameter or resource of the template",
+    );
+    // A string in Sub is text: a `${` in it stays literal.
+    let (_d, root) = project(&[(
+        "a.ts",
+        "import { Topic, Sub } from \"@intentius/chant-lexicon-aws\";\nconst text = \"${AWS::AccountId}\";\nexport const t = new Topic({ KmsMasterKeyId: \"k\", DisplayName: Sub`id-${text}` });\n",
+    )]);
+    let t = build(&root, "sub-text");
+    assert_eq!(
+        t["Resources"]["t"]["Properties"]["DisplayName"],
+        json!({"Fn::Sub": "id-${!AWS::AccountId}"})
+    );
+}
+
+/// The importer keeps what it used to change: a `Condition` key that is data, a `__proto__`
+/// key, a CR in a `Sub`.
+#[test]
+fn import_keeps_data_that_looks_like_syntax() {
+    let (_d, root) = project(&[]);
+    let template = json!({
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {
+            "T": {
+                "Type": "AWS::SNS::Topic",
+                "Metadata": {"Condition": {"a": 1}, "__proto__": {"b": 2}, "Other": {"Condition": "NotOne"}},
+                "Properties": {"KmsMasterKeyId": "k", "DisplayName": {"Fn::Sub": "a\r\nb-${AWS::Region}"}}
+            }
+        }
+    });
+    std::fs::write(root.join("t.json"), template.to_string()).unwrap();
+    let out = chant(&root, &["import", "t.json", "-o", "src"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let built = build(&root, "import-data");
+    assert_eq!(
+        built["Resources"]["T"]["Metadata"],
+        template["Resources"]["T"]["Metadata"]
+    );
+    assert_eq!(
+        built["Resources"]["T"]["Properties"]["DisplayName"],
+        template["Resources"]["T"]["Properties"]["DisplayName"]
+    );
+}
