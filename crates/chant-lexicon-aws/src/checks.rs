@@ -55,6 +55,10 @@ const CHECKS: &[Check] = &[
         id: "WAW042",
         run: s3_tls_only,
     },
+    Check {
+        id: "WAW046",
+        run: plaintext_secrets,
+    },
 ];
 
 /// The findings for a template: warnings, then errors, each in check order.
@@ -466,6 +470,93 @@ fn s3_tls_only(resources: &Resources, out: &mut Vec<Finding>) {
     }
 }
 
+/// A name that says it holds a secret.
+fn secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "password",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "credential",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// A literal that is the secret itself (not an intrinsic, not a `{{resolve:…}}` reference).
+fn literal_secret(v: &Json) -> bool {
+    v.as_str()
+        .is_some_and(|s| !s.is_empty() && !s.starts_with("{{resolve:"))
+}
+
+/// WAW046: secrets written into the template: a container's plaintext `Environment` entry
+/// named like a secret, a Lambda environment variable of such a name holding a literal, an RDS
+/// master password given as a literal.
+fn plaintext_secrets(resources: &Resources, out: &mut Vec<Finding>) {
+    for (id, props) in of_type(resources, &["AWS::ECS::TaskDefinition"]) {
+        for c in props
+            .get("ContainerDefinitions")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let container = c.get("Name").and_then(Json::as_str).unwrap_or("<unnamed>");
+            for e in c
+                .get("Environment")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(name) = e.get("Name").and_then(Json::as_str)
+                    && secret_name(name)
+                {
+                    finding(
+                        out,
+                        id,
+                        format!(
+                            "TaskDefinition \"{id}\" container \"{container}\" passes \"{name}\" via plaintext Environment — use Secrets (Secrets Manager/SSM) instead"
+                        ),
+                        true,
+                    );
+                }
+            }
+        }
+    }
+    for (id, props) in of_type(resources, &["AWS::Lambda::Function"]) {
+        let vars = props
+            .get("Environment")
+            .and_then(|e| e.get("Variables"))
+            .and_then(Json::as_object);
+        for (name, v) in vars.into_iter().flatten() {
+            if secret_name(name) && literal_secret(v) {
+                finding(
+                    out,
+                    id,
+                    format!(
+                        "Lambda function \"{id}\" sets \"{name}\" to a literal in its environment — read it from Secrets Manager or SSM ({{{{resolve:…}}}}) instead"
+                    ),
+                    true,
+                );
+            }
+        }
+    }
+    for (id, props) in of_type(resources, &["AWS::RDS::DBInstance", "AWS::RDS::DBCluster"]) {
+        if props.get("MasterUserPassword").is_some_and(literal_secret) {
+            finding(
+                out,
+                id,
+                format!(
+                    "RDS resource \"{id}\" has a literal MasterUserPassword — use a NoEcho parameter, Secrets Manager ({{{{resolve:…}}}}) or ManageMasterUserPassword"
+                ),
+                true,
+            );
+        }
+    }
+}
+
 /// Every name the template's values use exists: `Ref` and `Sub` names a parameter, resource or
 /// pseudo-parameter (or a `Sub` variable), `GetAtt` a resource and an attribute its type has,
 /// `If` and `Condition` a condition, `FindInMap` a mapping. What does not is an error: the
@@ -818,6 +909,26 @@ mod tests {
             "t reads t.Arnn, but AWS::SNS::Topic has no attribute \"Arnn\" (it has TopicArn)".into(),
             "t references \"Missing\", which is no parameter or resource of the template".into(),
             "t reads Gone.Arn, but the template has no resource \"Gone\"".into(),
+        ]);
+    }
+
+    #[test]
+    fn secrets_in_the_template_are_errors() {
+        let t = json!({"Resources": {
+            "td": {"Type": "AWS::ECS::TaskDefinition", "Properties": {"ContainerDefinitions": [{"Name": "app", "Environment": [{"Name": "DB_PASSWORD", "Value": "x"}, {"Name": "MODE", "Value": "y"}]}]}},
+            "f": {"Type": "AWS::Lambda::Function", "Properties": {"VpcConfig": {}, "Environment": {"Variables": {"API_KEY": "abc", "TOKEN": "{{resolve:ssm:/t}}", "SECRET_ARN": {"Ref": "s"}}}}},
+            "db": {"Type": "AWS::RDS::DBInstance", "Properties": {"StorageEncrypted": true, "MasterUserPassword": "hunter22"}},
+            "s": {"Type": "AWS::SecretsManager::Secret"}
+        }});
+        let got: Vec<String> = run(&t)
+            .into_iter()
+            .filter(|f| f.error)
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(got, vec![
+            "TaskDefinition \"td\" container \"app\" passes \"DB_PASSWORD\" via plaintext Environment — use Secrets (Secrets Manager/SSM) instead".to_owned(),
+            "Lambda function \"f\" sets \"API_KEY\" to a literal in its environment — read it from Secrets Manager or SSM ({{resolve:…}}) instead".into(),
+            "RDS resource \"db\" has a literal MasterUserPassword — use a NoEcho parameter, Secrets Manager ({{resolve:…}}) or ManageMasterUserPassword".into(),
         ]);
     }
 

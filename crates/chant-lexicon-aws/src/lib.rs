@@ -134,6 +134,37 @@ second argument holds its attributes: `DependsOn`, `Condition`, `DeletionPolicy`
 #[derive(Debug, Default)]
 pub struct Aws;
 
+/// A resource property the project's own code set to `undefined`: most often an attribute the
+/// resource does not have (`role.Rn`), which reads as `undefined` and would leave the property
+/// out silently. Composite members are passed over (composites leave optional props undefined).
+fn undefined_props(d: &Discovery, entities: &[usize]) -> Vec<Finding> {
+    use chant_core::model::{DeclKind, Value};
+    let mut out = Vec::new();
+    for &e in entities {
+        let decl = d.decl(e);
+        if decl.kind != DeclKind::Resource || d.entities[e].composite.is_some() {
+            continue;
+        }
+        if let Value::Object(props) = &decl.props {
+            for (k, v) in props {
+                if matches!(v, Value::Undefined)
+                    && modules::exported_class(&decl.class_name).is_some()
+                {
+                    out.push(Finding {
+                        entity: d.entities[e].name.clone(),
+                        message: format!(
+                            "property {k} of {} is undefined, so it is left out — if it reads an attribute, {} has no such attribute; leave the key out to omit it",
+                            d.entities[e].name, decl.entity_type
+                        ),
+                        error: false,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 impl Lexicon for Aws {
     fn name(&self) -> &'static str {
         "aws"
@@ -196,9 +227,13 @@ impl Lexicon for Aws {
     }
 
     fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
-        serialize::template(d, entities)
-            .map(|t| checks::run(&t))
-            .unwrap_or_default()
+        let mut findings = undefined_props(d, entities);
+        findings.extend(
+            serialize::template(d, entities)
+                .map(|t| checks::run(&t))
+                .unwrap_or_default(),
+        );
+        findings
     }
 
     fn importer(&self) -> Option<&dyn Importer> {

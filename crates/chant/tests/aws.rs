@@ -439,6 +439,23 @@ fn mistakes_that_would_not_deploy_fail_the_build() {
         "import { Topic, Ref, GetAtt } from \"@intentius/chant-lexicon-aws\";\nexport const t = new Topic({ KmsMasterKeyId: \"k\", DisplayName: Ref(\"Ghost\"), TopicName: GetAtt(\"t\", \"Nope\") });\n",
         "t references \"Ghost\", which is no parameter or resource of the template",
     );
+    // A secret written into the template fails the build.
+    fails(
+        "import { Function } from \"@intentius/chant-lexicon-aws\";\nexport const f = new Function({ Runtime: \"nodejs22.x\", Handler: \"i.h\", Code: { ZipFile: \"x\" }, Role: \"arn:aws:iam::123456789012:role/r\", VpcConfig: {}, Environment: { Variables: { DB_PASSWORD: \"hunter22\" } } });\n",
+        "Lambda function \"f\" sets \"DB_PASSWORD\" to a literal in its environment",
+    );
+    // An attribute the resource lacks reads as undefined: the build says so.
+    let (_d, root) = project(&[(
+        "a.ts",
+        "import { Role, Function } from \"@intentius/chant-lexicon-aws\";\nexport const r = new Role({ AssumeRolePolicyDocument: { Version: \"2012-10-17\", Statement: [] } });\nexport const f = new Function({ Runtime: \"nodejs22.x\", Handler: \"i.h\", Code: { ZipFile: \"x\" }, Role: r.Rn, VpcConfig: {} });\n",
+    )]);
+    let out = chant(&root, &["build", "src"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning: [f] property Role of f is undefined, so it is left out — if it reads an attribute, AWS::Lambda::Function has no such attribute; leave the key out to omit it (aws)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A string in Sub is text: a `${` in it stays literal.
     let (_d, root) = project(&[(
         "a.ts",
