@@ -11,7 +11,7 @@ import {
   NatGateway, EIP, SecurityGroup, LoadBalancer, Listener, TargetGroup, ListenerRule, EcsCluster,
   EcsService, TaskDefinition, LogGroup, DbInstance, RDSDBSubnetGroup, Secret, EFSFileSystem,
   EFSMountTarget, EFSAccessPoint, EKSCluster, Nodegroup, Organization, OrganizationalUnit,
-  OrganizationsPolicy, Trail, S3BucketPolicy,
+  OrganizationsPolicy, Trail, S3BucketPolicy, ScalableTarget, ApplicationAutoScalingScalingPolicy,
   Sub, Ref, Select, GetAZs, Cidr, AWS,
 } from "@intentius/chant-lexicon-aws";
 
@@ -479,7 +479,26 @@ export const FargateService = Composite((props: Props) => {
     Actions: [{ Type: "forward", TargetGroupArn: Ref(p.targetGroup) }],
   }, d.rule));
   Object.assign(members, { taskRole: p.taskRole, logGroup: p.logGroup, taskDef: p.taskDef, taskSg, targetGroup: p.targetGroup, rule });
-  members.service = fargateService(props, d, p, props.clusterArn, taskSg, subnets(props, "FargateService", "privateSubnetIds", "subnetIds"), rule);
+  const service = fargateService(props, d, p, props.clusterArn, taskSg, subnets(props, "FargateService", "privateSubnetIds", "subnetIds"), rule);
+  members.service = service;
+  const scaling = props.autoscaling;
+  if (scaling !== undefined) {
+    if (typeof scaling.maxCapacity !== "number") throw new Error("FargateService: autoscaling.maxCapacity is required");
+    const scalableTarget = new ScalableTarget(mergeDefaults({
+      ServiceNamespace: "ecs", ScalableDimension: "ecs:service:DesiredCount",
+      ResourceId: Sub`service/${props.clusterArn}/${service.Name}`,
+      MinCapacity: scaling.minCapacity ?? props.desiredCount ?? 1, MaxCapacity: scaling.maxCapacity,
+    }, d.scalableTarget));
+    members.scalableTarget = scalableTarget;
+    members.scalingPolicy = new ApplicationAutoScalingScalingPolicy(mergeDefaults({
+      PolicyName: Sub`${service.Name}-cpu`, PolicyType: "TargetTrackingScaling", ScalingTargetId: Ref(scalableTarget),
+      TargetTrackingScalingPolicyConfiguration: {
+        TargetValue: scaling.cpuTarget ?? 70,
+        PredefinedMetricSpecification: { PredefinedMetricType: "ECSServiceAverageCPUUtilization" },
+        ScaleInCooldown: scaling.scaleInCooldown ?? 60, ScaleOutCooldown: scaling.scaleOutCooldown ?? 60,
+      },
+    }, d.scalingPolicy));
+  }
   return members;
 }, "FargateService");
 

@@ -181,6 +181,8 @@ fn every_composite_builds() {
         "webTaskSg",
         "svcRule",
         "svcService",
+        "svcScalableTarget",
+        "svcScalingPolicy",
         "dbDb",
         "dbMasterSecret",
         "efsFs",
