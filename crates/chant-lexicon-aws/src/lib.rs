@@ -185,12 +185,17 @@ impl Lexicon for Aws {
     /// A module of just the names a file imports from the bare module (names that are not
     /// identifiers load the whole module, which JavaScript then reports on).
     fn runtime_pick(&self, subpath: &str, names: &[String]) -> Option<String> {
-        let identifiers = names.iter().all(|n| {
-            !n.is_empty()
-                && n.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        });
-        (subpath.is_empty() && identifiers && !names.is_empty()).then(|| modules::pick(names))
+        // A name no class could have (not an identifier, a reserved word, too long), or more
+        // names than a file would write, loads the whole module instead, whose own error names
+        // what is missing: a pick module is built and linked per name, so its cost must stay
+        // bounded by what a real file imports.
+        let plausible = names.len() <= modules::MAX_PICK
+            && names.iter().all(|n| {
+                n.len() <= modules::MAX_NAME
+                    && chant_core::names::is_identifier(n)
+                    && !chant_core::names::is_reserved(n)
+            });
+        (subpath.is_empty() && plausible && !names.is_empty()).then(|| modules::pick(names))
     }
 
     fn lint_rules(&self) -> Vec<chant_lint::Rule> {

@@ -19,6 +19,12 @@ pub const COMPOSITES: &str = include_str!("../runtime/composites.ts");
 
 const SPECIFIER: &str = "@intentius/chant-lexicon-aws";
 
+/// The most names one file's pick module takes (more load the whole module).
+pub const MAX_PICK: usize = 400;
+
+/// The longest name a pick module takes (the catalog's longest is 80 characters).
+pub const MAX_NAME: usize = 128;
+
 /// Catalog classes exported under another name, because the hand-written part takes theirs:
 /// `Mapping` is the template's `Mappings` entry and `Partition` the pseudo-parameter (as in the
 /// reference, whose explicit export of it shadowed the Glue class). `And` and `Or` (condition
@@ -114,7 +120,10 @@ pub fn source(subpath: &str) -> Option<String> {
             if let Some(name) = subpath.strip_prefix("~class/") {
                 return exported_class(name).map(|c| class_module(name, c));
             }
-            subpath.strip_prefix("~pick/").map(pick_module)
+            subpath
+                .strip_prefix("~pick/")
+                .filter(|names| names.len() <= MAX_PICK * (MAX_NAME + 1))
+                .map(pick_module)
         }
     }
 }
@@ -159,9 +168,7 @@ fn pick_module(names: &str) -> String {
         // The names are bound, so linking succeeds and evaluating says what is wrong.
         let messages: Vec<String> = unknown.iter().map(|n| missing(n)).collect();
         for n in &unknown {
-            if n.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-            {
+            if chant_core::names::is_identifier(n) && !chant_core::names::is_reserved(n) {
                 src.push_str(&format!("export const {n} = undefined;\n"));
             }
         }
@@ -172,6 +179,12 @@ fn pick_module(names: &str) -> String {
 
 /// `@intentius/chant-lexicon-aws has no export "Buckett" (did you mean "Bucket"?)`.
 pub fn missing(name: &str) -> String {
+    if name.len() > MAX_NAME {
+        return format!(
+            "{SPECIFIER} has no export \"{}…\"",
+            &name[..name.floor_char_boundary(MAX_NAME)]
+        );
+    }
     let names = hand_written_names();
     let near = catalog::nearest(
         name,

@@ -291,6 +291,31 @@ fn hostile_sources_fail_by_name() {
         ),
         "{err}"
     );
+    // A name no class could have loads the whole module, whose own error names it (the
+    // near-name search is never run on it).
+    let long = "Q".repeat(2_000);
+    let (_d, root) = project(&[(
+        "a.ts",
+        &format!(
+            "import {{ {long} }} from \"@intentius/chant-lexicon-aws\";\nexport const x = {long};\n"
+        ),
+    )]);
+    let out = chant(&root, &["build", "src"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("Could not find export '{long}'"))
+    );
+    let (_d, root) = project(&[(
+        "a.ts",
+        "import { default as X } from \"@intentius/chant-lexicon-aws\";\nexport const x = X;\n",
+    )]);
+    let out = chant(&root, &["build", "src"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("Could not find export 'default' in module '@intentius/chant-lexicon-aws'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (_d, root) = project(&[(
         "a.ts",
         "import { LambdaFunction } from \"@intentius/chant-lexicon-aws\";\nexport const f = LambdaFunction({ Runtime: \"nodejs22.x\", Handler: \"i.h\", get Code() { throw new Error(\"no code for you\"); } });\n",
