@@ -301,6 +301,14 @@ pub trait Lexicon: Send + Sync {
         None
     }
 
+    /// A declarable that is a child project (a nested stack): the directory to build, relative
+    /// to the file that declares it, and the name of the file its output is written as. The
+    /// build builds it (inside the project's walls) and adds that file; the lexicon's
+    /// serializer writes the parent's side (the resource that points at the file).
+    fn child_project(&self, _decl: &crate::model::Declarable) -> Option<(String, String)> {
+        None
+    }
+
     /// Checks run by `chant build` on the serialized output; never fail a build unless `error`.
     fn post_synth_checks(&self, _discovery: &Discovery, _entities: &[usize]) -> Vec<Finding> {
         Vec::new()

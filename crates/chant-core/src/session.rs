@@ -79,8 +79,132 @@ impl Chant {
         only: Option<&str>,
         budget: &Budget,
     ) -> (Discovery, Result<Built, BuildFailure>) {
+        self.build_nested(project, format, only, budget, &mut Vec::new())
+    }
+
+    /// [`Chant::build`], with the child projects (nested stacks) built and their outputs added
+    /// as files; `stack` holds the child directories being built, to refuse a cycle.
+    fn build_nested(
+        &self,
+        project: &Project,
+        format: Format,
+        only: Option<&str>,
+        budget: &Budget,
+        stack: &mut Vec<(std::path::PathBuf, String)>,
+    ) -> (Discovery, Result<Built, BuildFailure>) {
         let discovery = self.discover(project, budget);
-        let result = build::build(&discovery, &self.lexicons, format, only);
+        let mut result = build::build(&discovery, &self.lexicons, format, only);
+        if let Ok(built) = &mut result
+            && let Err(e) = self.build_children(project, &discovery, only, budget, stack, built)
+        {
+            result = Err(e);
+        }
         (discovery, result)
+    }
+
+    /// Builds each child project the entities declare and adds its output (and its own files)
+    /// to `built`.
+    fn build_children(
+        &self,
+        project: &Project,
+        d: &Discovery,
+        only: Option<&str>,
+        budget: &Budget,
+        stack: &mut Vec<(std::path::PathBuf, String)>,
+        built: &mut Built,
+    ) -> Result<(), BuildFailure> {
+        /// How deep nested stacks may go.
+        const MAX_DEPTH: usize = 8;
+        let fail = |file: &Path, message: String| BuildFailure {
+            errors: vec![(file.display().to_string(), message)],
+        };
+        for (i, entity) in d.entities.iter().enumerate() {
+            let decl = d.decl(i);
+            let home = decl.home_lexicon();
+            if only.is_some_and(|o| o != home) {
+                continue;
+            }
+            let Some((path, file)) = self.lexicons.get(home).and_then(|l| l.child_project(decl))
+            else {
+                continue;
+            };
+            let from = entity.file.parent().unwrap_or(project.dir());
+            let dir = project
+                .walls()
+                .resolve_from(from, "the nested stack's directory", &path)
+                .map_err(|e| fail(&entity.file, format!("nested stack {}: {e}", entity.name)))?;
+            if !dir.is_dir() {
+                return Err(fail(
+                    &entity.file,
+                    format!(
+                        "nested stack {}: {} is not a directory (a child project: its own chant.config.ts and sources)",
+                        entity.name,
+                        dir.display()
+                    ),
+                ));
+            }
+            if let Some(at) = stack.iter().position(|(p, _)| *p == dir) {
+                let mut names: Vec<&str> = stack[at..].iter().map(|(_, n)| n.as_str()).collect();
+                names.push(&entity.name);
+                return Err(fail(
+                    &entity.file,
+                    format!("Circular nested stack: {}", names.join(" → ")),
+                ));
+            }
+            if stack.len() >= MAX_DEPTH {
+                return Err(fail(
+                    &entity.file,
+                    format!(
+                        "nested stack {}: more than {MAX_DEPTH} levels of nested stacks",
+                        entity.name
+                    ),
+                ));
+            }
+            let child = self
+                .locate_within(&dir, Some(project.walls().root()), budget)
+                .map_err(|e| fail(&entity.file, format!("nested stack {}: {e}", entity.name)))?;
+            if child.config_dir.as_deref() != Some(dir.as_path()) {
+                return Err(fail(
+                    &entity.file,
+                    format!(
+                        "nested stack {}: {} has no chant.config.ts of its own — a child project is a project (its own config and sources), or its resources would be built into the parent too",
+                        entity.name,
+                        dir.display()
+                    ),
+                ));
+            }
+            if let Some(inside) = d.source_files.iter().find(|f| f.starts_with(&dir)) {
+                return Err(fail(
+                    &entity.file,
+                    format!(
+                        "nested stack {}: {} is inside the sources being built ({} is one), so its resources would be built into this template too — keep the child project beside the parent's sources (e.g. ../network)",
+                        entity.name,
+                        dir.display(),
+                        inside.display()
+                    ),
+                ));
+            }
+            stack.push((dir.clone(), entity.name.clone()));
+            let (_, result) = self.build_nested(&child, Format::Json, Some(home), budget, stack);
+            stack.pop();
+            let child_built = result.map_err(|f| BuildFailure {
+                errors: f
+                    .errors
+                    .into_iter()
+                    .map(|(file, m)| (file, format!("nested stack {}: {m}", entity.name)))
+                    .collect(),
+            })?;
+            built
+                .files
+                .push((file, format!("{}\n", child_built.output)));
+            built.files.extend(child_built.files);
+            built
+                .findings
+                .extend(child_built.findings.into_iter().map(|(l, mut f)| {
+                    f.entity = format!("{}/{}", entity.name, f.entity);
+                    (l, f)
+                }));
+        }
+        Ok(())
     }
 }

@@ -229,6 +229,31 @@ export function resource(type: string, props: Record<string, unknown> = {}, attr
 
 export type OutputOptions = { description?: string; export?: unknown; condition?: unknown };
 
+const NestedStackClass = declarableClass("aws", "AWS::CloudFormation::Stack", "NestedStack", "resource", []);
+
+/**
+ * A nested stack: the child project in `projectPath` (a directory with its own chant.config.ts,
+ * relative to this file) built to `<name>.template.json`, and an `AWS::CloudFormation::Stack`
+ * here pointing at it (`${TemplateBasePath}/<name>.template.json`). `stack.outputs.VpcId` reads
+ * the child's output `VpcId` (`Fn::GetAtt [stack, Outputs.VpcId]`).
+ */
+export function nestedStack(name: string, projectPath: string, options: { parameters?: Record<string, unknown> } = {}) {
+  if (typeof name !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    throw new Error(`nestedStack(name, projectPath): "${String(name)}" is not a file name (letters, digits, . _ -)`);
+  }
+  if (typeof projectPath !== "string" || projectPath === "") {
+    throw new Error("nestedStack(name, projectPath): projectPath must be the child project's directory");
+  }
+  const stack = new NestedStackClass({ childProject: projectPath, templateName: name, parameters: options.parameters });
+  const outputs = new Proxy({}, {
+    get(_target, prop) {
+      return typeof prop === "string" ? new AttrRef(stack, "Outputs." + prop) : undefined;
+    },
+  });
+  Object.defineProperty(stack, "outputs", { value: outputs, enumerable: false });
+  return stack;
+}
+
 /**
  * An output named by the export that holds it, for another stack to import:
  * `export const VpcId = stackOutput(vpc.VpcId, { description, exportName })`.

@@ -668,6 +668,10 @@ impl Scope<'_> {
             return;
         };
         let ty = r.get("Type").and_then(Json::as_str).unwrap_or_default();
+        // A stack's outputs are the child's: `Outputs.<name>`.
+        if ty == "AWS::CloudFormation::Stack" && attribute.starts_with("Outputs.") {
+            return;
+        }
         let Some(class) = crate::catalog::resource_of_type(ty) else {
             return;
         };

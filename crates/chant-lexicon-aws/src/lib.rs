@@ -231,6 +231,10 @@ impl Lexicon for Aws {
         Some(serialize::template(d, entities).map(|t| Serialized::of(Output::Json(t))))
     }
 
+    fn child_project(&self, decl: &chant_core::model::Declarable) -> Option<(String, String)> {
+        serialize::child_template_file(decl)
+    }
+
     fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
         let mut findings = undefined_props(d, entities);
         findings.extend(

@@ -18,6 +18,17 @@ pub const CONDITION: &str = "AWS::CloudFormation::Condition";
 pub const MAPPING: &str = "AWS::CloudFormation::Mapping";
 pub const DEFAULT_TAGS: &str = "chant:aws:defaultTags";
 pub const DESCRIPTION: &str = "chant:aws:templateDescription";
+pub const STACK: &str = "AWS::CloudFormation::Stack";
+
+/// The file a nested stack's child template is written as.
+pub fn child_template_file(decl: &Declarable) -> Option<(String, String)> {
+    if decl.entity_type != STACK || decl.class_name != "NestedStack" {
+        return None;
+    }
+    let path = decl.props.get("childProject").and_then(Value::as_str)?;
+    let name = decl.props.get("templateName").and_then(Value::as_str)?;
+    Some((path.to_owned(), format!("{name}.template.json")))
+}
 
 /// The resource attributes CloudFormation knows, in the order a template lists them.
 pub const ATTRIBUTES: &[&str] = &[
@@ -483,6 +494,7 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
     let mut output_entity: Vec<(String, String)> = Vec::new();
     let mut tags: Vec<(String, Json)> = Vec::new();
     let mut description: Option<(String, String)> = None;
+    let mut nested = false;
     for &e in entities {
         let decl = d.decl(e);
         let name = d.entities[e].name.as_str();
@@ -582,6 +594,45 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                         tags.push((key.to_owned(), value));
                     }
                 }
+                STACK if child_template_file(decl).is_some() => {
+                    let (_, file) = child_template_file(decl).unwrap_or_default();
+                    let mut params = Map::new();
+                    params.insert(
+                        "TemplateBasePath".into(),
+                        json!({ "Ref": "TemplateBasePath" }),
+                    );
+                    if let Some(Value::Object(given)) = decl.props.get("parameters") {
+                        for (k, v) in given {
+                            if !matches!(v, Value::Undefined) {
+                                params.insert(k.clone(), w.value(v, 2)?);
+                            }
+                        }
+                    }
+                    let mut r = Map::new();
+                    r.insert("Type".into(), Json::String(STACK.into()));
+                    r.insert(
+                        "Properties".into(),
+                        json!({
+                            "TemplateURL": { "Fn::Sub": format!("${{TemplateBasePath}}/{file}") },
+                            "Parameters": params,
+                        }),
+                    );
+                    if let Json::Object(attrs) = w.resource(
+                        name,
+                        &Declarable {
+                            props: Value::Object(Vec::new()),
+                            ..decl.clone()
+                        },
+                    )? {
+                        for (k, v) in attrs {
+                            if k != "Type" && k != "Properties" {
+                                r.insert(k, v);
+                            }
+                        }
+                    }
+                    resources.insert(name.to_owned(), Json::Object(r));
+                    nested = true;
+                }
                 _ => {
                     resources.insert(name.to_owned(), w.resource(name, decl)?);
                 }
@@ -600,6 +651,12 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
     );
     if let Some((_, text)) = description {
         t.insert("Description".into(), Json::String(text));
+    }
+    if nested {
+        parameters.insert(
+            "TemplateBasePath".into(),
+            json!({"Type": "String", "Default": ".", "Description": "Base URL/path for nested stack templates"}),
+        );
     }
     for (key, section) in [
         ("Parameters", parameters),

@@ -531,3 +531,116 @@ fn import_keeps_data_that_looks_like_syntax() {
         template["Resources"]["T"]["Properties"]["DisplayName"]
     );
 }
+
+/// A nested stack: the child project (beside the parent's sources, its own config) builds to
+/// `<name>.template.json` beside the parent's; the parent points at it through
+/// `TemplateBasePath` and reads its outputs. A cycle, a directory outside the walls, inside the
+/// sources or without a config is refused naming it.
+#[test]
+fn nested_stacks_build_their_child_projects() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let config = "export default { lexicons: [\"aws\"] };\n";
+    for d in ["src", "network", "loop"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::write(root.join("chant.config.ts"), config).unwrap();
+    std::fs::write(root.join("network/chant.config.ts"), config).unwrap();
+    std::fs::write(
+        root.join("network/vpc.ts"),
+        "import { Vpc, Subnet, Parameter, stackOutput } from \"@intentius/chant-lexicon-aws\";\nexport const Environment = new Parameter(\"String\");\nexport const vpc = new Vpc({ CidrBlock: \"10.0.0.0/16\" });\nexport const subnet = new Subnet({ VpcId: vpc.VpcId, CidrBlock: \"10.0.0.0/24\" });\nexport const subnetId = stackOutput(subnet.SubnetId, { description: \"the subnet\" });\n",
+    )
+    .unwrap();
+    let app = |path: &str| {
+        format!(
+            "import {{ Function, nestedStack }} from \"@intentius/chant-lexicon-aws\";\nexport const network = nestedStack(\"network\", \"{path}\", {{ parameters: {{ Environment: \"prod\" }} }});\nexport const handler = new Function({{ Runtime: \"nodejs22.x\", Handler: \"index.handler\", Role: \"arn:aws:iam::123456789012:role/r\", Code: {{ ZipFile: \"x\" }}, VpcConfig: {{ SubnetIds: [network.outputs.subnetId], SecurityGroupIds: [] }} }});\n"
+        )
+    };
+    std::fs::write(root.join("src/app.ts"), app("../network")).unwrap();
+    let out = chant(&root, &["build", "src", "-o", "dist/template.json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parent: Value =
+        serde_json::from_slice(&std::fs::read(root.join("dist/template.json")).unwrap()).unwrap();
+    let child: Value =
+        serde_json::from_slice(&std::fs::read(root.join("dist/network.template.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        parent["Resources"]["network"],
+        json!({"Type": "AWS::CloudFormation::Stack", "Properties": {
+            "TemplateURL": {"Fn::Sub": "${TemplateBasePath}/network.template.json"},
+            "Parameters": {"Environment": "prod", "TemplateBasePath": {"Ref": "TemplateBasePath"}}
+        }})
+    );
+    assert_eq!(
+        parent["Parameters"]["TemplateBasePath"],
+        json!({"Type": "String", "Default": ".", "Description": "Base URL/path for nested stack templates"})
+    );
+    assert_eq!(
+        parent["Resources"]["handler"]["Properties"]["VpcConfig"]["SubnetIds"][0],
+        json!({"Fn::GetAtt": ["network", "Outputs.subnetId"]})
+    );
+    assert_eq!(child["Outputs"]["subnetId"]["Description"], "the subnet");
+    if let Ok(keep) = std::env::var("CHANT_AWS_TEMPLATES") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(
+            root.join("dist/template.json"),
+            Path::new(&keep).join("nested-parent.json"),
+        )
+        .unwrap();
+        std::fs::copy(
+            root.join("dist/network.template.json"),
+            Path::new(&keep).join("nested-child.json"),
+        )
+        .unwrap();
+    }
+    // Over MCP the child's file follows the output.
+    let mut s = serve(&root);
+    let r = call(&mut s, 1, "build", json!({"path": "src"}));
+    let output = r["structuredContent"]["output"].as_str().unwrap();
+    assert!(
+        output.contains("\n--- network.template.json ---\n"),
+        "{output}"
+    );
+    drop(s);
+    // Refusals.
+    std::fs::write(root.join("loop/chant.config.ts"), config).unwrap();
+    std::fs::write(
+        root.join("loop/back.ts"),
+        "import { nestedStack } from \"@intentius/chant-lexicon-aws\";\nexport const again = nestedStack(\"again\", \".\");\n",
+    )
+    .unwrap();
+    let mut inner = root.join("src/inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::write(inner.join("chant.config.ts"), config).unwrap();
+    inner.pop();
+    let outside = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(root.join("bare")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+    for (path, said) in [
+        #[cfg(unix)]
+        (
+            "../linked",
+            "the nested stack's directory must be inside the project",
+        ),
+        ("../loop", "Circular nested stack: network → again"),
+        ("./inner", "is inside the sources being built"),
+        (
+            "../../elsewhere",
+            "the nested stack's directory must be inside the project",
+        ),
+        ("../bare", "has no chant.config.ts of its own"),
+        ("../nowhere", "nested stack network:"),
+    ] {
+        std::fs::write(root.join("src/app.ts"), app(path)).unwrap();
+        let out = chant(&root, &["build", "src"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{path}: {err}");
+        assert!(err.contains(said), "{path}: wanted {said}, got {err}");
+    }
+}
