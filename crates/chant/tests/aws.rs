@@ -422,52 +422,52 @@ fn mistakes_that_would_not_deploy_fail_the_build() {
     let head = "import { Topic, Sub, AWS, If, Condition, Equals, Parameter, output } from \"@intentius/chant-lexicon-aws\";\n";
     fails(
         &format!(
-            "{head}export const a = new Topic({{ KmsMasterKeyId: \"k\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: `${{AWS.StackName}}-${{a.TopicArn}}` }});\n"
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: `${{AWS.StackName}}-${{a.TopicArn}}` }});\n"
         ),
         "the attribute TopicArn is a reference, not text — put it in a Sub`…` template (aws), not a plain template literal or +",
     );
     fails(
         &format!(
-            "{head}export const a = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: Sub`x` + \"-y\" }});\n"
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: Sub`x` + \"-y\" }});\n"
         ),
         "Fn::Sub is computed when the template is deployed, not text",
     );
     fails(
-        &format!("{head}export const my_topic = new Topic({{ KmsMasterKeyId: \"k\" }});\n"),
+        &format!("{head}export const my_topic = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\n"),
         "the export \"my_topic\" (Topic) is not a CloudFormation logical id (letters and digits only, at most 255) — rename the export",
     );
     fails(
         &format!(
-            "{head}export const t = new Topic({{ KmsMasterKeyId: \"k\" }});\nexport const o = output(t.TopicArn, \"Out-1\");\n"
+            "{head}export const t = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\nexport const o = output(t.TopicArn, \"Out-1\");\n"
         ),
         "the output name \"Out-1\" is not a CloudFormation logical id",
     );
     fails(
         &format!(
-            "{head}export const env = new Parameter(\"String\");\nexport const isProd = new Condition(Equals(env, \"prod\"));\nexport const t = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: isProd }});\n"
+            "{head}export const env = new Parameter(\"String\");\nexport const isProd = new Condition(Equals(env, \"prod\"));\nexport const t = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: isProd }});\n"
         ),
         "the Condition \"isProd\" is used as a value: use it in If(isProd, …)",
     );
     fails(
         &format!(
-            "{head}export const t = new Topic({{ KmsMasterKeyId: \"k\" }});\nexport const u = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: If(t, \"a\", \"b\") }});\n"
+            "{head}export const t = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\nexport const u = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: If(t, \"a\", \"b\") }});\n"
         ),
         "If: expected a Condition, got t (Topic)",
     );
     fails(
         &format!(
-            "{head}export const t = new Topic({{ KmsMasterKeyId: \"k\", DisplayName: NaN }});\n"
+            "{head}export const t = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: NaN }});\n"
         ),
         "a number that is not finite (NaN) has no CloudFormation form",
     );
     fails(
         &format!(
-            "{head}export const a = new Topic({{ KmsMasterKeyId: \"k\" }}, {{ DependsOn: \"b\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"k\" }}, {{ DependsOn: [\"a\"] }});\n"
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }}, {{ DependsOn: \"b\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }}, {{ DependsOn: [\"a\"] }});\n"
         ),
         "Circular dependency: a → b → a",
     );
     fails(
-        "import { Topic, Ref, GetAtt } from \"@intentius/chant-lexicon-aws\";\nexport const t = new Topic({ KmsMasterKeyId: \"k\", DisplayName: Ref(\"Ghost\"), TopicName: GetAtt(\"t\", \"Nope\") });\n",
+        "import { Topic, Ref, GetAtt } from \"@intentius/chant-lexicon-aws\";\nexport const t = new Topic({ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: Ref(\"Ghost\"), TopicName: GetAtt(\"t\", \"Nope\") });\n",
         "t references \"Ghost\", which is no parameter or resource of the template",
     );
     // A secret written into the template fails the build.
@@ -490,7 +490,7 @@ fn mistakes_that_would_not_deploy_fail_the_build() {
     // A string in Sub is text: a `${` in it stays literal.
     let (_d, root) = project(&[(
         "a.ts",
-        "import { Topic, Sub } from \"@intentius/chant-lexicon-aws\";\nconst text = \"${AWS::AccountId}\";\nexport const t = new Topic({ KmsMasterKeyId: \"k\", DisplayName: Sub`id-${text}` });\n",
+        "import { Topic, Sub } from \"@intentius/chant-lexicon-aws\";\nconst text = \"${AWS::AccountId}\";\nexport const t = new Topic({ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: Sub`id-${text}` });\n",
     )]);
     let t = build(&root, "sub-text");
     assert_eq!(
@@ -510,7 +510,7 @@ fn import_keeps_data_that_looks_like_syntax() {
             "T": {
                 "Type": "AWS::SNS::Topic",
                 "Metadata": {"Condition": {"a": 1}, "__proto__": {"b": 2}, "Other": {"Condition": "NotOne"}},
-                "Properties": {"KmsMasterKeyId": "k", "DisplayName": {"Fn::Sub": "a\r\nb-${AWS::Region}"}}
+                "Properties": {"KmsMasterKeyId": "alias/aws/sns", "DisplayName": {"Fn::Sub": "a\r\nb-${AWS::Region}"}}
             }
         }
     });
