@@ -186,18 +186,34 @@ pub use canon::canonical;
 /// name resolved inside that folder; one that would leave it is an error and nothing after
 /// it is written).
 pub fn write_output(built: &Built, file: &std::path::Path) -> Result<(), String> {
-    fswrite::write_atomic(file, built.output.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let dir = file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    for (name, content) in &built.files {
+    // Every target is resolved, and none may be another's, before anything is written: a
+    // refused name leaves nothing half written.
+    let mut targets: Vec<(std::path::PathBuf, &str)> = Vec::new();
+    if !built.files.is_empty() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let target = crate::confine::Walls::new(dir)
-            .and_then(|w| w.resolve("an output file", name))
-            .map_err(|e| e.to_string())?;
+        let walls = crate::confine::Walls::new(dir).map_err(|e| e.to_string())?;
+        let main = walls.root().join(file.file_name().unwrap_or_default());
+        for (name, content) in &built.files {
+            let target = walls
+                .resolve("an output file", name)
+                .map_err(|e| e.to_string())?;
+            if target == main || targets.iter().any(|(t, _)| *t == target) {
+                return Err(format!(
+                    "two outputs of this build would be written to {}: rename one (a nested stack's name, or -o)",
+                    target.display()
+                ));
+            }
+            targets.push((target, content));
+        }
+    }
+    fswrite::write_atomic(file, built.output.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    for (target, content) in targets {
         fswrite::write_atomic(&target, content.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
     }

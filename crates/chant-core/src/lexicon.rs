@@ -309,6 +309,18 @@ pub trait Lexicon: Send + Sync {
         None
     }
 
+    /// The file a child project's build is written as, from its output: the lexicon checks it
+    /// against the parent that declares it (entity `entity` of `d`) and may complete it. An
+    /// error fails the parent's build.
+    fn child_template(
+        &self,
+        _d: &Discovery,
+        _entity: usize,
+        child_output: &str,
+    ) -> Result<String, String> {
+        Ok(format!("{child_output}\n"))
+    }
+
     /// Checks run by `chant build` on the serialized output; never fail a build unless `error`.
     fn post_synth_checks(&self, _discovery: &Discovery, _entities: &[usize]) -> Vec<Finding> {
         Vec::new()

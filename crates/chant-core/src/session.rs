@@ -194,9 +194,26 @@ impl Chant {
                     .map(|(file, m)| (file, format!("nested stack {}: {m}", entity.name)))
                     .collect(),
             })?;
-            built
-                .files
-                .push((file, format!("{}\n", child_built.output)));
+            let lexicon = self
+                .lexicons
+                .get(home)
+                .expect("the lexicon that declared the child");
+            let text = lexicon
+                .child_template(d, i, &child_built.output)
+                .map_err(|m| fail(&entity.file, format!("nested stack {}: {m}", entity.name)))?;
+            let names = std::iter::once(&file).chain(child_built.files.iter().map(|(n, _)| n));
+            for name in names {
+                if built.files.iter().any(|(f, _)| f == name) {
+                    return Err(fail(
+                        &entity.file,
+                        format!(
+                            "nested stack {}: another nested stack of this build is also written as {name} — give them different names",
+                            entity.name
+                        ),
+                    ));
+                }
+            }
+            built.files.push((file, text));
             built.files.extend(child_built.files);
             built
                 .findings

@@ -19,7 +19,12 @@ function intrinsic(name: string, args: unknown): Intrinsic {
 
 function pseudo(name: string): Intrinsic {
   const p = intrinsic("Pseudo", name);
-  Object.defineProperty(p, "toString", { value: () => "${" + name + "}", enumerable: false });
+  Object.defineProperty(p, "toString", {
+    value: () => {
+      throw new Error(`${name} is known only when the stack is deployed, not text — put it in a Sub\`…\` template, not a plain template literal or +`);
+    },
+    enumerable: false,
+  });
   return p;
 }
 

@@ -596,6 +596,37 @@ fn dangling(t: &Json, out: &mut Vec<Finding>) {
         .unwrap_or(&empty)
     {
         scope.walk(id, c, &[], out);
+        // A condition is decided before any resource exists: it reads parameters only.
+        let mut named = Vec::new();
+        references(c, &mut named);
+        if let Some(r) = named.iter().find(|n| resources.contains_key(*n)) {
+            finding(
+                out,
+                id,
+                format!(
+                    "the condition \"{id}\" reads the resource \"{r}\" — a condition may read parameters and mappings only"
+                ),
+                true,
+            );
+        }
+    }
+    for (id, p) in t
+        .get("Parameters")
+        .and_then(Json::as_object)
+        .unwrap_or(&empty)
+    {
+        if p.as_object()
+            .is_some_and(|o| o.values().any(|v| matches!(v, Json::Object(_))))
+        {
+            finding(
+                out,
+                id,
+                format!(
+                    "the parameter \"{id}\" holds an intrinsic — a parameter's type, default and constraints are literals"
+                ),
+                true,
+            );
+        }
     }
     for (id, o) in t.get("Outputs").and_then(Json::as_object).unwrap_or(&empty) {
         let entity = format!("Outputs.{id}");
@@ -609,6 +640,18 @@ fn dangling(t: &Json, out: &mut Vec<Finding>) {
         }
     }
 }
+
+/// CloudFormation's pseudo-parameters.
+const PSEUDO: &[&str] = &[
+    "AWS::AccountId",
+    "AWS::NotificationARNs",
+    "AWS::NoValue",
+    "AWS::Partition",
+    "AWS::Region",
+    "AWS::StackId",
+    "AWS::StackName",
+    "AWS::URLSuffix",
+];
 
 struct Scope<'t> {
     resources: &'t Map<String, Json>,
@@ -633,7 +676,21 @@ impl Scope<'_> {
 
     /// `name` or `name.Attr` as `Ref`/`Sub` use it.
     fn reference(&self, entity: &str, name: &str, variables: &[String], out: &mut Vec<Finding>) {
-        if name.starts_with("AWS::") || variables.iter().any(|v| v == name) {
+        if variables.iter().any(|v| v == name) {
+            return;
+        }
+        if name.starts_with("AWS::") {
+            if !PSEUDO.contains(&name) {
+                finding(
+                    out,
+                    entity,
+                    format!(
+                        "{entity} references \"{name}\", which is no pseudo-parameter (they are {})",
+                        PSEUDO.join(", ")
+                    ),
+                    true,
+                );
+            }
             return;
         }
         let (target, attribute) = match name.split_once('.') {

@@ -235,6 +235,15 @@ impl Lexicon for Aws {
         serialize::child_template_file(decl)
     }
 
+    fn child_template(
+        &self,
+        d: &Discovery,
+        entity: usize,
+        child_output: &str,
+    ) -> Result<String, String> {
+        serialize::child_template(d, entity, child_output)
+    }
+
     fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
         let mut findings = undefined_props(d, entities);
         findings.extend(

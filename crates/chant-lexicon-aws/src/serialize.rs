@@ -20,14 +20,110 @@ pub const DEFAULT_TAGS: &str = "chant:aws:defaultTags";
 pub const DESCRIPTION: &str = "chant:aws:templateDescription";
 pub const STACK: &str = "AWS::CloudFormation::Stack";
 
-/// The file a nested stack's child template is written as.
+/// A nested stack's name as a file name: letters, digits, `.`, `_`, `-`, not starting with a dot.
+fn stack_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// The directory and the file of a nested stack's child template (`None`: not a nested stack,
+/// or a name that is no file name, which the serializer refuses).
 pub fn child_template_file(decl: &Declarable) -> Option<(String, String)> {
     if decl.entity_type != STACK || decl.class_name != "NestedStack" {
         return None;
     }
     let path = decl.props.get("childProject").and_then(Value::as_str)?;
     let name = decl.props.get("templateName").and_then(Value::as_str)?;
-    Some((path.to_owned(), format!("{name}.template.json")))
+    stack_file_name(name).then(|| (path.to_owned(), format!("{name}.template.json")))
+}
+
+/// A nested stack's child template, checked against the parent: the parameters it passes are
+/// the child's, the child's parameters without a default are passed, the outputs the parent
+/// reads are the child's; the child declares `TemplateBasePath` (which the parent passes it).
+pub fn child_template(d: &Discovery, entity: usize, child_output: &str) -> Result<String, String> {
+    let mut child: Json = serde_json::from_str(child_output)
+        .map_err(|e| format!("the child's template is not JSON: {e}"))?;
+    let decl = d.decl(entity);
+    let declared: Vec<String> = child
+        .get("Parameters")
+        .and_then(Json::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut passed: Vec<String> = vec!["TemplateBasePath".into()];
+    if let Some(Value::Object(given)) = decl.props.get("parameters") {
+        for (k, v) in given {
+            if matches!(v, Value::Undefined) {
+                continue;
+            }
+            if !declared.contains(k) {
+                return Err(format!(
+                    "passes the parameter \"{k}\", which the child does not declare (it declares {})",
+                    if declared.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        declared.join(", ")
+                    }
+                ));
+            }
+            passed.push(k.clone());
+        }
+    }
+    if let Some(params) = child.get("Parameters").and_then(Json::as_object) {
+        for (k, p) in params {
+            if p.get("Default").is_none() && !passed.contains(k) {
+                return Err(format!(
+                    "the child's parameter \"{k}\" has no default and is not passed — add it to the nested stack's parameters"
+                ));
+            }
+        }
+    }
+    let outputs: Vec<String> = child
+        .get("Outputs")
+        .and_then(Json::as_object)
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    let own = d.entities[entity].decl;
+    let mut missing: Option<String> = None;
+    for e in 0..d.entities.len() {
+        let other = d.decl(e);
+        for v in [&other.props, &other.attributes] {
+            v.visit_refs(&mut |target, attribute| {
+                if target == own
+                    && let Some(name) = attribute.and_then(|a| a.strip_prefix("Outputs."))
+                    && !outputs.iter().any(|o| o == name)
+                    && missing.is_none()
+                {
+                    missing = Some(name.to_owned());
+                }
+            });
+        }
+    }
+    if let Some(name) = missing {
+        return Err(format!(
+            "reads the output \"{name}\", which the child does not declare (it declares {})",
+            if outputs.is_empty() {
+                "none".to_owned()
+            } else {
+                outputs.join(", ")
+            }
+        ));
+    }
+    let t = child
+        .as_object_mut()
+        .ok_or("the child's template is not an object")?;
+    let params = t
+        .entry("Parameters")
+        .or_insert_with(|| Json::Object(Map::new()));
+    if let Some(params) = params.as_object_mut() {
+        params.entry("TemplateBasePath").or_insert_with(|| {
+            json!({"Type": "String", "Default": ".", "Description": "Base URL/path for nested stack templates"})
+        });
+    }
+    Ok(format!("{}\n", canon::to_pretty(&canon::canonical(&child))))
 }
 
 /// The resource attributes CloudFormation knows, in the order a template lists them.
@@ -593,6 +689,17 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                         tags.retain(|(k, _)| k != key);
                         tags.push((key.to_owned(), value));
                     }
+                }
+                STACK
+                    if decl.class_name == "NestedStack" && child_template_file(decl).is_none() =>
+                {
+                    return Err(format!(
+                        "nested stack {name}: {:?} is not a file name (letters, digits, . _ -, not starting with a dot)",
+                        decl.props
+                            .get("templateName")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                    ));
                 }
                 STACK if child_template_file(decl).is_some() => {
                     let (_, file) = child_template_file(decl).unwrap_or_default();

@@ -422,9 +422,15 @@ fn mistakes_that_would_not_deploy_fail_the_build() {
     let head = "import { Topic, Sub, AWS, If, Condition, Equals, Parameter, output } from \"@intentius/chant-lexicon-aws\";\n";
     fails(
         &format!(
-            "{head}export const a = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: `${{AWS.StackName}}-${{a.TopicArn}}` }});\n"
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\nexport const b = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: `${{a.TopicArn}}-${{AWS.StackName}}` }});\n"
         ),
         "the attribute TopicArn is a reference, not text — put it in a Sub`…` template (aws), not a plain template literal or +",
+    );
+    fails(
+        &format!(
+            "{head}export const a = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\", DisplayName: `${{AWS.StackName}}-data` }});\n"
+        ),
+        "AWS::StackName is known only when the stack is deployed, not text",
     );
     fails(
         &format!(
@@ -433,7 +439,9 @@ fn mistakes_that_would_not_deploy_fail_the_build() {
         "Fn::Sub is computed when the template is deployed, not text",
     );
     fails(
-        &format!("{head}export const my_topic = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\n"),
+        &format!(
+            "{head}export const my_topic = new Topic({{ KmsMasterKeyId: \"alias/aws/sns\" }});\n"
+        ),
         "the export \"my_topic\" (Topic) is not a CloudFormation logical id (letters and digits only, at most 255) — rename the export",
     );
     fails(
@@ -606,6 +614,46 @@ fn nested_stacks_build_their_child_projects() {
         "{output}"
     );
     drop(s);
+    // The child declares the TemplateBasePath the parent passes it.
+    assert_eq!(child["Parameters"]["TemplateBasePath"]["Default"], ".");
+    // Checked against the child: a parameter it lacks, one it needs, an output it lacks;
+    // two stacks (or -o) on one file name.
+    let checked = |source: String, args: &[&str], said: &str| {
+        std::fs::write(root.join("src/app.ts"), source).unwrap();
+        let out = chant(&root, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}: {err}");
+        assert!(err.contains(said), "wanted {said}, got {err}");
+    };
+    let build = ["build", "src"];
+    checked(
+        app("../network").replace("Environment: \"prod\"", "Environment: \"prod\", Nope: 1"),
+        &build,
+        "nested stack network: passes the parameter \"Nope\", which the child does not declare (it declares Environment)",
+    );
+    checked(
+        app("../network").replace("{ parameters: { Environment: \"prod\" } }", "{}"),
+        &build,
+        "nested stack network: the child's parameter \"Environment\" has no default and is not passed",
+    );
+    checked(
+        app("../network").replace("network.outputs.subnetId", "network.outputs.Nope"),
+        &build,
+        "nested stack network: reads the output \"Nope\", which the child does not declare (it declares subnetId)",
+    );
+    checked(
+        format!(
+            "{}export const again = nestedStack(\"network\", \"../network\", {{ parameters: {{ Environment: \"dev\" }} }});\n",
+            app("../network")
+        ),
+        &build,
+        "another nested stack of this build is also written as network.template.json",
+    );
+    checked(
+        app("../network"),
+        &["build", "src", "-o", "dist/network.template.json"],
+        "two outputs of this build would be written to",
+    );
     // Refusals.
     std::fs::write(root.join("loop/chant.config.ts"), config).unwrap();
     std::fs::write(
