@@ -81,6 +81,17 @@ fn tool_build(
     let (_, project) = project_at(state, &args, &budget)?;
     let (_, result) = state.chant.build(&project, format, None, &budget);
     let built = result.map_err(|f| ToolError(f.message()))?;
+    // A post-synth error fails the build here as it fails `chant build`: the template would
+    // be refused, or unsafe, when deployed.
+    let errors: Vec<String> = built
+        .findings
+        .iter()
+        .filter(|(_, f)| f.error)
+        .map(|(lexicon, f)| format!("[{}] {} ({lexicon})", f.entity, f.message))
+        .collect();
+    if !errors.is_empty() {
+        return Err(ToolError(errors.join("; ")));
+    }
     let mut output = built.output;
     for (name, content) in &built.files {
         output.push_str(&format!("\n--- {name} ---\n{content}"));

@@ -925,3 +925,18 @@ fn an_aws_project_searches_and_lists_its_composites() {
     );
     assert_eq!(built["resourceCount"], 9);
 }
+
+/// A post-synth error fails the MCP `build` as it fails `chant build` (the template would be
+/// refused or unsafe when deployed), naming each finding.
+#[test]
+fn a_post_synth_error_fails_the_mcp_build() {
+    let (_d, root) = fixture("aws-lint-waw");
+    let mut s = serve(&root);
+    let r = call(&mut s, 1, "build", json!({"path": "src"}));
+    assert_eq!(r["isError"], true, "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("[plainBucket] S3 bucket \"plainBucket\" is missing PublicAccessBlockConfiguration — all public access should be blocked (aws)"),
+        "{text}"
+    );
+}
