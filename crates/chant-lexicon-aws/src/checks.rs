@@ -575,6 +575,11 @@ fn dangling(t: &Json, out: &mut Vec<Finding>) {
         .unwrap_or(&empty);
     let scope = Scope {
         resources,
+        mapping_bodies: t
+            .get("Mappings")
+            .and_then(Json::as_object)
+            .cloned()
+            .unwrap_or_default(),
         parameters: names("Parameters"),
         conditions: names("Conditions"),
         mappings: names("Mappings"),
@@ -655,6 +660,8 @@ const PSEUDO: &[&str] = &[
 
 struct Scope<'t> {
     resources: &'t Map<String, Json>,
+    /// Each mapping's body, to check literal `FindInMap` keys.
+    mapping_bodies: Map<String, Json>,
     parameters: Vec<String>,
     conditions: Vec<String>,
     mappings: Vec<String>,
@@ -777,6 +784,35 @@ impl Scope<'_> {
                         return self.walk(entity, &a[2], variables, out);
                     }
                     ("Fn::FindInMap", Json::Array(a)) if a.len() == 3 => {
+                        // Literal keys must be in the mapping (a computed one is decided at deploy).
+                        if let (Some(m), Some(k1)) = (a[0].as_str(), a[1].as_str())
+                            && let Some(map) = self.mapping_bodies.get(m)
+                        {
+                            match map.get(k1) {
+                                None => finding(
+                                    out,
+                                    entity,
+                                    format!(
+                                        "{entity} reads \"{k1}\" of the mapping \"{m}\", which has no such key"
+                                    ),
+                                    true,
+                                ),
+                                Some(inner) => {
+                                    if let Some(k2) = a[2].as_str()
+                                        && inner.get(k2).is_none()
+                                    {
+                                        finding(
+                                            out,
+                                            entity,
+                                            format!(
+                                                "{entity} reads \"{k1}\".\"{k2}\" of the mapping \"{m}\", which has no such key"
+                                            ),
+                                            true,
+                                        );
+                                    }
+                                }
+                            }
+                        }
                         if let Some(m) = a[0].as_str()
                             && !self.mappings.iter().any(|x| x == m)
                         {
@@ -946,6 +982,10 @@ mod tests {
             "Conditions": {"IsProd": {"Fn::Equals": [{"Ref": "Env"}, "prod"]}},
             "Mappings": {"M": {"a": {"b": 1}}},
             "Resources": {
+                "m": {"Type": "AWS::SNS::Topic", "Properties": {"KmsMasterKeyId": "k",
+                    "DisplayName": {"Fn::FindInMap": ["M", "a", "zz"]},
+                    "TopicName": {"Fn::FindInMap": ["M", "nope", "b"]},
+                    "FifoTopic": {"Fn::FindInMap": ["M", {"Ref": "Env"}, "b"]}}},
                 "t": {"Type": "AWS::SNS::Topic", "Condition": "Ghost", "Properties": {
                     "KmsMasterKeyId": "k",
                     "DisplayName": {"Fn::Sub": ["${AWS::Region}-${Env}-${v}-${!x}-${t.TopicArn}-${t.Nope}-${Nobody}", {"v": {"Ref": "AWS::StackName"}}]},
@@ -962,7 +1002,9 @@ mod tests {
             .map(|f| f.message)
             .collect();
         assert_eq!(got, vec![
-            "t uses the condition \"Ghost\", which the template does not declare — declare it with new Condition(…)".to_owned(),
+            "m reads \"a\".\"zz\" of the mapping \"M\", which has no such key".to_owned(),
+            "m reads \"nope\" of the mapping \"M\", which has no such key".into(),
+            "t uses the condition \"Ghost\", which the template does not declare — declare it with new Condition(…)".into(),
             "t reads t.Nope, but AWS::SNS::Topic has no attribute \"Nope\" (it has TopicArn)".into(),
             "t references \"Nobody\", which is no parameter or resource of the template".into(),
             "t uses the condition \"Other\", which the template does not declare — declare it with new Condition(…)".into(),

@@ -38,9 +38,18 @@ impl Plugin for Aws {
                 let current = serialize::template(d, entities)?;
                 let previous = match args.get("output").and_then(Json::as_str) {
                     None => Json::Object(Map::new()),
-                    Some(text) => serde_json::from_str(text)
-                        .or_else(|_| chant_yaml::read::parse(text))
-                        .map_err(|e| format!("output: not a JSON or YAML template: {e}"))?,
+                    // JSON, else YAML; text that opens like JSON and is neither is reported
+                    // with JSON's error.
+                    Some(text) => match serde_json::from_str(text) {
+                        Ok(v) => v,
+                        Err(json) => chant_yaml::read::parse(text).map_err(|yaml| {
+                            if text.trim_start().starts_with(['{', '[']) {
+                                format!("output: not a JSON template: {json}")
+                            } else {
+                                format!("output: not a YAML template: {yaml}")
+                            }
+                        })?,
+                    },
                 };
                 Ok(PluginOutput::Json(diff(&previous, &current)))
             }

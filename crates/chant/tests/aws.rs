@@ -232,6 +232,21 @@ fn diff_reads_the_previous_template_inside_the_walls() {
         d["structuredContent"]["resources"]["modified"][0],
         json!({"logicalId": "jobs", "type": "AWS::SQS::Queue", "properties": ["QueueName"], "attributes": [], "replacement": true, "replacedBy": ["QueueName"]})
     );
+    std::fs::write(root.join("broken.json"), "{\"Resources\": ").unwrap();
+    let r = call(
+        &mut s,
+        4,
+        "aws:diff",
+        json!({"path": "src", "output": "broken.json"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("output: not a JSON template: "),
+        "{r}"
+    );
     for hostile in [
         "../outside.json".to_owned(),
         dir.path().join("outside.json").display().to_string(),
