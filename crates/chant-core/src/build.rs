@@ -100,6 +100,12 @@ pub fn build(
             Ok(out) => {
                 warnings.extend(out.warnings);
                 files.extend(out.files);
+                findings.extend(
+                    lexicon
+                        .post_synth_checks(d, members, &out.output)
+                        .into_iter()
+                        .map(|f| (name.clone(), f)),
+                );
                 match out.output {
                     Output::Json(v) => json_parts.push((name.clone(), v)),
                     Output::Yaml(docs) => {
@@ -107,12 +113,6 @@ pub fn build(
                     }
                     Output::Text(text) => text_parts.push((name.clone(), text)),
                 }
-                findings.extend(
-                    lexicon
-                        .post_synth_checks(d, members)
-                        .into_iter()
-                        .map(|f| (name.clone(), f)),
-                );
             }
             Err(e) => errors.push((String::new(), e)),
         }

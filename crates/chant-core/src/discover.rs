@@ -342,6 +342,8 @@ fn name_entities(raw: Vec<Raw>) -> Result<Vec<Entity>, DiscoveryError> {
 /// inlining a property entity is not an edge. No self-edges; `to` in first-reference order.
 fn dependencies(d: &Discovery) -> Vec<Vec<usize>> {
     let entity_of = &d.entity_index;
+    // Entities by name, for a `DependsOn` that names its target (built only if one does).
+    let by_name: std::cell::OnceCell<HashMap<&str, usize>> = std::cell::OnceCell::new();
     d.entities
         .iter()
         .enumerate()
@@ -363,7 +365,14 @@ fn dependencies(d: &Discovery) -> Vec<Vec<usize>> {
                 _ => Vec::new(),
             };
             for name in named {
-                if let Some(to) = d.entities.iter().position(|e| e.name == name)
+                let by_name = by_name.get_or_init(|| {
+                    let mut m = HashMap::new();
+                    for (j, e) in d.entities.iter().enumerate() {
+                        m.entry(e.name.as_str()).or_insert(j);
+                    }
+                    m
+                });
+                if let Some(&to) = by_name.get(name)
                     && to != i
                     && !out.contains(&to)
                 {

@@ -80,9 +80,7 @@ impl Catalog {
             .collect::<Result<_, String>>()?;
         Ok(Catalog { entries })
     }
-}
 
-impl Catalog {
     /// `chant://<lexicon>/resource-catalog`: `[{className, resourceType, kind}]` in snapshot order.
     pub fn resource_catalog_json(&self) -> String {
         let entries: Vec<Json> = self
@@ -321,8 +319,14 @@ pub trait Lexicon: Send + Sync {
         Ok(format!("{child_output}\n"))
     }
 
-    /// Checks run by `chant build` on the serialized output; never fail a build unless `error`.
-    fn post_synth_checks(&self, _discovery: &Discovery, _entities: &[usize]) -> Vec<Finding> {
+    /// Checks run by `chant build` on the serialized output (`output`, what this lexicon's
+    /// serializer just produced for `entities`); never fail a build unless `error`.
+    fn post_synth_checks(
+        &self,
+        _discovery: &Discovery,
+        _entities: &[usize],
+        _output: &Output,
+    ) -> Vec<Finding> {
         Vec::new()
     }
 

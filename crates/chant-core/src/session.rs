@@ -124,8 +124,10 @@ impl Chant {
             if only.is_some_and(|o| o != home) {
                 continue;
             }
-            let Some((path, file)) = self.lexicons.get(home).and_then(|l| l.child_project(decl))
-            else {
+            let Some(lexicon) = self.lexicons.get(home) else {
+                continue;
+            };
+            let Some((path, file)) = lexicon.child_project(decl) else {
                 continue;
             };
             let from = entity.file.parent().unwrap_or(project.dir());
@@ -194,10 +196,6 @@ impl Chant {
                     .map(|(file, m)| (file, format!("nested stack {}: {m}", entity.name)))
                     .collect(),
             })?;
-            let lexicon = self
-                .lexicons
-                .get(home)
-                .expect("the lexicon that declared the child");
             let text = lexicon
                 .child_template(d, i, &child_built.output)
                 .map_err(|m| fail(&entity.file, format!("nested stack {}: {m}", entity.name)))?;

@@ -104,10 +104,6 @@ export function Composite<P>(factory: (props: P) => Record<string, unknown>, nam
 
 export type OutputOptions = { lexicon?: string; description?: unknown; export?: unknown; condition?: unknown };
 
-/**
- * An output of the lexicon that produces it (`ref`'s, or `options.lexicon`). It belongs to no
- * lexicon itself (explain lists it under `unknown`): its producer is in its props.
- */
 function isPlainObject(v: unknown): v is Props {
   return typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 }
@@ -134,6 +130,10 @@ export function withDefaults<P>(definition: CompositeDefinition<P>, defaults: Pa
   return wrapped;
 }
 
+/**
+ * An output of the lexicon that produces it (`ref`'s, or `options.lexicon`). It belongs to no
+ * lexicon itself (explain lists it under `unknown`): its producer is in its props.
+ */
 export class LexiconOutput extends Declarable {
   /** `name` undefined: the output is named by the export that holds it. */
   constructor(ref: unknown, name: string | undefined, options: OutputOptions = {}) {

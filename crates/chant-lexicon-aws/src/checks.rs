@@ -107,8 +107,11 @@ fn is_intrinsic(v: &Json) -> bool {
         .is_some_and(|o| o.len() == 1 && o.keys().all(|k| k == "Ref" || k.starts_with("Fn::")))
 }
 
-fn is_true(v: Option<&Json>) -> bool {
-    matches!(v, Some(Json::Bool(true))) || v.and_then(Json::as_str) == Some("true")
+/// A flag that is on (`true`, `"true"`), or set by an intrinsic (decided at deploy, so not flagged).
+fn enabled(v: Option<&Json>) -> bool {
+    matches!(v, Some(Json::Bool(true)))
+        || v.and_then(Json::as_str) == Some("true")
+        || v.is_some_and(is_intrinsic)
 }
 
 /// WAW018: every bucket blocks public access: all four flags true (a flag left out is false
@@ -136,7 +139,7 @@ fn s3_public_access(resources: &Resources, out: &mut Vec<Finding>) {
             "RestrictPublicBuckets",
         ] {
             match pab.get(flag) {
-                Some(v) if is_true(Some(v)) || is_intrinsic(v) => {}
+                Some(v) if enabled(Some(v)) => {}
                 None => finding(
                     out,
                     id,
@@ -251,7 +254,7 @@ fn rds_encryption(resources: &Resources, out: &mut Vec<Finding>) {
             continue;
         }
         let encrypted = props.get("StorageEncrypted");
-        if !is_true(encrypted) && !encrypted.is_some_and(is_intrinsic) {
+        if !enabled(encrypted) {
             finding(
                 out,
                 id,
@@ -300,10 +303,7 @@ fn sns_encryption(resources: &Resources, out: &mut Vec<Finding>) {
 fn sqs_encryption(resources: &Resources, out: &mut Vec<Finding>) {
     for (id, props) in of_type(resources, &["AWS::SQS::Queue"]) {
         let managed = props.get("SqsManagedSseEnabled");
-        if !props.contains_key("KmsMasterKeyId")
-            && !is_true(managed)
-            && !managed.is_some_and(is_intrinsic)
-        {
+        if !props.contains_key("KmsMasterKeyId") && !enabled(managed) {
             finding(
                 out,
                 id,
@@ -320,7 +320,7 @@ fn sqs_encryption(resources: &Resources, out: &mut Vec<Finding>) {
 fn ebs_encryption(resources: &Resources, out: &mut Vec<Finding>) {
     for (id, props) in of_type(resources, &["AWS::EC2::Volume"]) {
         let e = props.get("Encrypted");
-        if !is_true(e) && !e.is_some_and(is_intrinsic) {
+        if !enabled(e) {
             finding(
                 out,
                 id,
@@ -377,20 +377,9 @@ fn references(v: &Json, out: &mut Vec<String>) {
             {
                 out.push(n.clone());
             }
-            let sub = match o.get("Fn::Sub") {
-                Some(Json::String(s)) => Some(s.as_str()),
-                Some(Json::Array(a)) => a.first().and_then(Json::as_str),
-                _ => None,
-            };
-            if let Some(s) = sub {
-                let mut rest = s;
-                while let Some(i) = rest.find("${") {
-                    rest = &rest[i + 2..];
-                    if let Some(end) = rest.find('}') {
-                        let name = rest[..end].split('.').next().unwrap_or_default();
-                        out.push(name.to_owned());
-                        rest = &rest[end..];
-                    }
+            if let Some(sub) = o.get("Fn::Sub") {
+                for name in crate::cfn::sub_names(sub) {
+                    out.push(name.split('.').next().unwrap_or_default().to_owned());
                 }
             }
             o.values().for_each(|v| references(v, out));
@@ -829,12 +818,9 @@ impl Scope<'_> {
                         return self.walk(entity, &a[2], variables, out);
                     }
                     ("Fn::Sub", sub) => {
-                        let (text, vars) = match sub {
-                            Json::String(s) => (s.as_str(), None),
-                            Json::Array(a) if a.len() == 2 => {
-                                (a[0].as_str().unwrap_or_default(), a[1].as_object())
-                            }
-                            _ => ("", None),
+                        let vars = match sub {
+                            Json::Array(a) if a.len() == 2 => a[1].as_object(),
+                            _ => None,
                         };
                         let mut names: Vec<String> = variables.to_vec();
                         if let Some(vars) = vars {
@@ -843,15 +829,8 @@ impl Scope<'_> {
                                 self.walk(entity, v, variables, out);
                             }
                         }
-                        let mut rest = text;
-                        while let Some(i) = rest.find("${") {
-                            rest = &rest[i + 2..];
-                            let Some(end) = rest.find('}') else { break };
-                            let name = &rest[..end];
-                            if !name.starts_with('!') {
-                                self.reference(entity, name, &names, out);
-                            }
-                            rest = &rest[end..];
+                        for name in crate::cfn::sub_names(sub) {
+                            self.reference(entity, name, &names, out);
                         }
                         return;
                     }

@@ -542,18 +542,8 @@ impl<'t> Gen<'t> {
                             }
                         }
                         ("Fn::Sub", sub) => {
-                            let text = match sub {
-                                Json::String(s) => Some(s.as_str()),
-                                Json::Array(a) => a.first().and_then(Json::as_str),
-                                _ => None,
-                            };
-                            let mut rest = text.unwrap_or_default();
-                            while let Some(i) = rest.find("${") {
-                                rest = &rest[i + 2..];
-                                let end = rest.find('}').unwrap_or(rest.len());
-                                let name = rest[..end].split('.').next().unwrap_or_default();
-                                add(Kind::Resource, name);
-                                rest = &rest[end..];
+                            for name in crate::cfn::sub_names(sub) {
+                                add(Kind::Resource, name.split('.').next().unwrap_or_default());
                             }
                         }
                         _ => {}

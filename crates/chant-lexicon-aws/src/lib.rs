@@ -6,6 +6,7 @@
 //! asks it through the [`Lexicon`] trait.
 
 pub mod catalog;
+mod cfn;
 mod checks;
 pub mod import;
 pub mod lint;
@@ -244,13 +245,17 @@ impl Lexicon for Aws {
         serialize::child_template(d, entity, child_output)
     }
 
-    fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
+    /// The checks read the template the build just serialized.
+    fn post_synth_checks(
+        &self,
+        d: &Discovery,
+        entities: &[usize],
+        output: &Output,
+    ) -> Vec<Finding> {
         let mut findings = undefined_props(d, entities);
-        findings.extend(
-            serialize::template(d, entities)
-                .map(|t| checks::run(&t))
-                .unwrap_or_default(),
-        );
+        if let Output::Json(template) = output {
+            findings.extend(checks::run(template));
+        }
         findings
     }
 

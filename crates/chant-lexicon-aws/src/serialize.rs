@@ -501,7 +501,18 @@ impl<'a> Walker<'a> {
         {
             r.insert("Properties".into(), Json::Object(props));
         }
-        match &decl.attributes {
+        self.attributes(name, &decl.attributes, &mut r)?;
+        Ok(Json::Object(r))
+    }
+
+    /// A resource's attributes (the second argument) into its template entry `r`.
+    fn attributes(
+        &self,
+        name: &str,
+        attributes: &Value,
+        r: &mut Map<String, Json>,
+    ) -> Result<(), String> {
+        match attributes {
             Value::Undefined | Value::Null => {}
             Value::Object(attrs) => {
                 for (k, v) in attrs {
@@ -537,7 +548,7 @@ impl<'a> Walker<'a> {
                 ));
             }
         }
-        Ok(Json::Object(r))
+        Ok(())
     }
 }
 
@@ -690,19 +701,16 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                         tags.push((key.to_owned(), value));
                     }
                 }
-                STACK
-                    if decl.class_name == "NestedStack" && child_template_file(decl).is_none() =>
-                {
-                    return Err(format!(
-                        "nested stack {name}: {:?} is not a file name (letters, digits, . _ -, not starting with a dot)",
-                        decl.props
-                            .get("templateName")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                    ));
-                }
-                STACK if child_template_file(decl).is_some() => {
-                    let (_, file) = child_template_file(decl).unwrap_or_default();
+                STACK if decl.class_name == "NestedStack" => {
+                    let Some((_, file)) = child_template_file(decl) else {
+                        return Err(format!(
+                            "nested stack {name}: {:?} is not a file name (letters, digits, . _ -, not starting with a dot)",
+                            decl.props
+                                .get("templateName")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                        ));
+                    };
                     let mut params = Map::new();
                     params.insert(
                         "TemplateBasePath".into(),
@@ -724,19 +732,7 @@ pub fn template(d: &Discovery, entities: &[usize]) -> Result<Json, String> {
                             "Parameters": params,
                         }),
                     );
-                    if let Json::Object(attrs) = w.resource(
-                        name,
-                        &Declarable {
-                            props: Value::Object(Vec::new()),
-                            ..decl.clone()
-                        },
-                    )? {
-                        for (k, v) in attrs {
-                            if k != "Type" && k != "Properties" {
-                                r.insert(k, v);
-                            }
-                        }
-                    }
+                    w.attributes(name, &decl.attributes, &mut r)?;
                     resources.insert(name.to_owned(), Json::Object(r));
                     nested = true;
                 }

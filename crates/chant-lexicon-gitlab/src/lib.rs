@@ -346,7 +346,12 @@ impl Lexicon for Gitlab {
         Some(self)
     }
 
-    fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
+    fn post_synth_checks(
+        &self,
+        d: &Discovery,
+        entities: &[usize],
+        _output: &chant_core::lexicon::Output,
+    ) -> Vec<Finding> {
         checks::run(d, entities)
     }
 

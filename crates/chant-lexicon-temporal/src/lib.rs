@@ -67,7 +67,12 @@ impl Lexicon for Temporal {
         Some(serialize::serialize(d, entities))
     }
 
-    fn post_synth_checks(&self, d: &Discovery, entities: &[usize]) -> Vec<Finding> {
+    fn post_synth_checks(
+        &self,
+        d: &Discovery,
+        entities: &[usize],
+        _output: &chant_core::lexicon::Output,
+    ) -> Vec<Finding> {
         checks::run(d, entities)
     }
 

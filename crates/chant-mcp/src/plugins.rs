@@ -73,7 +73,7 @@ pub(crate) fn register(
     (b, skipped)
 }
 
-/// The largest file a plugin tool is handed (`\"format\": \"path\"` arguments).
+/// The largest file a plugin tool is handed (`"format": "path"` arguments).
 const PLUGIN_FILE_BYTES: u64 = 16 << 20;
 
 fn plugin_call(

@@ -41,6 +41,8 @@ use mcp_testkit::bench::{PipeServer, dir_size, median, p90};
 static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     std::env::var("CHANT_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_chant").to_owned())
 });
+/// The MCP `build` call of `src`.
+const BUILD_SRC: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
 const INIT: &str =
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
 
@@ -62,14 +64,13 @@ fn cold_starts(root: &Path) -> Vec<Duration> {
 
 /// The times of `n` MCP `build` calls of `src` on one server, after `warm` unmeasured ones.
 fn build_calls(s: &mut PipeServer, warm: usize, n: usize) -> Vec<Duration> {
-    let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
     for _ in 0..warm {
-        s.roundtrip(build);
+        s.roundtrip(BUILD_SRC);
     }
     (0..n)
         .map(|_| {
             let t = Instant::now();
-            let r = s.roundtrip(build);
+            let r = s.roundtrip(BUILD_SRC);
             let d = t.elapsed();
             assert!(
                 r.contains("\\\"success\\\": true"),
@@ -496,23 +497,7 @@ fn engine(scratch: &Path) {
 
     let mut s = serve(&fixture_root);
     s.roundtrip(INIT);
-    let build = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{"path":"src"}}}"#;
-    for _ in 0..10 {
-        s.roundtrip(build);
-    }
-    let builds: Vec<Duration> = (0..200)
-        .map(|_| {
-            let t = Instant::now();
-            let r = s.roundtrip(build);
-            let d = t.elapsed();
-            assert!(
-                r.contains("\\\"success\\\": true"),
-                "{}",
-                &r[..r.len().min(300)]
-            );
-            d
-        })
-        .collect();
+    let builds = build_calls(&mut s, 10, 200);
     s.stop();
 
     let big = scratch.join("big");
@@ -543,7 +528,7 @@ fn engine(scratch: &Path) {
     let mcp_build: Vec<Duration> = (0..3)
         .map(|_| {
             let t = Instant::now();
-            let r = s.roundtrip(build);
+            let r = s.roundtrip(BUILD_SRC);
             assert!(
                 r.contains("\\\"resourceCount\\\": 10002"),
                 "{}",
