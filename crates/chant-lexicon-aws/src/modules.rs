@@ -56,11 +56,15 @@ fn exported_names(source: &str) -> Vec<&str> {
     names
 }
 
+/// The names `~base` and `~composites` export, each sorted: read from their sources once.
+fn exports() -> &'static (Vec<&'static str>, Vec<&'static str>) {
+    static NAMES: OnceLock<(Vec<&'static str>, Vec<&'static str>)> = OnceLock::new();
+    NAMES.get_or_init(|| (exported_names(BASE), exported_names(COMPOSITES)))
+}
+
 /// Which module of the hand-written part exports a name: `~base` or `~composites`.
 fn hand_written(name: &str) -> Option<&'static str> {
-    static NAMES: OnceLock<(Vec<&'static str>, Vec<&'static str>)> = OnceLock::new();
-    let (base, composites) =
-        NAMES.get_or_init(|| (exported_names(BASE), exported_names(COMPOSITES)));
+    let (base, composites) = exports();
     if base.binary_search(&name).is_ok() {
         Some("~base")
     } else if composites.binary_search(&name).is_ok() {
@@ -72,9 +76,8 @@ fn hand_written(name: &str) -> Option<&'static str> {
 
 /// Every name the hand-written part exports.
 pub fn hand_written_names() -> Vec<&'static str> {
-    let mut all = exported_names(BASE);
-    all.extend(exported_names(COMPOSITES));
-    all
+    let (base, composites) = exports();
+    base.iter().chain(composites).copied().collect()
 }
 
 /// The catalog class exported as `name`, unless the hand-written part takes that name.
