@@ -44,6 +44,9 @@ struct Builder {
     error: Option<String>,
     /// The scalar being pushed is a plain, untagged `<<`.
     merge_key: bool,
+    /// Only the part of YAML that JSON can also express: no alias, tag, merge key or
+    /// repeated key ([`parse_json_subset`]).
+    strict: bool,
 }
 
 fn tag_name(tag: &Option<Tag>) -> Option<String> {
@@ -182,7 +185,9 @@ impl Builder {
             None => self.docs.push(value),
             Some(Frame::Seq(items, _, _)) => items.push(value),
             Some(Frame::Map(entries, pending, merges, _, _)) => match pending.take() {
-                None if std::mem::take(&mut self.merge_key) => *pending = Some(Key::Merge),
+                None if std::mem::take(&mut self.merge_key) && !self.strict => {
+                    *pending = Some(Key::Merge)
+                }
                 None => match value {
                     Json::String(k) => *pending = Some(Key::Name(k)),
                     Json::Number(n) => *pending = Some(Key::Name(n.to_string())),
@@ -199,6 +204,15 @@ impl Builder {
                 },
                 Some(Key::Merge) => merges.push(value),
                 Some(Key::Name(k)) => {
+                    if self.strict && entries.contains_key(&k) {
+                        let msg = format!(
+                            "the key {} appears twice in one mapping (line {})",
+                            Json::String(k),
+                            mark.line()
+                        );
+                        self.fail(msg);
+                        return;
+                    }
                     entries.insert(k, value);
                 }
             },
@@ -211,6 +225,15 @@ impl MarkedEventReceiver for Builder {
         // Only the scalar this event is may be the merge key (an alias or a `<<` value is not).
         self.merge_key = false;
         if self.error.is_some() {
+            return;
+        }
+        if self.strict
+            && let Some(why) = outside_json(&ev)
+        {
+            self.fail(format!(
+                "{why} at line {} — JSON cannot hold it",
+                mark.line()
+            ));
             return;
         }
         match ev {
@@ -341,9 +364,42 @@ impl MarkedEventReceiver for Builder {
     }
 }
 
+/// What in `ev` JSON has no form for, if anything: an alias, a tag, or a float that is not a
+/// number (`.inf`, `.nan`).
+fn outside_json(ev: &Event) -> Option<&'static str> {
+    match ev {
+        Event::Alias(_) => Some("a YAML alias"),
+        Event::SequenceStart(_, Some(_)) | Event::MappingStart(_, Some(_)) => Some("a YAML tag"),
+        Event::Scalar(_, _, _, Some(_)) => Some("a YAML tag"),
+        Event::Scalar(text, TScalarStyle::Plain, _, None)
+            if matches!(
+                text.trim_start_matches(['+', '-']),
+                ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN"
+            ) =>
+        {
+            Some("a float that is not a number")
+        }
+        _ => None,
+    }
+}
+
 /// The single document of `text` as JSON.
 pub fn parse(text: &str) -> Result<Json, String> {
-    let mut b = Builder::default();
+    parse_with(text, false)
+}
+
+/// The single document of `text` as JSON, read as the part of YAML that JSON can also
+/// express: an alias, a tag, a repeated key or a value JSON cannot hold is refused, and `<<`
+/// is a key like any other. Front matter of workspace records is read this way.
+pub fn parse_json_subset(text: &str) -> Result<Json, String> {
+    parse_with(text, true)
+}
+
+fn parse_with(text: &str, strict: bool) -> Result<Json, String> {
+    let mut b = Builder {
+        strict,
+        ..Builder::default()
+    };
     let mut parser = Parser::new_from_str(text);
     parser.load(&mut b, true).map_err(|e| {
         format!(
@@ -369,6 +425,31 @@ pub fn parse(text: &str) -> Result<Json, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_json_subset_refuses_what_json_cannot_hold() {
+        assert_eq!(
+            parse_json_subset("a: 1\nb: [x, \"y\"]\n<<: 3\n").unwrap(),
+            json!({"a": 1, "b": ["x", "y"], "<<": 3})
+        );
+        for (text, why) in [
+            ("a: &x 1\nb: *x\n", "alias"),
+            ("a: 1\na: 2\n", "appears twice"),
+            ("'<<': 1\n<<: 2\n", "appears twice"),
+            ("a: !Ref x\n", "tag"),
+            ("a: !!str 1\n", "tag"),
+            ("a: .inf\n", "not a number"),
+            ("a: -.NaN\n", "not a number"),
+        ] {
+            let e = parse_json_subset(text).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
+        assert_eq!(
+            parse("a: 1\na: 2\n").unwrap(),
+            json!({"a": 2}),
+            "templates keep the last"
+        );
+    }
 
     #[test]
     fn only_a_plain_merge_key_merges_and_big_integers_are_numbers() {

@@ -1,0 +1,596 @@
+//! Reading a kind's records: each file the kind locates, parsed, judged by the kind's schema,
+//! with ids, supersession, evidence pins, digest, quorum and provenance worked out. A read
+//! never writes; a write reads through here twice, the second time with its candidate file in
+//! place ([`Overlay`]).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::digest;
+use crate::error::{Result, WsError};
+use crate::kind::{Format, Id, Kind};
+use crate::quorum::{self, Judge};
+use crate::tree::Tree;
+use crate::trust::Trust;
+
+/// A file a write would put in place, read instead of what the tree holds there.
+pub struct Overlay {
+    pub file: PathBuf,
+    pub text: String,
+}
+
+/// What a read needs besides the kind.
+pub struct Context<'a> {
+    pub tree: &'a Tree,
+    /// The workspace root, absolute: record and pin paths are shown from it.
+    pub root: &'a Path,
+    pub trust: &'a Trust,
+    /// The review need and where it came from (`declaration` or `default`).
+    pub need: (u64, &'static str),
+    /// Paths (absolute) the working tree holds changed or new against HEAD, when known.
+    pub dirty: Option<&'a HashSet<PathBuf>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Code {
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn code(code: &'static str, message: impl Into<String>) -> Code {
+    Code {
+        code,
+        message: message.into(),
+    }
+}
+
+/// One record as read.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub id: Option<String>,
+    /// From the workspace root, `/` separators.
+    pub path: String,
+    pub file: PathBuf,
+    pub text: Option<String>,
+    pub data: Option<Map<String, Value>>,
+    pub state: Option<String>,
+    pub reasons: Vec<Code>,
+    pub warnings: Vec<Code>,
+    pub superseded_by: Option<String>,
+    pub digest: Option<String>,
+    pub assets: Vec<Value>,
+    pub quorum: Option<Value>,
+    pub provenance: Value,
+}
+
+impl Record {
+    pub fn valid(&self) -> bool {
+        self.reasons.is_empty()
+    }
+}
+
+/// `path` from `root` with `/` separators (the path itself when it is not under `root`).
+pub fn shown(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let s = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    if s.is_empty() { ".".into() } else { s }
+}
+
+/// Parses a record's text by the kind's format: its structured core, or why it has none.
+pub fn parse(kind: &Kind, text: &str) -> std::result::Result<Map<String, Value>, String> {
+    match kind.format {
+        Format::Markdown => {
+            let text = digest::lf(text);
+            let (fm, _) = digest::front_matter(&text)
+                .ok_or("has no front matter (a first line --- and a closing ---)")?;
+            match chant_yaml::read::parse_json_subset(&text[fm]) {
+                Ok(Value::Object(m)) => Ok(m),
+                Ok(other) => Err(format!(
+                    "front matter is {} rather than a mapping",
+                    kind_of(&other)
+                )),
+                Err(e) => Err(format!("front matter: {e}")),
+            }
+        }
+        Format::Json => match crate::json::parse(text, false) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(other) => Err(format!("holds {} rather than one object", kind_of(&other))),
+            Err(e) => Err(format!("is not I-JSON: {e}")),
+        },
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "empty",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Whether `p` is a workspace path a pin may name: `/` separators, no leading `/`, no `.` or
+/// `..` segment, no trailing `/`.
+pub fn pin_path_ok(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.ends_with('/')
+        && !p.contains('\\')
+        && !p.contains('\0')
+        && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+/// The files the kind locates, in path order: every file directly in its directory whose name
+/// matches, and the overlay's file when it is one of them.
+fn locate(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<PathBuf>> {
+    let Some(entries) = ctx.tree.list(&kind.dir) else {
+        if overlay.is_some_and(|o| o.file.parent() == Some(kind.dir.as_path())) {
+            return Ok(vec![overlay.map(|o| o.file.clone()).unwrap_or_default()]);
+        }
+        return Err(WsError::new(
+            "location-missing",
+            format!(
+                "{}: the records directory {} does not exist{}; create it, or fix the kind's location.dir",
+                shown(ctx.root, &kind.file),
+                shown(ctx.root, &kind.dir),
+                ctx.tree
+                    .commit()
+                    .map(|c| format!(" at {c}"))
+                    .unwrap_or_default()
+            ),
+        ));
+    };
+    let mut files: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|e| e.file && kind.matcher.is_match(&e.name))
+        .map(|e| kind.dir.join(e.name))
+        .collect();
+    if let Some(o) = overlay
+        && !files.contains(&o.file)
+    {
+        files.push(o.file.clone());
+        files.sort();
+    }
+    Ok(files)
+}
+
+/// Whether a working-tree file stays inside the workspace once its links are followed.
+fn inside(root: &Path, file: &Path) -> bool {
+    match (std::fs::canonicalize(root), std::fs::canonicalize(file)) {
+        (Ok(r), Ok(f)) => f.starts_with(r),
+        _ => false,
+    }
+}
+
+/// Reads every record of `kind`, with `overlay` in place of what the tree holds at its path.
+pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<Record>> {
+    let files = locate(kind, ctx, overlay)?;
+    let texts = {
+        let from_tree: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| overlay.is_none_or(|o| &o.file != *f))
+            .cloned()
+            .collect();
+        let mut got = ctx.tree.read_many(&from_tree).into_iter();
+        files
+            .iter()
+            .map(|f| match overlay {
+                Some(o) if &o.file == f => Ok(o.text.clone()),
+                _ => {
+                    let bytes = got.next().flatten();
+                    if matches!(ctx.tree, Tree::Work) && !inside(ctx.root, f) {
+                        return Err(
+                            "is a link that leads outside the workspace, so it is not read"
+                                .to_owned(),
+                        );
+                    }
+                    match bytes {
+                        None => Err(format!(
+                            "cannot be read (missing, unreadable or larger than {} bytes)",
+                            crate::tree::MAX_FILE
+                        )),
+                        Some(b) => String::from_utf8(b).map_err(|_| "is not UTF-8 text".to_owned()),
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut records: Vec<Record> = Vec::with_capacity(files.len());
+    let field_of =
+        |m: &Map<String, Value>, f: &str| m.get(f).and_then(Value::as_str).map(str::to_owned);
+    for (file, text) in files.iter().zip(texts) {
+        let path = shown(ctx.root, file);
+        let mut r = Record {
+            id: None,
+            path,
+            file: file.clone(),
+            text: None,
+            data: None,
+            state: None,
+            reasons: Vec::new(),
+            warnings: Vec::new(),
+            superseded_by: None,
+            digest: None,
+            assets: Vec::new(),
+            quorum: None,
+            provenance: Value::Null,
+        };
+        match text {
+            Err(why) => r
+                .reasons
+                .push(code("record-unparseable", format!("{} {why}", r.path))),
+            Ok(text) => {
+                match parse(kind, &text) {
+                    Err(why) => r
+                        .reasons
+                        .push(code("record-unparseable", format!("{} {why}", r.path))),
+                    Ok(data) => {
+                        r.id = match &kind.id {
+                            Id::Field(f) => field_of(&data, f),
+                            Id::Sha256 => Some(digest::sha256_hex(text.as_bytes())),
+                        };
+                        if let Some(s) = &kind.states {
+                            r.state = field_of(&data, &s.field);
+                        }
+                        if let Some(why) = kind.validator.check(&Value::Object(data.clone())) {
+                            r.reasons.push(code(
+                                "record-schema-invalid",
+                                format!(
+                                    "{} does not match the kind's schema {}: {why}",
+                                    r.path, kind.schema_id
+                                ),
+                            ));
+                        }
+                        if let Some(s) = &kind.states
+                            && let Some(st) = &r.state
+                            && !s.all.contains(st)
+                        {
+                            r.reasons.push(code(
+                                "record-schema-invalid",
+                                format!("{} is in the state \"{st}\", which the kind does not list ({})", r.path, s.all.join(", ")),
+                            ));
+                        }
+                        r.data = Some(data);
+                    }
+                }
+                r.digest = Some(kind.digest(&text));
+                r.text = Some(text);
+            }
+        }
+        records.push(r);
+    }
+    ids(&mut records);
+    supersession(kind, &mut records);
+    for i in 0..records.len() {
+        pins(kind, ctx, &mut records, i);
+        reviews(kind, ctx, &mut records[i]);
+        records[i].provenance = ctx.trust.provenance(&records[i].file, ctx.dirty);
+    }
+    Ok(records)
+}
+
+fn ids(records: &mut [Record]) {
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for r in records.iter_mut() {
+        let Some(id) = &r.id else { continue };
+        match seen.get(id) {
+            Some(first) => {
+                let m = format!(
+                    "{} repeats the id {id}, which {first} already has; give one of them another id",
+                    r.path
+                );
+                r.reasons.push(code("record-id-duplicate", m));
+            }
+            None => {
+                seen.insert(id.clone(), r.path.clone());
+            }
+        }
+    }
+}
+
+/// The ids a record lists under the kind's supersedes field.
+pub fn supersedes_ids(kind: &Kind, data: &Map<String, Value>) -> Vec<String> {
+    let Some((field, key)) = &kind.supersedes else {
+        return Vec::new();
+    };
+    let one = |v: &Value| -> Option<String> {
+        match key {
+            Some(k) => v.get(k).and_then(Value::as_str).map(str::to_owned),
+            None => v.as_str().map(str::to_owned),
+        }
+    };
+    match data.get(field) {
+        Some(Value::Array(a)) => a.iter().filter_map(one).collect(),
+        Some(v @ Value::String(_)) if key.is_none() => one(v).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a link from a record in `new` to one in `old` takes effect: with `approval`, the
+/// new rank is above 0 and at least the old; without, the new record is closed.
+pub fn link_takes_effect(kind: &Kind, new: Option<&str>, old: Option<&str>) -> bool {
+    if kind.approval.is_some() {
+        let n = kind.rank(new);
+        n > 0 && n >= kind.rank(old)
+    } else {
+        kind.is_closed(new)
+    }
+}
+
+fn supersession(kind: &Kind, records: &mut [Record]) {
+    if kind.supersedes.is_none() {
+        return;
+    }
+    let index: HashMap<String, usize> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.reasons.iter().any(|c| c.code == "record-id-duplicate"))
+        .filter_map(|(i, r)| Some((r.id.clone()?, i)))
+        .collect();
+    for i in 0..records.len() {
+        let Some(data) = &records[i].data else {
+            continue;
+        };
+        let targets = supersedes_ids(kind, data);
+        for t in targets {
+            let Some(&j) = index.get(&t) else {
+                let m = format!(
+                    "{} supersedes {t}, and no record has that id",
+                    records[i].path
+                );
+                records[i]
+                    .reasons
+                    .push(code("record-supersedes-unknown", m));
+                continue;
+            };
+            let (new, old) = (records[i].state.clone(), records[j].state.clone());
+            if !link_takes_effect(kind, new.as_deref(), old.as_deref()) {
+                let m = format!(
+                    "{} supersedes {t}, which is {}, and a {} record's link has no effect until it is approved at least as strongly",
+                    records[i].path,
+                    old.as_deref().unwrap_or("in no state"),
+                    new.as_deref().unwrap_or("stateless")
+                );
+                records[i]
+                    .warnings
+                    .push(code("record-supersedes-pending", m));
+                continue;
+            }
+            let me = records[i].id.clone();
+            match &records[j].superseded_by {
+                Some(other) if Some(other) != me.as_ref() => {
+                    let m = format!(
+                        "{} supersedes {t}, which {other} already supersedes; each record is superseded once",
+                        records[i].path
+                    );
+                    records[i]
+                        .reasons
+                        .push(code("record-supersedes-conflict", m));
+                }
+                _ => records[j].superseded_by = me,
+            }
+        }
+    }
+}
+
+fn pins(kind: &Kind, ctx: &Context, records: &mut [Record], i: usize) {
+    let Some(field) = &kind.pins else { return };
+    let Some(data) = &records[i].data else { return };
+    let entries = match data.get(field) {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    if entries.is_empty() {
+        let m = format!(
+            "{} has an empty {field} list, so it cites nothing and pins no file",
+            records[i].path
+        );
+        records[i].warnings.push(code("record-no-evidence", m));
+        return;
+    }
+    // Hashes the records this one supersedes pinned, by path.
+    let mut earlier: HashSet<(String, String)> = HashSet::new();
+    for t in supersedes_ids(kind, data) {
+        if let Some(old) = records.iter().find(|r| r.id.as_deref() == Some(t.as_str()))
+            && let Some(od) = &old.data
+            && let Some(Value::Array(a)) = od.get(field)
+        {
+            for e in a {
+                if let (Some(p), Some(h)) = (
+                    e.get("path").and_then(Value::as_str),
+                    e.get("sha256").and_then(Value::as_str),
+                ) {
+                    earlier.insert((p.to_owned(), h.to_owned()));
+                }
+            }
+        }
+    }
+    let mut assets = Vec::new();
+    let mut warnings = Vec::new();
+    for e in &entries {
+        let (Some(p), Some(h)) = (
+            e.get("path").and_then(Value::as_str),
+            e.get("sha256").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let target = ctx.root.join(p);
+        let bytes =
+            if pin_path_ok(p) && (!matches!(ctx.tree, Tree::Work) || inside(ctx.root, &target)) {
+                ctx.tree.read(&target)
+            } else {
+                None
+            };
+        let (state, actual) = match bytes {
+            None => ("missing", Value::Null),
+            Some(b) => {
+                let actual = digest::sha256_hex(&b);
+                if actual != h {
+                    ("drifted", json!(actual))
+                } else if earlier.contains(&(p.to_owned(), h.to_owned()))
+                    && unchanged_since(ctx, &target, &records[i].file)
+                {
+                    ("stale", json!(actual))
+                } else {
+                    ("pinned", json!(actual))
+                }
+            }
+        };
+        match state {
+            "missing" => warnings.push(code("asset-missing", format!("{} pins {p}, which does not exist in the tree read", records[i].path))),
+            "drifted" => warnings.push(code("asset-drift", format!("{} pins {p} at {h}, and the file now hashes to {}", records[i].path, actual.as_str().unwrap_or("")))),
+            "stale" => warnings.push(code("asset-stale", format!("{} pins {p} at the hash a record it supersedes pinned, and the file has not changed since", records[i].path))),
+            _ => {}
+        }
+        assets.push(json!({"path": p, "sha256": h, "state": state, "actual": actual}));
+    }
+    records[i].assets = assets;
+    records[i].warnings.extend(warnings);
+}
+
+/// Whether `file`'s last commit in the tree read is older than the commit that added `record`
+/// (a record not committed yet counts as recorded now). Outside git, hashes alone decide.
+fn unchanged_since(ctx: &Context, file: &Path, record: &Path) -> bool {
+    let Some(top) = crate::tree::toplevel(ctx.root) else {
+        return false;
+    };
+    let rev = ctx.tree.commit().unwrap_or("HEAD").to_owned();
+    let time = |args: &[&str], p: &Path| -> Option<i64> {
+        let p = p.strip_prefix(&top).ok()?.to_str()?.to_owned();
+        let mut a: Vec<&str> = args.to_vec();
+        a.push(&rev);
+        a.push("--");
+        a.push(&p);
+        let out = crate::tree::git_out(&top, &a)?;
+        String::from_utf8(out)
+            .ok()?
+            .lines()
+            .last()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let file_time = time(&["log", "-1", "--format=%ct"], file);
+    let added = time(&["log", "--diff-filter=A", "--format=%ct"], record);
+    match (file_time, added) {
+        (Some(f), Some(a)) => f < a,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+fn reviews(kind: &Kind, ctx: &Context, r: &mut Record) {
+    let (Some(rv), Some(data), Some(digest)) = (&kind.reviews, &r.data, &r.digest) else {
+        return;
+    };
+    let list = match data.get(&rv.field) {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    let judge = Judge {
+        need: ctx.need.0,
+        need_from: ctx.need.1,
+        agents: &ctx.trust.agents,
+        attestation: ctx.trust.active,
+    };
+    let decider = data.get(&rv.decider).and_then(Value::as_str);
+    let (q, undigested) = quorum::quorum(&list, decider, digest, &judge);
+    if !undigested.is_empty() {
+        let names = undigested
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        r.warnings.push(code(
+            "review-undigested",
+            format!("{} has verdicts with no digest, by {names}; they still count, and an amendment will not stop them counting", r.path),
+        ));
+    }
+    r.quorum = Some(q);
+}
+
+fn codes(list: &[Code]) -> Value {
+    Value::Array(
+        list.iter()
+            .map(|c| json!({"code": c.code, "message": c.message}))
+            .collect(),
+    )
+}
+
+/// The `kind` block of a document.
+pub fn kind_block(kind: &Kind, root: &Path, with_format: bool) -> Value {
+    let mut b =
+        json!({"name": kind.name, "schema": kind.schema_id, "file": shown(root, &kind.file)});
+    if with_format {
+        b["format"] = json!(kind.format.as_str());
+    }
+    b
+}
+
+/// One record as the `records` document lists it.
+pub fn record_json(kind: &Kind, r: &Record) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(r.id));
+    m.insert("path".into(), json!(r.path));
+    m.insert("state".into(), json!(r.state));
+    m.insert("valid".into(), json!(r.valid()));
+    m.insert("reasons".into(), codes(&r.reasons));
+    m.insert("supersededBy".into(), json!(r.superseded_by));
+    m.insert(
+        "data".into(),
+        r.data.clone().map_or(Value::Null, Value::Object),
+    );
+    m.insert("provenance".into(), r.provenance.clone());
+    m.insert("assets".into(), Value::Array(r.assets.clone()));
+    m.insert("warnings".into(), codes(&r.warnings));
+    if kind.reviews.is_some() {
+        m.insert("digest".into(), json!(r.digest));
+        m.insert("quorum".into(), r.quorum.clone().unwrap_or(Value::Null));
+    }
+    Value::Object(m)
+}
+
+pub const RECORDS_SCHEMA: &str =
+    "https://intentius.io/chant/schemas/workspace/records/v1/records.schema.json";
+
+/// The `records --json` document of one kind.
+pub fn document(kind: &Kind, records: &[Record], ctx: &Context, current: bool) -> Value {
+    let shown_records: Vec<Value> = records
+        .iter()
+        .filter(|r| !current || !superseded_by_closed(kind, records, r))
+        .map(|r| record_json(kind, r))
+        .collect();
+    let total = records.len();
+    let valid = records.iter().filter(|r| r.valid()).count();
+    let superseded = records.iter().filter(|r| r.superseded_by.is_some()).count();
+    json!({
+        "$schema": RECORDS_SCHEMA,
+        "contract": 1,
+        "kind": kind_block(kind, ctx.root, true),
+        "at": ctx.tree.commit(),
+        "workspaceRoot": ".",
+        "current": current,
+        "trust": ctx.trust.block(),
+        "records": shown_records,
+        "summary": {"total": total, "valid": valid, "invalid": total - valid, "superseded": superseded},
+    })
+}
+
+/// Whether `r` is superseded by a record in a closed state (`--current` leaves it out).
+fn superseded_by_closed(kind: &Kind, records: &[Record], r: &Record) -> bool {
+    let Some(by) = &r.superseded_by else {
+        return false;
+    };
+    records
+        .iter()
+        .find(|o| o.id.as_ref() == Some(by))
+        .is_some_and(|o| kind.is_closed(o.state.as_deref()))
+}

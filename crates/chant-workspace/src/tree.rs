@@ -1,0 +1,255 @@
+//! The tree a read looks at: the working tree, or a commit read from the local object store
+//! (`--at`, and the base revision trust is read from). Reads only: nothing here writes, and
+//! git runs with replace refs off, so `git replace` cannot make a commit show other files.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Result, WsError};
+
+/// A git command in `dir`, replace refs off and no pager.
+pub fn git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// `git <args>` in `dir`: its stdout when it exits 0.
+pub fn git_out(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let out = git(dir).args(args).stderr(Stdio::null()).output().ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// The top of the git work tree holding `dir`, if any.
+pub fn toplevel(dir: &Path) -> Option<PathBuf> {
+    let out = git_out(dir, &["rev-parse", "--show-toplevel"])?;
+    let s = String::from_utf8(out).ok()?;
+    Some(PathBuf::from(s.trim_end_matches('\n')))
+}
+
+/// The full commit id `rev` names in the repository at `top`.
+pub fn resolve(top: &Path, rev: &str) -> Option<String> {
+    if rev.starts_with('-') || rev.is_empty() {
+        return None;
+    }
+    let spec = format!("{rev}^{{commit}}");
+    let out = git_out(
+        top,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ],
+    )?;
+    let s = String::from_utf8(out).ok()?;
+    Some(s.trim().to_owned())
+}
+
+/// A directory entry: its name and whether it is a file (else a directory or something else).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub file: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Tree {
+    /// The working tree.
+    Work,
+    /// A commit of the repository whose work tree starts at `top`.
+    Rev { top: PathBuf, commit: String },
+}
+
+impl Tree {
+    /// The commit `rev` of the repository holding `dir`: `not-a-git-repository` outside one,
+    /// `revision-unknown` (or `code`) when `rev` names no commit.
+    pub fn at(dir: &Path, rev: &str, code: &'static str) -> Result<Tree> {
+        let top = toplevel(dir).ok_or_else(|| {
+            WsError::new(
+                "not-a-git-repository",
+                format!(
+                    "{} is in no git repository, so there is no revision {rev} to read; drop the revision, or run it inside the repository",
+                    dir.display()
+                ),
+            )
+        })?;
+        let commit = resolve(&top, rev).ok_or_else(|| {
+            WsError::new(
+                code,
+                format!(
+                    "{rev} names no commit in {}; give a branch, tag or commit id it has",
+                    top.display()
+                ),
+            )
+        })?;
+        Ok(Tree::Rev { top, commit })
+    }
+
+    pub fn commit(&self) -> Option<&str> {
+        match self {
+            Tree::Work => None,
+            Tree::Rev { commit, .. } => Some(commit),
+        }
+    }
+
+    /// `path` (absolute, under the work tree) as a path inside the commit.
+    fn inner(top: &Path, path: &Path) -> Option<String> {
+        let rel = path.strip_prefix(top).ok()?;
+        let s = rel.to_str()?.to_owned();
+        Some(s)
+    }
+
+    /// The entries of the directory `dir` (absolute), sorted by name; `None` when there is no
+    /// directory there.
+    pub fn list(&self, dir: &Path) -> Option<Vec<Entry>> {
+        match self {
+            Tree::Work => {
+                let rd = std::fs::read_dir(dir).ok()?;
+                let mut out: Vec<Entry> = rd
+                    .filter_map(|e| {
+                        let e = e.ok()?;
+                        let name = e.file_name().into_string().ok()?;
+                        // A link is followed only to see whether it is a file; the reader
+                        // checks where it leads before reading it.
+                        let file = e.file_type().ok()?.is_file()
+                            || (e.file_type().ok()?.is_symlink() && e.path().is_file());
+                        Some(Entry { name, file })
+                    })
+                    .collect();
+                out.sort_by(|a, b| a.name.cmp(&b.name));
+                Some(out)
+            }
+            Tree::Rev { top, commit } => {
+                let inner = Self::inner(top, dir)?;
+                let spec = if inner.is_empty() {
+                    commit.clone()
+                } else {
+                    format!("{commit}:{inner}")
+                };
+                let kind = git_out(top, &["cat-file", "-t", &spec])?;
+                if kind != b"tree\n" {
+                    return None;
+                }
+                let out = git_out(top, &["ls-tree", "-z", &spec])?;
+                let mut entries: Vec<Entry> = out
+                    .split(|b| *b == 0)
+                    .filter(|l| !l.is_empty())
+                    .filter_map(|l| {
+                        let l = std::str::from_utf8(l).ok()?;
+                        let (meta, name) = l.split_once('\t')?;
+                        let mut m = meta.split(' ');
+                        let mode = m.next()?;
+                        let kind = m.next()?;
+                        Some(Entry {
+                            name: name.to_owned(),
+                            file: kind == "blob" && mode != "120000",
+                        })
+                    })
+                    .collect();
+                entries.sort_by(|a, b| a.name.cmp(&b.name));
+                Some(entries)
+            }
+        }
+    }
+
+    /// The bytes of each of `paths` (absolute), `None` for one that is no file.
+    pub fn read_many(&self, paths: &[PathBuf]) -> Vec<Option<Vec<u8>>> {
+        match self {
+            Tree::Work => paths.iter().map(|p| read_file(p)).collect(),
+            Tree::Rev { top, commit } => {
+                let mut input = String::new();
+                let mut asked = Vec::new();
+                for p in paths {
+                    match Self::inner(top, p) {
+                        Some(i) if !i.contains('\n') => {
+                            input.push_str(&format!("{commit}:{i}\n"));
+                            asked.push(true);
+                        }
+                        _ => asked.push(false),
+                    }
+                }
+                let answers = cat_batch(top, &input);
+                let mut answers = answers.into_iter();
+                asked
+                    .into_iter()
+                    .map(|a| if a { answers.next().flatten() } else { None })
+                    .collect()
+            }
+        }
+    }
+
+    pub fn read(&self, path: &Path) -> Option<Vec<u8>> {
+        self.read_many(std::slice::from_ref(&path.to_path_buf()))
+            .pop()
+            .flatten()
+    }
+}
+
+/// Files larger than this are not read as records or pins' targets are still hashed by stream.
+pub const MAX_FILE: u64 = 16 * 1024 * 1024;
+
+fn read_file(p: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::metadata(p).ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE {
+        return None;
+    }
+    std::fs::read(p).ok()
+}
+
+/// `git cat-file --batch` answers for each line of `input`: the blob's bytes, or `None`.
+fn cat_batch(top: &Path, input: &str) -> Vec<Option<Vec<u8>>> {
+    let n = input.lines().count();
+    let Ok(mut child) = git(top)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return vec![None; n];
+    };
+    let mut stdin = child.stdin.take();
+    let bytes = input.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            let _ = s.write_all(&bytes);
+        }
+    });
+    let out = child
+        .wait_with_output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    let _ = writer.join();
+    let mut answers = Vec::with_capacity(n);
+    let mut at = 0;
+    while answers.len() < n && at < out.len() {
+        let Some(nl) = out[at..].iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let header = String::from_utf8_lossy(&out[at..at + nl]).into_owned();
+        at += nl + 1;
+        let parts: Vec<&str> = header.split(' ').collect();
+        if parts.len() == 3 && parts[1] == "blob" {
+            let size: usize = parts[2].parse().unwrap_or(0);
+            let end = (at + size).min(out.len());
+            answers.push(Some(out[at..end].to_vec()));
+            at = end + 1;
+        } else if parts.len() == 3 {
+            // Another kind of object (a tree): its bytes are skipped.
+            let size: usize = parts[2].parse().unwrap_or(0);
+            at = (at + size + 1).min(out.len());
+            answers.push(None);
+        } else {
+            answers.push(None);
+        }
+    }
+    answers.resize(n, None);
+    answers
+}
