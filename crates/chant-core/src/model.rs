@@ -261,6 +261,19 @@ pub trait Evaluator {
         file: &std::path::Path,
         budget: &Budget,
     ) -> Result<serde_json::Value, String>;
+
+    /// Evaluates one file and returns its export `export` (`null` when it has none): a
+    /// workspace's record kinds (`recordKind`).
+    fn evaluate_export(
+        &self,
+        boundary: &std::path::Path,
+        file: &std::path::Path,
+        export: &str,
+        budget: &Budget,
+    ) -> Result<serde_json::Value, String> {
+        let _ = (boundary, file, budget);
+        Err(format!("this evaluator reads no export {export}"))
+    }
 }
 /// JSON of a prop value as `JSON.stringify` would write it: `undefined` dropped from objects
 /// (`null` in arrays), a nested declarable as its enumerable keys (a resource's attribute

@@ -532,19 +532,35 @@ impl Engine {
         file: &Path,
         budget: &Budget,
     ) -> Result<serde_json::Value, String> {
+        self.named_export(boundary, file, "default", budget)
+    }
+
+    /// The export `export` of the module `file` as JSON (`undefined` when it has none),
+    /// read back in the sandbox like every value a project makes.
+    pub fn named_export(
+        &self,
+        boundary: &Path,
+        file: &Path,
+        export: &str,
+        budget: &Budget,
+    ) -> Result<serde_json::Value, String> {
         let file = file.to_path_buf();
+        let export = export.to_owned();
         self.with_sandbox(boundary, budget, move |realms| {
             realms.realm(|ctx, sandbox| {
                 let name = file.to_string_lossy().into_owned();
                 let namespace = sandbox.import(ctx, &name)?;
                 let default: rquickjs::Value = namespace
-                    .get("default")
+                    .get(export.as_str())
                     .map_err(|e| sandbox.extract_error(&name, e.to_string()))?;
+                if default.is_undefined() {
+                    return Ok(serde_json::Value::Null);
+                }
                 let value = sandbox
                     .reader()
                     .value(ctx, &default, 0)
                     .map_err(|e| sandbox.extract_error(&name, e))?;
-                extract::to_json(&value).map_err(|e| format!("{name}: default export: {e}"))
+                extract::to_json(&value).map_err(|e| format!("{name}: {export} export: {e}"))
             })
         })
     }
@@ -864,6 +880,16 @@ impl chant_core::model::Evaluator for Engine {
         budget: &Budget,
     ) -> Result<serde_json::Value, String> {
         self.default_export(boundary, file, budget)
+    }
+
+    fn evaluate_export(
+        &self,
+        boundary: &Path,
+        file: &Path,
+        export: &str,
+        budget: &Budget,
+    ) -> Result<serde_json::Value, String> {
+        self.named_export(boundary, file, export, budget)
     }
 }
 

@@ -19,6 +19,7 @@ mod import;
 mod init;
 mod lint;
 mod ops;
+mod workspace;
 
 /// Declarative infrastructure as code: declare resources in TypeScript, build them into
 /// CloudFormation, GitLab CI, Kubernetes and more, and serve it all to agents over MCP.
@@ -189,6 +190,12 @@ enum Command {
         #[command(subcommand)]
         command: ServeCommand,
     },
+    /// Read and write a workspace: its declaration (chant.workspace.json), members and
+    /// records (`workspace ls`, `workspace records`)
+    Workspace {
+        #[command(subcommand)]
+        command: workspace::WorkspaceCommand,
+    },
     /// Summarize the project's entities, dependencies and errors
     Explain {
         /// Project directory (default: the current directory)
@@ -314,6 +321,7 @@ fn main() -> ExitCode {
             no_fold: _,
         } => build(&chant, budget, &path_or_cwd(path), lexicon, format, output),
         Command::List { path } => list(&chant, budget, &path_or_cwd(path)),
+        Command::Workspace { command } => workspace::run(chant.evaluator.as_ref(), budget, command),
         Command::Import {
             file,
             output,

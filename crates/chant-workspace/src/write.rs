@@ -1,0 +1,950 @@
+//! The record writes: `records new`, `amend`, `review` and `close`. Each reads the records,
+//! builds the one file it would write, reads them again with that file in place, and writes
+//! only when the record comes back valid and no other record gained a reason code. A write
+//! holds the records directory's lock, writes atomically (a new file never replaces one that
+//! appeared meanwhile), and never runs git: the caller commits.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::digest;
+use crate::error::{Result, WsError};
+use crate::kind::{Format, Id, Kind};
+use crate::read::{self, Context, Overlay, Record};
+use crate::records::{Env, load_kind, named_kind};
+use crate::tree::Tree;
+use crate::trust::Trust;
+
+pub const NEW_SCHEMA: &str =
+    "https://intentius.io/chant/schemas/workspace/records-new/v1/records-new.schema.json";
+pub const AMEND_SCHEMA: &str =
+    "https://intentius.io/chant/schemas/workspace/records-amend/v1/records-amend.schema.json";
+pub const REVIEW_SCHEMA: &str =
+    "https://intentius.io/chant/schemas/workspace/records-review/v1/records-review.schema.json";
+pub const CLOSE_SCHEMA: &str =
+    "https://intentius.io/chant/schemas/workspace/records-close/v1/records-close.schema.json";
+
+/// Where a write came from: stamped into the record's source block over MCP.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// `{via: "mcp", client: {...}}`, or nothing at the shell.
+    pub block: Option<Value>,
+    /// Writes over MCP open a record only in the kind's first state.
+    pub initial_only: bool,
+}
+
+/// What the kind is, with everything a write reads.
+struct Target {
+    kind: Kind,
+    root: PathBuf,
+    trust: Trust,
+    need: (u64, &'static str),
+}
+
+/// The document a refusal prints.
+pub fn refusal(schema: &str, e: &WsError) -> Value {
+    json!({"$schema": schema, "contract": 1, "error": e.block(false)})
+}
+
+fn usage(msg: impl Into<String>) -> WsError {
+    WsError::new("write-usage-invalid", msg)
+}
+
+/// The kind a write goes through: named, else the declaration's one kind.
+fn target(env: &Env, kind: Option<&str>) -> Result<Target> {
+    let decl = env.declaration(&Tree::Work)?;
+    let file = match kind {
+        Some(k) => named_kind(env, k, decl.as_ref()).0,
+        None => {
+            let Some(d) = decl.as_ref() else {
+                return Err(usage(
+                    "--kind <kind file> is required: no workspace declaration above this directory names a record kind",
+                ));
+            };
+            let kinds = d.all_kinds();
+            match kinds.as_slice() {
+                [one] => d.root.join(&one.path),
+                [] => {
+                    return Err(usage(
+                        "--kind <kind file> is required: the workspace declaration names no record kind",
+                    ));
+                }
+                many => {
+                    return Err(usage(format!(
+                        "the declaration names {} record kinds ({}); name the kind to write with --kind",
+                        many.len(),
+                        many.iter()
+                            .map(|k| k.name.clone().unwrap_or_else(|| k.path.clone()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+            }
+        }
+    };
+    let (kind, root) = load_kind(env, &file)?;
+    if kind.format != Format::Markdown || kind.id == Id::Sha256 {
+        return Err(usage(format!(
+            "{} is a {} kind{}, and these commands write markdown front matter with an idField only; its records are written by the tool that owns the kind",
+            read::shown(&root, &kind.file),
+            kind.format.as_str(),
+            if kind.id == Id::Sha256 {
+                " with content-addressed ids"
+            } else {
+                ""
+            }
+        )));
+    }
+    // The records directory must stay inside the workspace once links are followed.
+    if let (Ok(r), Ok(d)) = (
+        std::fs::canonicalize(&root),
+        std::fs::canonicalize(&kind.dir),
+    ) && !d.starts_with(&r)
+    {
+        return Err(usage(format!(
+            "{}: the records directory leads outside the workspace ({}), so nothing is written there",
+            read::shown(&root, &kind.file),
+            d.display()
+        )));
+    }
+    let trust = Trust::read(&root, None)?;
+    let need = match decl.as_ref().and_then(|d| d.quorum) {
+        Some(q) => (q, "declaration"),
+        None => (2, "default"),
+    };
+    Ok(Target {
+        kind,
+        root,
+        trust,
+        need,
+    })
+}
+
+impl Target {
+    fn read(&self, overlay: Option<&Overlay>) -> Result<Vec<Record>> {
+        let ctx = Context {
+            tree: &Tree::Work,
+            root: &self.root,
+            trust: &self.trust,
+            need: self.need,
+            dirty: None,
+        };
+        read::read(&self.kind, &ctx, overlay)
+    }
+
+    fn kind_block(&self) -> Value {
+        read::kind_block(&self.kind, &self.root, false)
+    }
+
+    fn find<'r>(&self, records: &'r [Record], id: &str) -> Result<&'r Record> {
+        records.iter().find(|r| r.id.as_deref() == Some(id)).ok_or_else(|| {
+            WsError::new(
+                "record-unknown",
+                format!("no {} record has the id {id}; `chant workspace records --kind {}` lists them", self.kind.name, read::shown(&self.root, &self.kind.file)),
+            )
+        })
+    }
+
+    /// Reads again with `candidate` in place: the refusal, if the record comes back invalid or
+    /// another record gains a reason code; else the record as read, for its warnings.
+    fn judge(&self, before: &[Record], candidate: &Overlay) -> Result<Record> {
+        let after = self.read(Some(candidate))?;
+        let had: HashMap<&str, HashSet<&str>> = before
+            .iter()
+            .map(|r| (r.path.as_str(), r.reasons.iter().map(|c| c.code).collect()))
+            .collect();
+        let mine = after.iter().find(|r| r.file == candidate.file).cloned();
+        let Some(mine) = mine else {
+            return Err(usage(format!(
+                "the file it would write, {}, does not match the kind's location.match, so no read would find it",
+                read::shown(&self.root, &candidate.file)
+            )));
+        };
+        if let Some(c) = mine.reasons.first() {
+            return Err(WsError::new(c.code, c.message.clone()));
+        }
+        for r in &after {
+            if r.file == candidate.file {
+                continue;
+            }
+            let old = had.get(r.path.as_str());
+            if let Some(c) = r
+                .reasons
+                .iter()
+                .find(|c| old.is_none_or(|o| !o.contains(c.code)))
+            {
+                return Err(WsError::new(
+                    c.code,
+                    format!(
+                        "the write would give another record a reason code: {}",
+                        c.message
+                    ),
+                ));
+            }
+        }
+        Ok(mine)
+    }
+}
+
+fn warnings(r: &Record) -> Value {
+    Value::Array(
+        r.warnings
+            .iter()
+            .map(|c| json!({"code": c.code, "message": c.message}))
+            .collect(),
+    )
+}
+
+/// A front-matter value: every string double-quoted (a JSON string is a YAML double-quoted
+/// scalar), maps and lists in block style.
+fn emit_value(v: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, val) in m {
+                out.push('\n');
+                out.push_str(&pad);
+                emit_key(k, out);
+                emit_value(val, indent + 2, out);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            for item in a {
+                out.push('\n');
+                out.push_str(&pad);
+                out.push_str("- ");
+                match item {
+                    Value::Object(m) if !m.is_empty() => {
+                        let mut first = true;
+                        for (k, val) in m {
+                            if !first {
+                                out.push('\n');
+                                out.push_str(&pad);
+                                out.push_str("  ");
+                            }
+                            first = false;
+                            emit_key(k, out);
+                            emit_value(val, indent + 4, out);
+                        }
+                    }
+                    Value::Array(inner) if !inner.is_empty() => {
+                        out.push_str(&serde_json::to_string(item).unwrap_or_default());
+                    }
+                    other => out.push_str(&scalar(other)),
+                }
+            }
+        }
+        other => {
+            out.push(' ');
+            out.push_str(&scalar(other));
+        }
+    }
+}
+
+fn emit_key(k: &str, out: &mut String) {
+    let plain = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !k.starts_with('-');
+    if plain {
+        out.push_str(k);
+    } else {
+        out.push_str(&serde_json::to_string(k).unwrap_or_default());
+    }
+    out.push(':');
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// The block of one top-level field, ending in a newline.
+pub fn field_block(key: &str, value: &Value) -> String {
+    let mut out = String::new();
+    emit_key(key, &mut out);
+    emit_value(value, 2, &mut out);
+    out.push('\n');
+    out
+}
+
+/// The schema's property order, then any other field in the order given.
+fn ordered(kind: &Kind, fields: &Map<String, Value>) -> Vec<(String, Value)> {
+    let schema: Value = std::fs::read_to_string(&kind.schema_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for k in props.keys() {
+            if let Some(v) = fields.get(k) {
+                out.push((k.clone(), v.clone()));
+            }
+        }
+    }
+    for (k, v) in fields {
+        if !out.iter().any(|(o, _)| o == k) {
+            out.push((k.clone(), v.clone()));
+        }
+    }
+    out
+}
+
+/// The slug of a title: lower-case letters and digits, runs of anything else one `-`.
+pub fn slug(title: &str) -> String {
+    let mut s = String::new();
+    for c in title.to_lowercase().chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c);
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let s: String = s.trim_end_matches('-').chars().take(60).collect();
+    let s = s.trim_end_matches('-').to_owned();
+    if s.is_empty() { "record".into() } else { s }
+}
+
+/// The next id: the one prefix every record file shares (or `prefix`), a dash, one more than
+/// the highest number, padded to 3 digits or the width in use.
+fn next_id(kind: &Kind, prefix: Option<&str>) -> Result<String> {
+    let re =
+        regex::Regex::new(r"^([A-Za-z][A-Za-z0-9]*)-([0-9]+)").map_err(|e| usage(e.to_string()))?;
+    let names: Vec<String> = Tree::Work
+        .list(&kind.dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.file && kind.matcher.is_match(&e.name))
+        .map(|e| e.name)
+        .collect();
+    let mut seen: Vec<(String, u64, usize)> = Vec::new();
+    for n in &names {
+        if let Some(c) = re.captures(n) {
+            let digits = &c[2];
+            seen.push((c[1].to_owned(), digits.parse().unwrap_or(0), digits.len()));
+        }
+    }
+    let prefixes: HashSet<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+    let prefix = match (prefix, prefixes.len()) {
+        (Some(p), _) => p.to_owned(),
+        (None, 1) => prefixes.into_iter().next().unwrap_or_default().to_owned(),
+        (None, 0) => {
+            return Err(usage(format!(
+                "{} holds no records yet, so no prefix to number from; name one with --prefix (for example --prefix {})",
+                kind.dir.display(),
+                kind.name.chars().take(3).collect::<String>()
+            )));
+        }
+        (None, _) => {
+            let mut all: Vec<&str> = prefixes.into_iter().collect();
+            all.sort();
+            return Err(usage(format!(
+                "the records use more than one prefix ({}); name one with --prefix",
+                all.join(", ")
+            )));
+        }
+    };
+    let of: Vec<&(String, u64, usize)> = seen.iter().filter(|s| s.0 == prefix).collect();
+    let n = of.iter().map(|s| s.1).max().unwrap_or(0) + 1;
+    let width = of.iter().map(|s| s.2).max().unwrap_or(3).max(3);
+    Ok(format!("{prefix}-{n:0width$}"))
+}
+
+/// Takes the records directory's lock for the rest of the write: two writers never interleave
+/// read-judge-write (a lock on the directory itself, so no file is added to it).
+fn lock(dir: &Path) -> Result<std::fs::File> {
+    let f = std::fs::File::open(dir)
+        .map_err(|e| usage(format!("cannot open {} to lock it: {e}", dir.display())))?;
+    f.lock()
+        .map_err(|e| usage(format!("cannot lock {}: {e}", dir.display())))?;
+    Ok(f)
+}
+
+/// Writes a new file, never over one that is there.
+fn create_new(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    std::fs::write(tmp.path(), text)?;
+    tmp.as_file().sync_all()?;
+    std::fs::hard_link(tmp.path(), path)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Replaces `path` when it still holds `expected`.
+fn replace(path: &Path, expected: &str, text: &str) -> Result<()> {
+    let now = std::fs::read_to_string(path).unwrap_or_default();
+    if now != expected {
+        return Err(usage(format!(
+            "{} changed while this write read it; run the command again",
+            path.display()
+        )));
+    }
+    fswrite::write_atomic(path, text.as_bytes())
+        .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Checks that `by` names someone.
+fn principal(by: &str, flag: &str) -> Result<String> {
+    let t = by.trim();
+    if t.is_empty() {
+        return Err(usage(format!(
+            "{flag} must name the person or agent, and it is empty"
+        )));
+    }
+    Ok(by.to_owned())
+}
+
+/// `records new`: a new record from `fields`.
+pub fn new(
+    env: &Env,
+    kind: Option<&str>,
+    fields: &Value,
+    prefix: Option<&str>,
+    by: Option<&str>,
+    source: &Source,
+    dry_run: bool,
+) -> Result<Value> {
+    let t = target(env, kind)?;
+    let Value::Object(fields) = fields else {
+        return Err(usage("the record's fields must be a JSON object"));
+    };
+    let mut fields = fields.clone();
+    let id_field = match &t.kind.id {
+        Id::Field(f) => f.clone(),
+        Id::Sha256 => unreachable!("refused by target"),
+    };
+    let _lock = lock(&t.kind.dir)?;
+    let before = t.read(None)?;
+    if let Some(states) = &t.kind.states {
+        let initial = states.all.first().cloned().unwrap_or_default();
+        match fields.get(&states.field).and_then(Value::as_str) {
+            None => {
+                fields.insert(states.field.clone(), json!(initial));
+            }
+            Some(s) if s != initial && source.initial_only => {
+                return Err(WsError::new(
+                    "record-state-not-initial",
+                    format!(
+                        "a record proposed over MCP opens in the kind's first state, {initial:?}, and this one sets {s:?}; leave the state out, and people move it on after review"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let state = t
+        .kind
+        .states
+        .as_ref()
+        .and_then(|s| fields.get(&s.field))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(by) = by {
+        let by = principal(by, "by")?;
+        let initial = state.as_deref() == t.kind.initial_state();
+        match (&t.kind.proposed_by, &t.kind.reviews) {
+            (Some(p), _) if initial => {
+                fields.insert(p.clone(), json!(by));
+            }
+            (_, Some(r)) => {
+                fields.insert(r.decider.clone(), json!(by));
+            }
+            (Some(p), None) => {
+                fields.insert(p.clone(), json!(by));
+            }
+            (None, None) => {}
+        }
+    }
+    if let Some(block) = &source.block {
+        let mut s = fields
+            .get("source")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if let Value::Object(b) = block {
+            for (k, v) in b {
+                s.insert(k.clone(), v.clone());
+            }
+        }
+        fields.insert("source".into(), Value::Object(s));
+    }
+    let id = match fields.get(&id_field) {
+        Some(Value::String(id)) => {
+            if before.iter().any(|r| r.id.as_deref() == Some(id.as_str()))
+                || Tree::Work
+                    .list(&t.kind.dir)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|e| e.name.starts_with(&format!("{id}-")) || e.name == format!("{id}.md"))
+            {
+                return Err(WsError::new(
+                    "record-id-taken",
+                    format!(
+                        "the id {id} is in use already; leave the id out and one is allocated, or give another"
+                    ),
+                ));
+            }
+            id.clone()
+        }
+        Some(other) => return Err(usage(format!("{id_field} must be a string, got {other}"))),
+        None => {
+            let id = next_id(&t.kind, prefix)?;
+            fields.insert(id_field.clone(), json!(id));
+            id
+        }
+    };
+    if id.contains(['/', '\\', '\0']) || id.starts_with('.') {
+        return Err(usage(format!(
+            "the id {id:?} cannot name a file; ids are letters, digits and dashes"
+        )));
+    }
+    let title = fields
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let file = t.kind.dir.join(format!("{id}-{}.md", slug(&title)));
+    let mut text = String::from("---\n");
+    for (k, v) in ordered(&t.kind, &fields) {
+        text.push_str(&field_block(&k, &v));
+    }
+    text.push_str("---\n\n");
+    text.push_str(&format!(
+        "# {}\n",
+        if title.is_empty() {
+            id.as_str()
+        } else {
+            title.as_str()
+        }
+    ));
+    let candidate = Overlay {
+        file: file.clone(),
+        text: text.clone(),
+    };
+    let mine = t.judge(&before, &candidate)?;
+    if !dry_run {
+        create_new(&file, &text).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                WsError::new(
+                    "record-id-taken",
+                    format!(
+                        "{} appeared while this write ran; run it again for the next id",
+                        read::shown(&t.root, &file)
+                    ),
+                )
+            } else {
+                usage(format!("cannot write {}: {e}", file.display()))
+            }
+        })?;
+    }
+    let mut doc = json!({
+        "$schema": NEW_SCHEMA,
+        "contract": 1,
+        "kind": t.kind_block(),
+        "path": read::shown(&t.root, &file),
+        "id": id,
+        "state": state,
+        "dryRun": dry_run,
+        "warnings": warnings(&mine),
+    });
+    if dry_run {
+        doc["text"] = json!(text);
+    }
+    Ok(doc)
+}
+
+/// `text` with the front-matter blocks of `changes` replaced (a `null` value removes the
+/// field), new fields added before the closing `---`, every other byte kept.
+pub fn rewrite(text: &str, changes: &[(String, Value)]) -> String {
+    let mut text = digest::lf(text);
+    for (key, value) in changes {
+        let block = if value.is_null() {
+            String::new()
+        } else {
+            field_block(key, value)
+        };
+        match digest::block_range(&text, key) {
+            Some(r) => text.replace_range(r, &block),
+            None => {
+                if let Some((fm, _)) = digest::front_matter(&text) {
+                    text.insert_str(fm.end, &block);
+                }
+            }
+        }
+    }
+    text
+}
+
+/// `records amend`: the record with the top-level fields of `set` replacing its own.
+pub fn amend(
+    env: &Env,
+    id: &str,
+    kind: Option<&str>,
+    set: &Value,
+    by: Option<&str>,
+    source: &Source,
+    dry_run: bool,
+) -> Result<Value> {
+    let t = target(env, kind)?;
+    let Value::Object(set) = set else {
+        return Err(usage("the fields to set must be a JSON object"));
+    };
+    let mut set = set.clone();
+    if let Some(by) = by {
+        let by = principal(by, "by")?;
+        match &t.kind.reviews {
+            Some(r) => {
+                set.insert(r.decider.clone(), json!(by));
+            }
+            None => {
+                return Err(usage(format!(
+                    "by names the decider, and the kind {} declares no decider (reviews.decider)",
+                    t.kind.name
+                )));
+            }
+        }
+    }
+    if let (Some(block), true) = (&source.block, set.contains_key("source")) {
+        let mut s = set
+            .get("source")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if let Value::Object(b) = block {
+            for (k, v) in b {
+                s.insert(k.clone(), v.clone());
+            }
+        }
+        set.insert("source".into(), Value::Object(s));
+    }
+    let _lock = lock(&t.kind.dir)?;
+    let before = t.read(None)?;
+    let r = t.find(&before, id)?;
+    let (Some(data), Some(text)) = (&r.data, &r.text) else {
+        return Err(WsError::new(
+            "record-unparseable",
+            format!(
+                "{} cannot be read, so it cannot be amended; fix it by hand first",
+                r.path
+            ),
+        ));
+    };
+    if t.kind.is_closed(r.state.as_deref()) {
+        return Err(WsError::new(
+            "record-closed",
+            format!(
+                "{} is {}, a closed state, and a closed record never changes; write a new record whose supersedes names {id}",
+                r.path,
+                r.state.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let id_field = match &t.kind.id {
+        Id::Field(f) => f.clone(),
+        Id::Sha256 => String::new(),
+    };
+    let changed: Vec<(String, Value)> = set
+        .iter()
+        .filter(|(k, v)| data.get(*k).unwrap_or(&Value::Null) != *v)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if changed.iter().any(|(k, _)| *k == id_field) {
+        return Err(WsError::new(
+            "amend-id-immutable",
+            format!(
+                "{}: the id never changes; write the change as a new record whose supersedes names {id}",
+                r.path
+            ),
+        ));
+    }
+    let rank = t.kind.rank(r.state.as_deref());
+    if rank > 0 {
+        let state_field = t.kind.states.as_ref().map(|s| s.field.as_str());
+        let pins = t.kind.pins.as_deref();
+        let reviews = t.kind.reviews.as_ref().map(|r| r.field.as_str());
+        for (k, v) in &changed {
+            let ok = if Some(k.as_str()) == state_field {
+                t.kind.rank(v.as_str()) >= rank
+            } else {
+                Some(k.as_str()) == pins || Some(k.as_str()) == reviews
+            };
+            if !ok {
+                return Err(WsError::new(
+                    "amend-supersede-instead",
+                    format!(
+                        "{} is {}, an approved state, and then only its state (upward), its {} and its reviews may change, not {k}; write the change as a new record whose supersedes names {id}, which replaces it once approved at least as strongly",
+                        r.path,
+                        r.state.as_deref().unwrap_or(""),
+                        pins.unwrap_or("pins")
+                    ),
+                ));
+            }
+        }
+    }
+    let names: Vec<&str> = changed.iter().map(|(k, _)| k.as_str()).collect();
+    let mut doc = json!({
+        "$schema": AMEND_SCHEMA,
+        "contract": 1,
+        "kind": t.kind_block(),
+        "path": r.path,
+        "id": id,
+        "changed": names,
+        "dryRun": dry_run,
+        "warnings": [],
+    });
+    if changed.is_empty() {
+        doc["warnings"] = warnings(r);
+        return Ok(doc);
+    }
+    let new_text = rewrite(text, &changed);
+    let candidate = Overlay {
+        file: r.file.clone(),
+        text: new_text.clone(),
+    };
+    let mine = t.judge(&before, &candidate)?;
+    doc["warnings"] = warnings(&mine);
+    doc["digest"] = json!(mine.digest);
+    if dry_run {
+        doc["text"] = json!(new_text);
+    } else {
+        replace(&r.file, text, &new_text)?;
+    }
+    Ok(doc)
+}
+
+/// Today's date in UTC, `YYYY-MM-DD`.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let days = secs.div_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A review as asked for.
+pub struct Review<'a> {
+    pub verdict: &'a str,
+    pub by: &'a str,
+    pub note: Option<&'a str>,
+    pub session: Option<&'a str>,
+}
+
+/// `records review`: one verdict appended to the record's reviews.
+pub fn review(
+    env: &Env,
+    id: &str,
+    kind: Option<&str>,
+    rv: &Review,
+    dry_run: bool,
+) -> Result<Value> {
+    let t = target(env, kind)?;
+    let Some(reviews) = &t.kind.reviews else {
+        return Err(WsError::new(
+            "review-unsupported",
+            format!(
+                "the kind {} declares no reviews, so its records take no verdict",
+                t.kind.name
+            ),
+        ));
+    };
+    if !matches!(rv.verdict, "agree" | "dissent" | "abstain") {
+        return Err(usage(format!(
+            "--verdict must be agree, dissent or abstain, got {:?}",
+            rv.verdict
+        )));
+    }
+    let by = principal(rv.by, "--by")?;
+    if rv.verdict == "dissent" && rv.note.is_none_or(|n| n.trim().is_empty()) {
+        return Err(WsError::new(
+            "review-note-required",
+            "a dissent needs a note saying what would change the reviewer's mind; give --note",
+        ));
+    }
+    let _lock = lock(&t.kind.dir)?;
+    let before = t.read(None)?;
+    let r = t.find(&before, id)?;
+    let (Some(data), Some(text), Some(digest)) = (&r.data, &r.text, &r.digest) else {
+        return Err(WsError::new(
+            "record-unparseable",
+            format!(
+                "{} cannot be read, so it takes no review; fix it by hand first",
+                r.path
+            ),
+        ));
+    };
+    if t.kind.is_closed(r.state.as_deref()) {
+        return Err(WsError::new(
+            "record-closed",
+            format!(
+                "{} is {}, a closed state, and a closed record takes no review",
+                r.path,
+                r.state.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let mut entry = Map::new();
+    entry.insert("reviewer".into(), json!(by));
+    entry.insert("verdict".into(), json!(rv.verdict));
+    if let Some(n) = rv.note {
+        entry.insert("note".into(), json!(n));
+    }
+    entry.insert("on".into(), json!(today()));
+    entry.insert("digest".into(), json!(digest));
+    if let Some(s) = rv.session {
+        entry.insert("session".into(), json!(s));
+    }
+    let mut list = data
+        .get(&reviews.field)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    list.push(Value::Object(entry.clone()));
+    let new_text = rewrite(text, &[(reviews.field.clone(), Value::Array(list))]);
+    let candidate = Overlay {
+        file: r.file.clone(),
+        text: new_text.clone(),
+    };
+    let mine = t.judge(&before, &candidate)?;
+    let mut doc = json!({
+        "$schema": REVIEW_SCHEMA,
+        "contract": 1,
+        "kind": t.kind_block(),
+        "path": r.path,
+        "id": id,
+        "review": entry,
+        "quorum": mine.quorum,
+        "dryRun": dry_run,
+        "warnings": warnings(&mine),
+    });
+    if dry_run {
+        doc["text"] = json!(new_text);
+    } else {
+        replace(&r.file, text, &new_text)?;
+    }
+    Ok(doc)
+}
+
+/// `records close`: the record moved to the kind's first closed state, which for a kind with
+/// reviews needs the quorum met.
+pub fn close(env: &Env, id: &str, kind: Option<&str>, dry_run: bool) -> Result<Value> {
+    let t = target(env, kind)?;
+    let Some(states) = &t.kind.states else {
+        return Err(usage(format!(
+            "the kind {} has no states, so its records cannot be closed",
+            t.kind.name
+        )));
+    };
+    let Some(to) = states.closed.first().cloned() else {
+        return Err(usage(format!(
+            "the kind {} declares no closed state",
+            t.kind.name
+        )));
+    };
+    let _lock = lock(&t.kind.dir)?;
+    let before = t.read(None)?;
+    let r = t.find(&before, id)?;
+    let Some(text) = &r.text else {
+        return Err(WsError::new(
+            "record-unparseable",
+            format!("{} cannot be read", r.path),
+        ));
+    };
+    if t.kind.is_closed(r.state.as_deref()) {
+        return Err(WsError::new(
+            "record-closed",
+            format!(
+                "{} is {} already, a closed state",
+                r.path,
+                r.state.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    if let Some(q) = &r.quorum
+        && q["met"] != true
+    {
+        return Err(WsError::new(
+            "ratify-quorum-not-met",
+            format!(
+                "{} has {} of the {} agreeing verdicts it needs ({} not counted), so it cannot move to {to}; ask for reviews with `chant workspace records review {id} --verdict agree --by <name>`",
+                r.path,
+                q["agreed"],
+                q["need"],
+                q["notCounted"].as_array().map_or(0, Vec::len)
+            ),
+        ));
+    }
+    if t.kind.rank(Some(&to)) < t.kind.rank(r.state.as_deref()) {
+        return Err(WsError::new(
+            "amend-supersede-instead",
+            format!(
+                "{} is {}, ranked above {to}",
+                r.path,
+                r.state.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let new_text = rewrite(text, &[(states.field.clone(), json!(to))]);
+    let candidate = Overlay {
+        file: r.file.clone(),
+        text: new_text.clone(),
+    };
+    let mine = t.judge(&before, &candidate)?;
+    let mut doc = json!({
+        "$schema": CLOSE_SCHEMA,
+        "contract": 1,
+        "kind": t.kind_block(),
+        "path": r.path,
+        "id": id,
+        "from": r.state,
+        "to": to,
+        // The quorum that let it close: the state change moves the digest, so the verdicts
+        // name the text before it.
+        "quorum": r.quorum,
+        "dryRun": dry_run,
+        "warnings": warnings(&mine),
+    });
+    if dry_run {
+        doc["text"] = json!(new_text);
+    } else {
+        replace(&r.file, text, &new_text)?;
+    }
+    Ok(doc)
+}
+
+/// The refusal when `sign` is asked for and this host has no ssh signing key configured, and
+/// the key otherwise.
+pub fn signing_key(cwd: &Path, code: &'static str) -> Result<String> {
+    let get = |k: &str| {
+        crate::tree::git_out(cwd, &["config", "--get", k])
+            .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
+            .filter(|s| !s.is_empty())
+    };
+    let key = get("user.signingkey");
+    let format = get("gpg.format");
+    match (key, format.as_deref()) {
+        (Some(k), Some("ssh")) => Ok(k),
+        _ => Err(WsError::new(
+            code,
+            "no ssh signing key is configured on this host; set one with `git config user.signingkey ~/.ssh/id_ed25519.pub` and `git config gpg.format ssh`, or write without signing",
+        )),
+    }
+}
