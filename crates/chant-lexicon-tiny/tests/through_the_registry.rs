@@ -86,6 +86,7 @@ fn a_lexicon_in_a_registry_builds_lints_imports_and_serves() {
             root: root.clone(),
             version: "0".into(),
             tool_names: Default::default(),
+            exe: None,
         },
     )
     .unwrap();
@@ -153,6 +154,7 @@ fn an_op_calls_the_activities_its_projects_lexicon_offers() {
             root: root.clone(),
             version: "0".into(),
             tool_names: Default::default(),
+            exe: None,
         },
     )
     .unwrap();

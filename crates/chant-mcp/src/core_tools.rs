@@ -37,6 +37,7 @@ pub(crate) const BUILD: ToolDecl = ToolDecl {
     schema: build_schema,
     annotations: READ_ONLY,
     permit: true,
+    checks: crate::Checks::Types,
     handler: tool_build,
 };
 
@@ -117,6 +118,7 @@ pub(crate) const LINT: ToolDecl = ToolDecl {
         open_world: Some(false),
     },
     permit: true,
+    checks: crate::Checks::Types,
     handler: tool_lint,
 };
 
@@ -174,6 +176,7 @@ pub(crate) const IMPORT: ToolDecl = ToolDecl {
         open_world: Some(false),
     },
     permit: true,
+    checks: crate::Checks::Types,
     handler: tool_import,
 };
 
@@ -229,6 +232,7 @@ pub(crate) const EXPLAIN: ToolDecl = ToolDecl {
     schema: explain_schema,
     annotations: READ_ONLY,
     permit: true,
+    checks: crate::Checks::Types,
     handler: tool_explain,
 };
 
@@ -278,6 +282,7 @@ pub(crate) const SCAFFOLD: ToolDecl = ToolDecl {
     schema: scaffold_schema,
     annotations: READ_ONLY,
     permit: false,
+    checks: crate::Checks::Types,
     handler: tool_scaffold,
 };
 
@@ -327,6 +332,7 @@ pub(crate) const SEARCH: ToolDecl = ToolDecl {
     schema: search_schema,
     annotations: READ_ONLY,
     permit: false,
+    checks: crate::Checks::Types,
     handler: tool_search,
 };
 
@@ -369,6 +375,7 @@ pub(crate) const COMPOSITES: ToolDecl = ToolDecl {
     schema: composites_schema,
     annotations: READ_ONLY,
     permit: false,
+    checks: crate::Checks::Types,
     handler: tool_composites,
 };
 

@@ -17,6 +17,8 @@ mod namespace;
 mod ops_tools;
 mod plugins;
 mod resources;
+mod workspace_root;
+mod workspace_tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +48,8 @@ pub struct Options {
     pub version: String,
     /// How plugin tools are named.
     pub tool_names: ToolNames,
+    /// The chant executable the workspace reads run (`chant workspace … --json`).
+    pub exe: Option<PathBuf>,
 }
 
 pub(crate) struct State {
@@ -70,6 +74,23 @@ pub(crate) struct State {
     pub(crate) repo: std::sync::OnceLock<chant_ops::Repo>,
     /// The last `op-list` answer, while nothing it was built from changed.
     pub(crate) list_memo: ops_tools::ListMemo,
+    /// The chant executable workspace reads run.
+    pub(crate) exe: Option<PathBuf>,
+    /// `serverInfo.version`, also the reader version of workspace declarations.
+    pub(crate) version: String,
+    /// Served at a workspace root with no lexicon of its own: its `chant` members, by name and
+    /// resolved directory. Tools taking a path want one of these directories.
+    pub(crate) members: Option<Vec<(String, PathBuf)>>,
+}
+
+/// Reads record kinds through the server's JavaScript sandbox.
+pub(crate) struct KindReader<'a>(pub(crate) &'a dyn chant_core::model::Evaluator);
+
+impl chant_workspace::kind::ModuleReader for KindReader<'_> {
+    fn export(&self, boundary: &Path, file: &Path, name: &str) -> Result<Value, String> {
+        self.0
+            .evaluate_export(boundary, file, name, &Budget::default())
+    }
 }
 
 impl State {
@@ -96,10 +117,31 @@ impl State {
             .map_err(|e| ToolError(e.to_string()))
     }
 
-    /// Locates the project `path` (resolved) belongs to, within the call's budget.
+    /// Locates the project `path` (resolved) belongs to, within the call's budget. At a
+    /// workspace root, `path` must be in a `chant` member's directory, and the project is
+    /// looked for no higher than that directory.
     pub(crate) fn locate(&self, path: &Path, budget: &Budget) -> Result<Project, ToolError> {
+        let ceiling = match &self.members {
+            None => self.ceiling.clone(),
+            Some(members) => members
+                .iter()
+                .filter(|(_, d)| path.starts_with(d))
+                .max_by_key(|(_, d)| d.as_os_str().len())
+                .map(|(_, d)| d.clone())
+                .ok_or_else(|| {
+                    let names: Vec<String> = members
+                        .iter()
+                        .map(|(n, d)| format!("{n} ({})", chant_workspace::read::shown(&self.root, d)))
+                        .collect();
+                    ToolError(format!(
+                        "{} is not a member's directory: this server runs at a workspace root, and tools taking a path want a chant member's directory: {}",
+                        chant_workspace::read::shown(&self.root, path),
+                        if names.is_empty() { "the workspace has no chant member".to_owned() } else { names.join(", ") }
+                    ))
+                })?,
+        };
         self.chant
-            .locate_within(path, Some(&self.ceiling), budget)
+            .locate_within(path, Some(&ceiling), budget)
             .map_err(|e| ToolError(e.to_string()))
     }
 
@@ -199,6 +241,14 @@ pub(crate) type Handler = fn(&State, Arguments, &RequestContext) -> Result<ToolO
 
 /// One tool, declared once: its listing, its schema, whether it holds a work permit while it
 /// runs (it evaluates or writes a project), and its handler.
+/// Who checks a tool's arguments: the generic type check against its schema, or the tool
+/// itself, in the words its contract gives (the workspace tools).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checks {
+    Types,
+    Own,
+}
+
 pub(crate) struct ToolDecl {
     pub name: &'static str,
     pub title: &'static str,
@@ -206,6 +256,7 @@ pub(crate) struct ToolDecl {
     pub schema: fn() -> Value,
     pub annotations: ToolAnnotations,
     pub permit: bool,
+    pub checks: Checks,
     pub handler: Handler,
 }
 
@@ -217,7 +268,9 @@ fn register(b: ServerBuilder, state: &Arc<State>, decl: &'static ToolDecl) -> Se
     let checked = input.clone();
     b.tool(
         Tool::new(decl.name, decl.description, input, move |args, ctx| {
-            check_types(&checked, &args)?;
+            if decl.checks == Checks::Types {
+                check_types(&checked, &args)?;
+            }
             let _permit = if decl.permit {
                 Some(st.work(ctx)?)
             } else {
@@ -245,14 +298,39 @@ fn server_and_warnings(
     chant: Chant,
     options: Options,
 ) -> Result<(Server, Vec<String>), ProjectError> {
-    let project = chant.locate(&options.root, &Budget::default())?;
     let walls = Walls::new(&options.root).map_err(|e| ProjectError::Config(e.to_string()))?;
-    let loaded: Vec<String> = chant
-        .lexicons_for(&project)?
-        .iter()
-        .map(|l| l.name().to_owned())
-        .collect();
-    let ceiling = project.dir().to_path_buf();
+    let workspace = chant_workspace::declaration::discover(
+        walls.root(),
+        &chant_workspace::tree::Tree::Work,
+        &options.version,
+    );
+    let at_root = workspace
+        .as_ref()
+        .ok()
+        .filter(|d| d.root == walls.root() && chant_core::project::config_file(&d.root).is_none());
+    let (loaded, ceiling, members, instructions) = match at_root {
+        Some(d) => {
+            let served = workspace_root::serve(&chant, d);
+            (
+                served.loaded,
+                d.root.clone(),
+                Some(served.members),
+                Some(served.instructions),
+            )
+        }
+        None => {
+            let project = chant.locate(&options.root, &Budget::default())?;
+            let loaded: Vec<String> = chant
+                .lexicons_for(&project)?
+                .iter()
+                .map(|l| l.name().to_owned())
+                .collect();
+            (loaded, project.dir().to_path_buf(), None, None)
+        }
+    };
+    // A declaration that cannot be read still makes this a workspace: its tools answer with
+    // the error document the CLI prints.
+    let in_workspace = !matches!(&workspace, Err(e) if e.code == "declaration-missing");
     let state = Arc::new(State {
         chant,
         root: walls.root().to_path_buf(),
@@ -264,14 +342,30 @@ fn server_and_warnings(
         ops: Default::default(),
         repo: Default::default(),
         list_memo: Default::default(),
+        exe: options.exe,
+        version: options.version.clone(),
+        members,
     });
     let mut b = ServerBuilder::new("chant", options.version);
-    for decl in core_tools::TOOLS.iter().chain(ops_tools::TOOLS) {
+    if let Some(i) = instructions {
+        b = b.instructions(i);
+    }
+    let workspace_tools: &[ToolDecl] = if in_workspace {
+        workspace_tools::TOOLS
+    } else {
+        &[]
+    };
+    for decl in core_tools::TOOLS
+        .iter()
+        .chain(ops_tools::TOOLS)
+        .chain(workspace_tools)
+    {
         b = register(b, &state, decl);
     }
     let core: Vec<&str> = core_tools::TOOLS
         .iter()
         .chain(ops_tools::TOOLS)
+        .chain(workspace_tools)
         .map(|d| d.name)
         .collect();
     let (b, skipped) = plugins::register(b, &state, options.tool_names, &core);
@@ -356,6 +450,7 @@ mod tests {
             root: dir.path().to_path_buf(),
             version: "0".into(),
             tool_names,
+            exe: None,
         };
         let (server, skipped) = server_and_warnings(chant, options).unwrap();
         let tools = server
@@ -415,6 +510,7 @@ mod tests {
                 root: dir.path().to_path_buf(),
                 version: "0".into(),
                 tool_names: ToolNames::Seed,
+                exe: None,
             },
         )
         .unwrap();

@@ -82,6 +82,7 @@ pub(crate) const OP_LIST: ToolDecl = ToolDecl {
     schema: op_list_schema,
     annotations: READ_ONLY,
     permit: true,
+    checks: crate::Checks::Types,
     handler: op_list,
 };
 
@@ -141,6 +142,7 @@ pub(crate) const OP_RUN: ToolDecl = ToolDecl {
     },
     // A run holds no work permit: it runs shell steps for minutes, and its discovery is cached.
     permit: false,
+    checks: crate::Checks::Types,
     handler: op_run,
 };
 
@@ -269,6 +271,7 @@ pub(crate) const OP_STATUS: ToolDecl = ToolDecl {
     schema: op_status_schema,
     annotations: READ_ONLY,
     permit: true,
+    checks: crate::Checks::Types,
     handler: op_status,
 };
 
@@ -297,6 +300,7 @@ pub(crate) const OP_REPORT: ToolDecl = ToolDecl {
     schema: op_report_schema,
     annotations: READ_ONLY,
     permit: true,
+    checks: crate::Checks::Types,
     handler: op_report,
 };
 
@@ -327,6 +331,7 @@ pub(crate) const OP_APPROVE: ToolDecl = ToolDecl {
     schema: op_approve_schema,
     annotations: NO_WRITE,
     permit: true,
+    checks: crate::Checks::Types,
     handler: op_approve,
 };
 
@@ -420,6 +425,7 @@ pub(crate) const LIFECYCLE_SNAPSHOT: ToolDecl = ToolDecl {
         open_world: Some(true),
     },
     permit: true,
+    checks: crate::Checks::Types,
     handler: lifecycle_snapshot,
 };
 
@@ -458,6 +464,7 @@ pub(crate) const LIFECYCLE_DIFF: ToolDecl = ToolDecl {
     schema: lifecycle_diff_schema,
     annotations: READ_ONLY,
     permit: true,
+    checks: crate::Checks::Types,
     handler: lifecycle_diff,
 };
 

@@ -435,6 +435,7 @@ fn serve_mcp(chant: Chant, root: PathBuf, tool_names: Option<String>) -> ExitCod
         root,
         version: env!("CARGO_PKG_VERSION").to_owned(),
         tool_names,
+        exe: std::env::current_exe().ok(),
     };
     match chant_mcp::server(chant, options) {
         Ok(server) => match server.serve_stdio() {
