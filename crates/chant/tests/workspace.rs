@@ -1,0 +1,1056 @@
+//! `chant workspace` and the workspace MCP tools, black-box: the declaration's refusals, `ls`,
+//! the records read, the writes with each of their refusals, reviews and quorum judged with
+//! trust read at base, serving at a workspace root, and the whole story from a proposal over
+//! MCP to a ratified record that no longer changes. Every `--json` document a test sees is
+//! validated against its published schema.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use mcp_testkit::ServerProcess;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_chant");
+
+fn schemas_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../chant-workspace/schemas")
+}
+
+/// Validates `doc` against the schema its `$schema` names (by file name).
+fn conforms(doc: &Value) {
+    let id = doc["$schema"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no $schema: {doc}"));
+    let name = id.rsplit('/').next().unwrap();
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schemas_dir().join(name)).unwrap()).unwrap();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource(id, schema).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let idx = compiler.compile(id, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(doc, idx) {
+        panic!("{name}: {e:#}\n{doc:#}");
+    }
+    if let Some(kinds) = doc.get("kinds").and_then(Value::as_array) {
+        kinds.iter().for_each(conforms);
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const KIND: &str = r#"export const recordKind = {
+  name: "decision",
+  location: { dir: ".", match: "^[a-z][a-z0-9]{0,15}-[0-9]{3,}-.+\\.md$" },
+  format: "markdown-front-matter",
+  schema: { id: "urn:test:decision:1", path: "decision.schema.json" },
+  idField: "id",
+  stateField: "state",
+  states: ["proposed", "decided", "ratified", "superseded", "withdrawn"],
+  closedStates: ["ratified", "superseded"],
+  supersedes: { field: "supersedes", key: "decision" },
+  approval: { proposed: 0, withdrawn: 0, decided: 1, ratified: 2, superseded: 2 },
+  pins: { field: "evidence" },
+  reviews: { field: "reviews", decider: "decided_by" },
+  proposedBy: "proposed_by",
+};
+"#;
+
+const SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:test:decision:1",
+ "type": "object", "required": ["id", "title", "state"],
+ "properties": {"id": {"type": "string", "pattern": "^[a-z][a-z0-9]*-[0-9]{3,}$"}, "title": {"type": "string", "minLength": 1},
+  "state": {"type": "string"}, "proposed_by": {"type": "string"}, "decided_by": {"type": "string"},
+  "evidence": {"type": "array"}, "supersedes": {"type": "array"}, "reviews": {"type": "array"}, "source": {"type": "object"}},
+ "additionalProperties": false}"#;
+
+/// A git repository holding a workspace: a `chant` member `infra` (gitlab), a member `docs`,
+/// the decision kind, and one proposed decision, committed on `main`.
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("ws");
+    std::fs::create_dir_all(root.join("decisions")).unwrap();
+    std::fs::create_dir_all(root.join("infra/src")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(
+        root.join("chant.workspace.json"),
+        r#"{"name": "demo", "schema": 1, "kinds": ["decisions/decision.kind.mjs"],
+  "members": [{"name": "infra", "dir": "infra", "kind": "chant"},
+              {"name": "docs", "dir": "docs", "kind": "other", "because": "prose only"}]}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("infra/chant.config.ts"),
+        "export default { lexicons: [\"gitlab\"] };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("infra/src/ci.ts"),
+        "import { Job } from \"@intentius/chant-lexicon-gitlab\";\nexport const test = new Job({ stage: \"test\", script: [\"true\"] });\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("docs/README.md"), "docs\n").unwrap();
+    std::fs::write(root.join("decisions/decision.kind.mjs"), KIND).unwrap();
+    std::fs::write(root.join("decisions/decision.schema.json"), SCHEMA).unwrap();
+    std::fs::write(
+        root.join("decisions/ws-001-first.md"),
+        "---\nid: \"ws-001\"\ntitle: \"First\"\nstate: \"proposed\"\nevidence: []\n---\n\n# First\n",
+    )
+    .unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+    (dir, root)
+}
+
+fn chant(dir: &Path, args: &[&str]) -> Output {
+    chant_in(dir, args, None)
+}
+
+fn chant_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    if let Some(s) = stdin {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Runs a `--json` command (or a write, which always prints JSON): its document, validated,
+/// and its exit code.
+fn doc(dir: &Path, args: &[&str], stdin: Option<&str>) -> (Value, i32) {
+    let out = chant_in(dir, args, stdin);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: {e}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    conforms(&v);
+    (v, out.status.code().unwrap_or(-1))
+}
+
+fn records(dir: &Path) -> Value {
+    let (v, code) = doc(
+        dir,
+        &["workspace", "records", "--kind", "decision", "--json"],
+        None,
+    );
+    assert_eq!(code, 0, "{v}");
+    v
+}
+
+fn record<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {doc}"))
+}
+
+fn new(dir: &Path, fields: &str, extra: &[&str]) -> (Value, i32) {
+    let mut args = vec!["workspace", "records", "new", "--from", "-"];
+    args.extend_from_slice(extra);
+    doc(dir, &args, Some(fields))
+}
+
+fn review(dir: &Path, id: &str, verdict: &str, by: &str, note: Option<&str>) -> (Value, i32) {
+    let mut args = vec![
+        "workspace",
+        "records",
+        "review",
+        id,
+        "--verdict",
+        verdict,
+        "--by",
+        by,
+    ];
+    if let Some(n) = note {
+        args.extend(["--note", n]);
+    }
+    doc(dir, &args, None)
+}
+
+fn code_of(v: &Value) -> &str {
+    v["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error: {v}"))
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_declaration_refusals_each_have_a_code_and_a_document() {
+    let (_d, root) = workspace();
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "chant.workspace.json",
+            "{\"name\": \"demo\", \"schema\": 1, \"members\": [],}",
+            "declaration-unparseable",
+        ),
+        (
+            "chant.workspace.json",
+            r#"{"name": "demo", "schema": 1, "members": [], "member": []}"#,
+            "declaration-invalid",
+        ),
+        (
+            "chant.workspace.json",
+            r#"{"name": "demo", "schema": 1, "members": [], "members": []}"#,
+            "declaration-unparseable",
+        ),
+        (
+            "chant.workspace.json",
+            r#"{"name": "demo", "schema": 1, "members": [{"name": "x", "dir": "../outside", "kind": "chant"}]}"#,
+            "placement-invalid",
+        ),
+        (
+            "chant.workspace.json",
+            r#"{"name": "demo", "schema": 1, "minReader": "99.0.0", "members": []}"#,
+            "reader-too-old",
+        ),
+    ];
+    for (file, text, code) in cases {
+        std::fs::write(root.join(file), text).unwrap();
+        let (v, exit) = doc(&root.join("docs"), &["workspace", "ls", "--json"], None);
+        assert_eq!((code_of(&v), exit), (code, 1), "{text}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("chant.workspace.json"),
+            "names the file: {v}"
+        );
+    }
+    std::fs::write(root.join("chant.workspace.jsonc"), "{}").unwrap();
+    let (v, _) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(code_of(&v), "declaration-ambiguous");
+    std::fs::remove_file(root.join("chant.workspace.json")).unwrap();
+    std::fs::write(
+        root.join("chant.workspace.jsonc"),
+        "// a comment\n{\"name\": \"demo\", \"schema\": 1, \"members\": [],}\n",
+    )
+    .unwrap();
+    let (v, exit) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(
+        (exit, v["workspace"]["file"].clone()),
+        (0, json!("chant.workspace.jsonc")),
+        "{v}"
+    );
+    std::fs::remove_file(root.join("chant.workspace.jsonc")).unwrap();
+    let (v, _) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(code_of(&v), "declaration-missing");
+}
+
+#[test]
+fn ls_lists_every_member_and_names_why_one_cannot_be_read() {
+    let (_d, root) = workspace();
+    std::fs::write(
+        root.join("chant.workspace.json"),
+        r#"{"name": "demo", "schema": 1, "x-team": "platform", "kinds": ["decisions/decision.kind.mjs", "nope.kind.mjs"],
+  "members": [{"name": "infra", "dir": "infra", "kind": "chant", "x-owner": "ops"},
+              {"name": "docs", "dir": "docs", "kind": "chant"},
+              {"name": "gone", "dir": "gone", "kind": "other", "because": "removed"},
+              {"name": "helm", "dir": "docs", "kind": "helm"}]}"#,
+    )
+    .unwrap();
+    let (v, exit) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(code_of(&v), "placement-invalid", "two members share docs");
+    assert_eq!(exit, 1);
+    let text = std::fs::read_to_string(root.join("chant.workspace.json"))
+        .unwrap()
+        .replace(
+            r#""dir": "docs", "kind": "helm""#,
+            r#""dir": "infra/src", "kind": "helm""#,
+        );
+    std::fs::write(root.join("chant.workspace.json"), text).unwrap();
+    let (v, exit) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(exit, 0, "{v}");
+    let reasons: Vec<Value> = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| json!([m["name"], m["reason"]]))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            json!(["infra", null]),
+            json!(["docs", "kind-probe-failed"]),
+            json!(["gone", "dir-missing"]),
+            json!(["helm", "unknown-kind"])
+        ]
+    );
+    assert_eq!(v["summary"]["unreadable"], 3);
+    assert_eq!(v["workspace"]["x-team"], "platform");
+    assert_eq!(v["members"][0]["x-owner"], "ops");
+    assert_eq!(v["workspace"]["records"][0]["kind"], "decision");
+    assert_eq!(v["workspace"]["records"][1]["reason"], "kind-unreadable");
+    let human = chant(&root, &["workspace", "ls"]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.starts_with("demo  (chant.workspace.json)\n"), "{text}");
+    assert!(text.contains("4 members, 3 unreadable"), "{text}");
+}
+
+#[test]
+fn the_whole_story_from_a_proposal_over_mcp_to_a_ratified_record_that_never_changes() {
+    let (_d, root) = workspace();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    let init = s.initialize(Some("2025-11-25"));
+    let instructions = init["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("gitlab (from member infra)"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("want a member's directory: infra (infra)"),
+        "{instructions}"
+    );
+    let r = s.request(1, "tools/call", json!({"name": "records-new", "arguments": {"record": {"title": "Keep state in S3"}, "by": "claude"}}));
+    let made = r["result"]["structuredContent"].clone();
+    conforms(&made);
+    assert_eq!(made["id"], "ws-002", "{r}");
+    assert_eq!(made["state"], "proposed");
+    let text = std::fs::read_to_string(root.join("decisions/ws-002-keep-state-in-s3.md")).unwrap();
+    assert!(
+        text.contains("proposed_by: \"claude\"\nsource:\n  via: \"mcp\"\n  client:\n    name: "),
+        "{text}"
+    );
+    drop(s);
+    // Two people review at the shell; the first tries to ratify too early.
+    let (v, code) = review(&root, "ws-002", "agree", "alice", None);
+    assert_eq!(code, 0, "{v}");
+    let (v, code) = doc(&root, &["workspace", "records", "close", "ws-002"], None);
+    assert_eq!((code_of(&v), code), ("ratify-quorum-not-met", 1));
+    let (v, code) = review(&root, "ws-002", "agree", "bob", None);
+    assert_eq!((code, v["quorum"]["met"].clone()), (0, json!(true)), "{v}");
+    let (v, code) = doc(&root, &["workspace", "records", "close", "ws-002"], None);
+    assert_eq!(
+        (code, v["from"].clone(), v["to"].clone()),
+        (0, json!("proposed"), json!("ratified")),
+        "{v}"
+    );
+    let before =
+        std::fs::read_to_string(root.join("decisions/ws-002-keep-state-in-s3.md")).unwrap();
+    let (v, code) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-002", "--set", "-"],
+        Some(r#"{"title": "Keep state in GCS"}"#),
+    );
+    assert_eq!((code_of(&v), code), ("record-closed", 1));
+    let (v, _) = review(&root, "ws-002", "dissent", "carol", Some("too late"));
+    assert_eq!(code_of(&v), "record-closed");
+    assert_eq!(
+        std::fs::read_to_string(root.join("decisions/ws-002-keep-state-in-s3.md")).unwrap(),
+        before,
+        "a closed record never changes"
+    );
+    assert_eq!(record(&records(&root), "ws-002")["state"], "ratified");
+}
+
+#[test]
+fn every_string_argument_starting_with_a_dash_is_refused_before_anything_runs() {
+    let (_d, root) = workspace();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    let calls = [
+        ("workspace-ls", json!({"at": "--output=/tmp/x"}), "at"),
+        ("workspace-records", json!({"kind": "--help"}), "kind"),
+        ("workspace-records", json!({"id": "-x"}), "id"),
+        (
+            "records-new",
+            json!({"record": {"title": "t"}, "by": "-alice"}),
+            "by",
+        ),
+        (
+            "records-new",
+            json!({"record": {"title": "t"}, "prefix": "-p"}),
+            "prefix",
+        ),
+        (
+            "records-amend",
+            json!({"id": "-ws-001", "fields": {"title": "x"}}),
+            "id",
+        ),
+        (
+            "records-review",
+            json!({"id": "ws-001", "verdict": "agree", "by": "--dry-run"}),
+            "by",
+        ),
+        (
+            "records-review",
+            json!({"id": "ws-001", "verdict": "-agree", "by": "a"}),
+            "verdict",
+        ),
+        (
+            "records-close",
+            json!({"id": "ws-001", "kind": "-k"}),
+            "kind",
+        ),
+    ];
+    for (i, (tool, args, key)) in calls.iter().enumerate() {
+        let r = s.request(
+            10 + i as i64,
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+        );
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let value = args[*key].as_str().unwrap();
+        assert_eq!(r["result"]["isError"], true, "{tool}: {r}");
+        assert!(
+            text.ends_with(&format!("{key} may not start with -: \"{value}\"")),
+            "{tool}: {text}"
+        );
+    }
+    assert_eq!(
+        files(&root.join("decisions")),
+        [
+            "decision.kind.mjs",
+            "decision.schema.json",
+            "ws-001-first.md"
+        ],
+        "nothing was written"
+    );
+    // The other argument checks, in the seed's words.
+    for (tool, args, want) in [
+        ("records-new", json!({}), "record is required"),
+        (
+            "records-new",
+            json!({"record": "x"}),
+            "record must be a JSON object",
+        ),
+        (
+            "records-amend",
+            json!({"id": "", "fields": {}}),
+            "id must be a non-empty string",
+        ),
+        (
+            "records-close",
+            json!({"id": "ws-001", "dryRun": "yes"}),
+            "dryRun must be true or false",
+        ),
+        (
+            "workspace-records",
+            json!({"uncommitted": true, "at": "HEAD"}),
+            "uncommitted reads the working tree against HEAD, and takes no at or since",
+        ),
+    ] {
+        let r = s.request(50, "tools/call", json!({"name": tool, "arguments": args}));
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.ends_with(want), "{tool}: {text}");
+    }
+}
+
+#[test]
+fn over_mcp_a_record_opens_in_the_first_state_and_carries_its_source() {
+    let (_d, root) = workspace();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(1, "tools/call", json!({"name": "records-new", "arguments": {"record": {"title": "Skip review", "state": "decided"}}}));
+    assert_eq!(
+        code_of(&r["result"]["structuredContent"]),
+        "record-state-not-initial",
+        "{r}"
+    );
+    assert_eq!(files(&root.join("decisions")).len(), 3, "nothing written");
+    // The same at the shell is a person's write, and any valid state opens.
+    let (v, code) = new(
+        &root,
+        r#"{"title": "Decided at the shell", "state": "decided"}"#,
+        &[],
+    );
+    assert_eq!((code, v["state"].clone()), (0, json!("decided")), "{v}");
+    // The client identity from the request's _meta on the 2026-07-28 revision.
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "records-new", "arguments": {"record": {"title": "Meta"}, "dryRun": true},
+               "_meta": {"io.modelcontextprotocol/clientInfo": {"name": "other-client", "version": "9", "title": "Other"}}}),
+    );
+    let text = r["result"]["structuredContent"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("source:\n  via: \"mcp\"\n  client:\n    name: \"other-client\"\n    version: \"9\"\n    title: \"Other\"\n"), "{r}");
+    // An amendment gets the stamp only when its fields set the source block.
+    let r = s.request(3, "tools/call", json!({"name": "records-amend", "arguments": {"id": "ws-001", "fields": {"title": "First, renamed"}}}));
+    assert_eq!(
+        r["result"]["structuredContent"]["changed"],
+        json!(["title"]),
+        "{r}"
+    );
+    let text = std::fs::read_to_string(root.join("decisions/ws-001-first.md")).unwrap();
+    assert!(!text.contains("source:"), "{text}");
+    let r = s.request(4, "tools/call", json!({"name": "records-amend", "arguments": {"id": "ws-001", "fields": {"source": {"note": "moved"}}}}));
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let text = std::fs::read_to_string(root.join("decisions/ws-001-first.md")).unwrap();
+    assert!(
+        text.contains("source:\n  note: \"moved\"\n  via: \"mcp\"\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn amendments_keep_to_what_the_state_allows_and_the_id_never_changes() {
+    let (_d, root) = workspace();
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"id": "ws-099"}"#),
+    );
+    assert_eq!(code_of(&v), "amend-id-immutable");
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "ws-001",
+            "--set",
+            "-",
+            "--by",
+            "lex",
+        ],
+        Some(r#"{"state": "decided"}"#),
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["changed"], json!(["state", "decided_by"]));
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"title": "Another"}"#),
+    );
+    assert_eq!(code_of(&v), "amend-supersede-instead");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("supersedes names ws-001"),
+        "{v}"
+    );
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"state": "proposed"}"#),
+    );
+    assert_eq!(
+        code_of(&v),
+        "amend-supersede-instead",
+        "a state may only move up"
+    );
+    let (v, code) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"evidence": [{"title": "t", "url": "https://example.com"}]}"#),
+    );
+    assert_eq!(code, 0, "evidence may change: {v}");
+    // Only the changed block was rewritten, every other byte kept.
+    let text = std::fs::read_to_string(root.join("decisions/ws-001-first.md")).unwrap();
+    assert!(
+        text.starts_with(
+            "---\nid: \"ws-001\"\ntitle: \"First\"\nstate: \"decided\"\nevidence:\n  - title: \"t\""
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("---\n\n# First\n"), "{text}");
+    // A dissent needs a note; a schema-breaking write is refused with the read's own code.
+    let (v, _) = review(&root, "ws-001", "dissent", "bob", None);
+    assert_eq!(code_of(&v), "review-note-required");
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"state": "ratified", "unknown": 1}"#),
+    );
+    assert_eq!(code_of(&v), "amend-supersede-instead");
+    let (v, _) = new(&root, r#"{"title": ""}"#, &[]);
+    assert_eq!(code_of(&v), "record-schema-invalid");
+    let (v, _) = new(&root, r#"{"title": "Taken", "id": "ws-001"}"#, &[]);
+    assert_eq!(code_of(&v), "record-id-taken");
+}
+
+#[test]
+fn verdicts_are_counted_by_the_rules_with_trust_read_at_base() {
+    let (_d, root) = workspace();
+    let (_, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "ws-001",
+            "--set",
+            "-",
+            "--by",
+            "Lex",
+        ],
+        Some("{}"),
+    );
+    assert_eq!(code, 0);
+    for (by, verdict) in [
+        ("lex ", "agree"),
+        ("robot", "agree"),
+        ("alice", "agree"),
+        ("Alice", "abstain"),
+        ("dave", "agree"),
+    ] {
+        let (v, code) = review(&root, "ws-001", verdict, by, None);
+        assert_eq!(code, 0, "{v}");
+    }
+    // The agent role granted only in the working tree (not at base) counts for nothing.
+    std::fs::create_dir_all(root.join(".chant")).unwrap();
+    std::fs::write(
+        root.join(".chant/trust.json"),
+        r#"{"schema": 1, "roles": {"agent": ["robot"]}}"#,
+    )
+    .unwrap();
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    assert_eq!(q["need"], 2);
+    assert_eq!(q["needFrom"], "default");
+    let codes: Vec<Value> = q["notCounted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| json!([n["reviewer"], n["reason"]["code"]]))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            json!(["lex ", "review-decider"]),
+            json!(["alice", "review-duplicate"])
+        ],
+        "{q}"
+    );
+    assert_eq!(q["agreed"], 2, "robot and dave");
+    // On a branch, the grant still does not count: base is main.
+    git(&root, &["checkout", "-qb", "change"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "grant"]);
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    assert!(
+        !q["notCounted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["reason"]["code"] == "review-agent"),
+        "{q}"
+    );
+    // Once main has it, robot's verdict is an agent's.
+    git(&root, &["checkout", "-q", "main"]);
+    git(&root, &["merge", "-q", "change"]);
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    let robot = q["notCounted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["reviewer"] == "robot")
+        .cloned();
+    assert_eq!(
+        robot.map(|r| r["reason"]["code"].clone()),
+        Some(json!("review-agent")),
+        "{q}"
+    );
+    // An edit moves the digest: every verdict before it names an older one.
+    doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"title": "Changed"}"#),
+    );
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    assert_eq!(q["agreed"], 0);
+    assert!(
+        q["notCounted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["reason"]["code"] == "review-older-digest"),
+        "{q}"
+    );
+    // A signers file at base turns attestation on, and unsealed verdicts stop counting; the
+    // declaration's quorum sets the need.
+    review(&root, "ws-001", "agree", "erin", None);
+    std::fs::write(
+        root.join(".chant/allowed_signers"),
+        "erin ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDJ8yNq1cEMmqUYLuZ8mSO6mYnW6PqC8qPB8S4bfsFZD\n",
+    )
+    .unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json"))
+        .unwrap()
+        .replace("\"schema\": 1,", "\"schema\": 1, \"quorum\": 3,");
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    assert_eq!(
+        (q["need"].clone(), q["needFrom"].clone()),
+        (json!(3), json!("declaration"))
+    );
+    assert!(
+        !q["notCounted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["reason"]["code"] == "review-unattested"),
+        "signers only in the working tree: {q}"
+    );
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "signers"]);
+    let doc_now = records(&root);
+    assert_eq!(doc_now["trust"]["active"], true);
+    let q = record(&doc_now, "ws-001")["quorum"].clone();
+    let erin = q["notCounted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["reviewer"] == "erin")
+        .cloned();
+    assert_eq!(
+        erin.map(|r| r["reason"]["code"].clone()),
+        Some(json!("review-unattested")),
+        "{q}"
+    );
+}
+
+#[test]
+fn signing_without_a_configured_key_is_refused_with_the_remedy() {
+    let (_d, root) = workspace();
+    let (v, code) = new(&root, r#"{"title": "Signed"}"#, &["--sign"]);
+    assert_eq!((code_of(&v), code), ("record-sign-failed", 1));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("git config user.signingkey"),
+        "{v}"
+    );
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "review",
+            "ws-001",
+            "--verdict",
+            "agree",
+            "--by",
+            "a",
+            "--sign",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "review-sign-failed");
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(1, "tools/call", json!({"name": "records-review", "arguments": {"id": "ws-001", "verdict": "agree", "by": "a", "sign": true}}));
+    assert_eq!(
+        code_of(&r["result"]["structuredContent"]),
+        "review-sign-failed",
+        "{r}"
+    );
+    assert_eq!(files(&root.join("decisions")).len(), 3);
+}
+
+#[test]
+fn hostile_records_pins_and_kinds_stay_inside_the_workspace() {
+    let (d, root) = workspace();
+    let secret = d.path().join("secret.txt");
+    std::fs::write(&secret, "top secret\n").unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("decisions/ws-009-link.md")).unwrap();
+    std::fs::write(
+        root.join("decisions/ws-010-pins.md"),
+        "---\nid: \"ws-010\"\ntitle: \"Pins\"\nstate: \"proposed\"\nevidence:\n  - path: \"../secret.txt\"\n    sha256: \"00\"\n  - path: \"docs/README.md\"\n    sha256: \"00\"\n---\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("docs/leak.txt")).unwrap();
+    std::fs::write(
+        root.join("decisions/ws-011-leak.md"),
+        "---\nid: \"ws-011\"\ntitle: \"Leak\"\nstate: \"proposed\"\nevidence:\n  - path: \"docs/leak.txt\"\n    sha256: \"00\"\n---\n",
+    )
+    .unwrap();
+    let v = records(&root);
+    let text = v.to_string();
+    assert!(!text.contains("top secret"), "{text}");
+    assert_eq!(record(&v, "ws-010")["assets"][0]["state"], "missing");
+    assert_eq!(record(&v, "ws-010")["assets"][1]["state"], "drifted");
+    assert_eq!(
+        record(&v, "ws-011")["assets"][0]["state"],
+        "missing",
+        "a link out is not read"
+    );
+    let link = v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "decisions/ws-009-link.md")
+        .unwrap();
+    assert_eq!(link["reasons"][0]["code"], "record-unparseable");
+    // A kind whose records directory leads out of the workspace is written through by nobody.
+    std::fs::create_dir_all(d.path().join("outside")).unwrap();
+    std::os::unix::fs::symlink(d.path().join("outside"), root.join("decisions/out")).unwrap();
+    std::fs::write(
+        root.join("decisions/out.kind.mjs"),
+        KIND.replace("dir: \".\"", "dir: \"out\"")
+            .replace("name: \"decision\"", "name: \"out\""),
+    )
+    .unwrap();
+    std::fs::copy(
+        root.join("decisions/decision.schema.json"),
+        root.join("decisions/decision.schema.json.bak"),
+    )
+    .unwrap();
+    let (v, _) = new(
+        &root,
+        r#"{"title": "Escape"}"#,
+        &["decisions/out.kind.mjs", "--prefix", "ws"],
+    );
+    assert_eq!(code_of(&v), "write-usage-invalid", "{v}");
+    assert!(files(&d.path().join("outside")).is_empty());
+    // A kind file that never finishes, or reads values back through a getter that throws.
+    std::fs::write(
+        root.join("decisions/loop.kind.mjs"),
+        "while (true) {}\nexport const recordKind = {};\n",
+    )
+    .unwrap();
+    let out = chant_in(
+        &root,
+        &[
+            "--timeout",
+            "300ms",
+            "workspace",
+            "records",
+            "--kind",
+            "decisions/loop.kind.mjs",
+            "--json",
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(code_of(&v), "kind-unreadable", "{v}");
+    std::fs::write(
+        root.join("decisions/proxy.kind.mjs"),
+        "export const recordKind = new Proxy({}, { get() { throw new Error(\"gotcha\"); }, ownKeys() { return [\"name\"]; }, getOwnPropertyDescriptor() { return { enumerable: true, configurable: true }; } });\n",
+    )
+    .unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decisions/proxy.kind.mjs",
+            "--json",
+        ],
+        None,
+    );
+    assert!(
+        matches!(code_of(&v), "kind-unreadable" | "kind-invalid"),
+        "{v}"
+    );
+}
+
+#[test]
+fn two_writers_at_once_never_hand_out_one_id_twice() {
+    let (_d, root) = workspace();
+    let spawn = |title: &str| {
+        let mut c = Command::new(BIN);
+        c.args(["workspace", "records", "new", "--from", "-"])
+            .current_dir(&root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{{\"title\": \"{title}\"}}").as_bytes())
+            .unwrap();
+        child
+    };
+    let children: Vec<_> = (0..4).map(|i| spawn(&format!("Parallel {i}"))).collect();
+    let mut ids = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{v}");
+        ids.push(v["id"].as_str().unwrap().to_owned());
+    }
+    ids.sort();
+    assert_eq!(ids, ["ws-002", "ws-003", "ws-004", "ws-005"]);
+    assert_eq!(records(&root)["summary"]["valid"], 5);
+}
+
+#[test]
+fn at_a_workspace_root_path_tools_want_a_members_directory_and_a_broken_member_is_left_out() {
+    let (_d, root) = workspace();
+    std::fs::create_dir_all(root.join("api")).unwrap();
+    std::fs::write(
+        root.join("api/chant.config.ts"),
+        "throw new Error(\"broken config\");\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("web")).unwrap();
+    std::fs::write(
+        root.join("web/chant.config.json"),
+        r#"{"lexicons": ["azure"]}"#,
+    )
+    .unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
+        r#"{"name": "infra", "dir": "infra", "kind": "chant"},"#,
+        r#"{"name": "infra", "dir": "infra", "kind": "chant"}, {"name": "api", "dir": "api", "kind": "chant"}, {"name": "web", "dir": "web", "kind": "chant"},"#,
+    );
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    let init = s.initialize(Some("2025-11-25"));
+    let i = init["instructions"].as_str().unwrap();
+    assert!(
+        i.contains("Lexicons loaded: gitlab (from member infra)"),
+        "{i}"
+    );
+    assert!(i.contains("member api (its config does not load"), "{i}");
+    assert!(
+        i.contains("lexicon azure of member web (this chant has no such lexicon)"),
+        "{i}"
+    );
+    let r = s.request(
+        1,
+        "tools/call",
+        json!({"name": "build", "arguments": {"path": "."}}),
+    );
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("is not a member's directory") && text.contains("infra (infra)"),
+        "{text}"
+    );
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "build", "arguments": {"path": "docs"}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let r = s.request(
+        3,
+        "tools/call",
+        json!({"name": "build", "arguments": {"path": "infra"}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let tools = s.request(4, "tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for t in [
+        "workspace-ls",
+        "workspace-records",
+        "records-new",
+        "records-amend",
+        "records-review",
+        "records-close",
+    ] {
+        assert!(names.contains(&t), "{t} in {names:?}");
+    }
+    for t in tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("records-"))
+        })
+    {
+        let d = t["description"].as_str().unwrap();
+        assert!(
+            d.contains("Records are proposals until people review them")
+                && d.contains(
+                    "`by` must name the person or agent that actually proposed or decided it"
+                ),
+            "{d}"
+        );
+    }
+    // The reads return the CLI's document unchanged.
+    let r = s.request(
+        5,
+        "tools/call",
+        json!({"name": "workspace-ls", "arguments": {}}),
+    );
+    let (cli, _) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(r["result"]["structuredContent"], cli);
+    let r = s.request(
+        6,
+        "tools/call",
+        json!({"name": "workspace-records", "arguments": {"kind": "decision", "id": "ws-001"}}),
+    );
+    let (cli, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--id",
+            "ws-001",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(r["result"]["structuredContent"], cli);
+    assert_eq!(cli["records"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn outside_a_workspace_no_workspace_tool_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chant.config.json"),
+        r#"{"lexicons": ["gitlab"]}"#,
+    )
+    .unwrap();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], dir.path());
+    let init = s.initialize(Some("2025-11-25"));
+    assert!(init.get("instructions").is_none(), "{init}");
+    let tools = s.request(1, "tools/list", json!({}));
+    assert!(!tools.to_string().contains("workspace-ls"));
+}
