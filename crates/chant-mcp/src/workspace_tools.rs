@@ -522,7 +522,7 @@ const CLOSE: ToolDecl = ToolDecl {
     name: "records-close",
     title: "Close a record",
     description: concat!(
-        "Move a record to its kind's first closed state (ratified, for a decision) once its quorum is met (the result of `chant workspace records close`, records-close.schema.json); without the quorum it is refused with ratify-quorum-not-met, and a closed record never changes again.",
+        "Close a review session (the result of `chant workspace records close`, records-close.schema.json). This chant reads no session kinds yet, so a kind without a session block is refused with write-usage-invalid; a decision is ratified with records-amend setting its state, which needs its quorum met (ratify-quorum-not-met).",
         " Records are proposals until people review them: a write here changes a file in the working tree and commits nothing, and a record counts only once its quorum of reviewers agrees. `by` must name the person or agent that actually proposed or decided it; it is recorded as given."
     ),
     schema: close_schema,

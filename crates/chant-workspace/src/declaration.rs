@@ -213,7 +213,7 @@ fn kind_decls(v: Option<&Value>, member: Option<&Member>, file: &str) -> Result<
             Value::String(p) => (p.clone(), None),
             other => (
                 other
-                    .get("path")
+                    .get("kind")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned(),
@@ -392,7 +392,14 @@ pub fn load(file: &Path, tree: &Tree, reader: &str) -> Result<Declaration> {
             name,
             dir,
             kind,
-            roles: strs(e.get("roles")),
+            roles: e
+                .get("roles")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().or_else(|| r.get("name").and_then(Value::as_str)))
+                .map(str::to_owned)
+                .collect(),
             upstream: e.get("upstream").and_then(Value::as_str).map(str::to_owned),
             because: e.get("because").and_then(Value::as_str).map(str::to_owned),
             generated: e
@@ -403,10 +410,10 @@ pub fn load(file: &Path, tree: &Tree, reader: &str) -> Result<Declaration> {
             kinds: Vec::new(),
             extra: extra(e),
         };
-        member.kinds = kind_decls(e.get("kinds"), Some(&member), shown)?;
+        member.kinds = kind_decls(e.get("records"), Some(&member), shown)?;
         members.push(member);
     }
-    let kinds = kind_decls(m.get("kinds"), None, shown)?;
+    let kinds = kind_decls(m.get("records"), None, shown)?;
     let mut agents = Vec::new();
     for a in m
         .get("agents")
@@ -493,10 +500,10 @@ mod tests {
         let d = load_text(
             FILE,
             r#"{"name": "ws", "schema": 1, "quorum": 3, "x-team": "core",
-               "kinds": ["decisions/decision.kind.mjs"],
+               "records": [{"kind": "decisions/decision.kind.mjs"}],
                "members": [
-                 {"name": "infra", "dir": "infra/", "kind": "chant", "kinds": [{"path": "k/work.kind.mjs", "name": "work"}]},
-                 {"name": "docs", "dir": "./docs", "kind": "other", "because": "prose"},
+                 {"name": "infra", "dir": "infra", "kind": "chant", "records": [{"kind": "k/work.kind.mjs", "name": "work"}]},
+                 {"name": "docs", "dir": "docs", "kind": "other", "because": "prose"},
                  {"name": "examples", "kind": "examples", "glob": "examples/*"}
                ]}"#,
         )
@@ -566,22 +573,22 @@ mod tests {
             (
                 FILE,
                 r#"{"name": "ws", "schema": 1, "members": [{"name": "a", "dir": "../x", "kind": "chant"}]}"#,
-                "placement-invalid",
+                "declaration-invalid",
             ),
             (
                 FILE,
                 r#"{"name": "ws", "schema": 1, "members": [{"name": "a", "dir": "/etc", "kind": "chant"}]}"#,
-                "placement-invalid",
+                "declaration-invalid",
             ),
             (
                 FILE,
                 r#"{"name": "ws", "schema": 1, "members": [{"name": "a", "dir": "x", "kind": "chant"}, {"name": "b", "dir": "y/../x", "kind": "chant"}]}"#,
-                "placement-invalid",
+                "declaration-invalid",
             ),
             (
                 FILE,
-                r#"{"name": "ws", "schema": 1, "kinds": ["../k.kind.mjs"], "members": []}"#,
-                "placement-invalid",
+                r#"{"name": "ws", "schema": 1, "records": [{"kind": "../k.kind.mjs"}], "members": []}"#,
+                "declaration-invalid",
             ),
             (
                 FILE,

@@ -89,6 +89,35 @@ pub fn block_range(text: &str, key: &str) -> Option<std::ops::Range<usize>> {
     None
 }
 
+/// The digest of a markdown record's text without the front-matter blocks of `keys`.
+pub fn markdown_digest_without(text: &str, keys: &[&str]) -> String {
+    let mut text = lf(text);
+    for key in keys {
+        if let Some(r) = block_range(&text, key) {
+            text.replace_range(r, "");
+        }
+    }
+    sha256_hex(text.as_bytes())
+}
+
+/// The closing seal of a record: `sha256:` and the SHA-256 of the canonical JSON of
+/// `{core, body}`, the front matter without the seal field and the LF text below it.
+pub fn closing_seal(
+    core: &serde_json::Map<String, serde_json::Value>,
+    seal_field: &str,
+    text: &str,
+) -> String {
+    let mut core = core.clone();
+    core.remove(seal_field);
+    let text = lf(text);
+    let body = front_matter(&text).map_or(String::new(), |(_, b)| text[b..].to_owned());
+    let v = serde_json::json!({"core": core, "body": body});
+    format!(
+        "sha256:{}",
+        sha256_hex(canon::to_canonical_compact(&v).as_bytes())
+    )
+}
+
 /// The digest of a markdown record's text by the digest rule, `reviews` naming the reviews key.
 pub fn markdown_digest(text: &str, reviews: &str) -> String {
     let text = lf(text);

@@ -53,6 +53,9 @@ pub struct States {
 pub struct Reviews {
     pub field: String,
     pub decider: String,
+    /// The state a record enters only with its quorum met (`reviews.ratified`); the state line
+    /// is then left out of the digest, so ratifying keeps the verdicts counting.
+    pub ratified: Option<String>,
 }
 
 /// A record kind, checked.
@@ -77,6 +80,8 @@ pub struct Kind {
     pub constrains: Option<String>,
     pub reviews: Option<Reviews>,
     pub proposed_by: Option<String>,
+    /// The field a record entering a closed state is sealed in (`seal`, e.g. `closed_digest`).
+    pub seal: Option<String>,
     /// The schema, compiled.
     pub validator: Validator,
 }
@@ -104,23 +109,44 @@ impl Kind {
         }
     }
 
+    /// The front-matter fields the digest leaves out: the reviews, the author seal, the
+    /// closing seal, and the state when ratifying is a state change.
+    pub fn undigested(&self) -> Vec<&str> {
+        let mut keys = vec![
+            self.reviews
+                .as_ref()
+                .map_or("reviews", |r| r.field.as_str()),
+        ];
+        if self.reviews.is_some() {
+            keys.push("seal");
+        }
+        if let Some(s) = &self.seal {
+            keys.push(s);
+        }
+        if let (Some(r), Some(s)) = (&self.reviews, &self.states)
+            && r.ratified.is_some()
+        {
+            keys.push(&s.field);
+        }
+        keys
+    }
+
     pub fn digest(&self, text: &str) -> String {
-        let field = self
-            .reviews
-            .as_ref()
-            .map_or("reviews", |r| r.field.as_str());
         match self.format {
-            Format::Markdown => crate::digest::markdown_digest(text, field),
-            Format::Json => crate::digest::json_digest(text, field),
+            Format::Markdown => crate::digest::markdown_digest_without(text, &self.undigested()),
+            Format::Json => crate::digest::json_digest(
+                text,
+                self.reviews
+                    .as_ref()
+                    .map_or("reviews", |r| r.field.as_str()),
+            ),
         }
     }
 }
 
-/// A compiled JSON Schema.
-pub struct Validator {
-    schemas: boon::Schemas,
-    index: boon::SchemaIndex,
-}
+/// A compiled JSON Schema (any draft; ECMA-262 patterns, lookaround included, as the
+/// reference's schemas use them).
+pub struct Validator(jsonschema::Validator);
 
 impl std::fmt::Debug for Validator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,39 +155,43 @@ impl std::fmt::Debug for Validator {
 }
 
 impl Validator {
-    /// Compiles `schema` (registered as `id`) with `refs` registered by their ids first.
+    /// Compiles `schema` with `refs` registered by their ids, so a `$ref` to one resolves
+    /// without reading anything else (nothing is fetched).
     pub fn compile(
-        id: &str,
+        _id: &str,
         schema: Value,
         refs: Vec<(String, Value)>,
     ) -> std::result::Result<Validator, String> {
-        let mut compiler = boon::Compiler::new();
-        let url = if id.contains(':') {
-            id.to_owned()
-        } else {
-            format!("urn:chant:schema:{id}")
-        };
+        let mut registry = jsonschema::Registry::new();
         for (rid, v) in refs {
-            compiler
-                .add_resource(&rid, v)
+            registry = registry
+                .add(rid.as_str(), v)
                 .map_err(|e| format!("{rid}: {e}"))?;
         }
-        compiler
-            .add_resource(&url, schema)
-            .map_err(|e| e.to_string())?;
-        let mut schemas = boon::Schemas::new();
-        let index = compiler
-            .compile(&url, &mut schemas)
-            .map_err(|e| format!("{e:#}"))?;
-        Ok(Validator { schemas, index })
+        let registry = registry.prepare().map_err(|e| e.to_string())?;
+        jsonschema::options()
+            .with_registry(&registry)
+            .build(&schema)
+            .map(Validator)
+            .map_err(|e| e.to_string())
     }
 
-    /// `None` when `value` is valid, else what is wrong, one line per failure.
+    /// `None` when `value` is valid, else what is wrong, one failure per `;`.
     pub fn check(&self, value: &Value) -> Option<String> {
-        match self.schemas.validate(value, self.index) {
-            Ok(()) => None,
-            Err(e) => Some(format!("{e:#}").replace('\n', "; ")),
-        }
+        let errors: Vec<String> = self
+            .0
+            .iter_errors(value)
+            .take(8)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("at {at}: {e}")
+                }
+            })
+            .collect();
+        (!errors.is_empty()).then(|| errors.join("; "))
     }
 }
 
@@ -229,6 +259,7 @@ const KNOWN: &[&str] = &[
     "constrains",
     "reviews",
     "proposedBy",
+    "seal",
 ];
 
 /// Loads the kind file `file` (absolute) through `reader`, with imports kept in `boundary`,
@@ -399,8 +430,18 @@ pub fn from_value(value: &Value, file: &Path, shown: &str) -> Result<Kind> {
             field: string(r, "field", shown)?.unwrap_or_else(|| "reviews".into()),
             decider: string(r, "decider", shown)?
                 .ok_or_else(|| invalid(shown, "reviews needs decider (the decider's field)"))?,
+            ratified: string(r, "ratified", shown)?,
         }),
     };
+    if let Some(r) = reviews.as_ref().and_then(|r| r.ratified.as_ref())
+        && !states.as_ref().is_some_and(|s| s.all.contains(r))
+    {
+        return Err(invalid(
+            shown,
+            format!("reviews.ratified names \"{r}\", which states does not list"),
+        ));
+    }
+    let seal = string(m, "seal", shown)?;
     let proposed_by = string(m, "proposedBy", shown)?;
     let schema_path = kind_dir.join(&schema_path);
     let validator = compile_schema(&schema_id, &schema_path, &refs, shown)?;
@@ -421,6 +462,7 @@ pub fn from_value(value: &Value, file: &Path, shown: &str) -> Result<Kind> {
         constrains,
         reviews,
         proposed_by,
+        seal,
         validator,
     })
 }

@@ -71,8 +71,16 @@ pub fn kind_entry(d: &Declaration, k: &KindDecl, reader: &dyn ModuleReader) -> V
             "name": k.name,
             "path": k.path,
             "kind": null,
-            "reason": e.code,
-            "message": e.message,
+            // The codes `ls` lists for a kind: a schema that does not compile, or records that
+            // have no directory, read as a schema or kind that cannot be read.
+            "reason": {
+                "code": match e.code {
+                    "schema-invalid" => "schema-unreadable",
+                    "location-missing" => "kind-invalid",
+                    c => c,
+                },
+                "message": e.message,
+            },
             "acceptance": null,
         }),
     }
@@ -187,7 +195,22 @@ fn ls_inner(
     workspace.insert("file".into(), json!(d.file_name));
     workspace.insert("schema".into(), json!(d.schema));
     workspace.insert("minReader".into(), json!(d.min_reader));
-    workspace.insert("pins".into(), json!(d.pins));
+    workspace.insert(
+        "pins".into(),
+        Value::Array(
+            d.pins
+                .iter()
+                .map(|p| {
+                    json!({
+                        "package": p.get("package").cloned().unwrap_or(Value::Null),
+                        "version": p.get("version").cloned().unwrap_or(Value::Null),
+                        "path": p.get("path").cloned().unwrap_or(Value::Null),
+                        "integrity": p.get("integrity").cloned().unwrap_or(Value::Null),
+                    })
+                })
+                .collect(),
+        ),
+    );
     workspace.insert(
         "records".into(),
         Value::Array(d.kinds.iter().map(|k| kind_entry(&d, k, reader)).collect()),
@@ -208,14 +231,24 @@ fn ls_inner(
         e.insert("name".into(), json!(m.name));
         e.insert("dir".into(), json!(m.dir));
         e.insert("kind".into(), json!(m.kind));
-        e.insert("roles".into(), json!(m.roles));
+        e.insert(
+            "roles".into(),
+            Value::Array(
+                m.roles
+                    .iter()
+                    .map(|r| json!({"name": r, "path": null}))
+                    .collect(),
+            ),
+        );
         e.insert("upstream".into(), json!(m.upstream));
         e.insert("because".into(), json!(m.because));
         e.insert("readable".into(), json!(reason.is_none()));
-        e.insert("reason".into(), json!(reason.as_ref().map(|r| r.0)));
         e.insert(
-            "message".into(),
-            json!(reason.as_ref().map(|r| r.1.clone())),
+            "reason".into(),
+            reason.as_ref().map_or(
+                Value::Null,
+                |(code, message)| json!({"code": code, "message": message}),
+            ),
         );
         e.insert(
             "records".into(),
@@ -283,7 +316,11 @@ fn ls_inner(
             "name": g.name,
             "kind": "examples",
             "glob": g.glob,
-            "reason": if matches.is_empty() { json!("no-matches") } else { Value::Null },
+            "reason": if matches.is_empty() {
+                json!({"code": "no-matches", "message": format!("the globs of {} match no directory holding a chant project", g.name)})
+            } else {
+                Value::Null
+            },
             "matches": matches,
             "skipped": skipped,
         }));
@@ -349,7 +386,7 @@ pub fn human(doc: &Value) -> String {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .filter_map(Value::as_str)
+                .filter_map(|r| r["name"].as_str())
                 .collect();
             let mut line = format!(
                 "{:w_name$} {:w_kind$} {:w_dir$} {}",
@@ -358,10 +395,10 @@ pub fn human(doc: &Value) -> String {
                 m["dir"].as_str().unwrap_or(""),
                 roles.join(",")
             );
-            if let Some(r) = m["reason"].as_str() {
+            if let Some(r) = m["reason"]["code"].as_str() {
                 line.push_str(&format!(
                     "  unreadable: {r}: {}",
-                    m["message"].as_str().unwrap_or("")
+                    m["reason"]["message"].as_str().unwrap_or("")
                 ));
             }
             out.push_str(line.trim_end());
@@ -424,7 +461,7 @@ pub fn human(doc: &Value) -> String {
                 "{}  {}{}\n",
                 k["name"].as_str().unwrap_or("?"),
                 k["path"].as_str().unwrap_or(""),
-                k["reason"]
+                k["reason"]["code"]
                     .as_str()
                     .map(|r| format!("  ({r})"))
                     .unwrap_or_default()

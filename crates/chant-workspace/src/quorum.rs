@@ -46,32 +46,36 @@ pub fn quorum(
         if given.is_none() {
             undigested.push(reviewer.to_owned());
         }
+        let short = |d: &str| d.chars().take(12).collect::<String>();
         let reason = if decider.as_deref() == Some(p.as_str()) {
             Some((
                 "review-decider",
                 format!(
-                    "\"{reviewer}\" is the record's decider, and a decider's own verdict does not count"
+                    "{reviewer} decided this record, and the quorum counts verdicts besides the decider's"
                 ),
             ))
         } else if judge.agents.contains(&p) {
             Some((
                 "review-agent",
                 format!(
-                    "\"{reviewer}\" holds the agent role in .chant/trust.json at base, and an agent's verdict does not count"
+                    "{reviewer} holds the agent role in the trust policy at base, and an agent's verdict does not count"
                 ),
             ))
-        } else if given.is_some_and(|g| g != digest) {
+        } else if let Some(g) = given.filter(|g| *g != digest) {
             Some((
                 "review-older-digest",
                 format!(
-                    "the verdict names digest {}, and the record's digest is now {digest}: the record changed after it was reviewed",
-                    given.unwrap_or("")
+                    "{reviewer} judged the text at digest {}, and the record's text is now at {}",
+                    short(g),
+                    short(digest)
                 ),
             ))
         } else if judge.attestation {
             Some((
                 "review-unattested",
-                "an attestation policy is active (a signers file exists at base), and this verdict carries no seal".to_owned(),
+                format!(
+                    "an attestation policy is active at base, and the verdict by {reviewer} carries no seal"
+                ),
             ))
         } else {
             None

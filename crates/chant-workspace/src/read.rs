@@ -258,6 +258,16 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
                                 format!("{} is in the state \"{st}\", which the kind does not list ({})", r.path, s.all.join(", ")),
                             ));
                         }
+                        if let Some(field) = &kind.seal
+                            && kind.is_closed(r.state.as_deref())
+                            && let Some(Value::String(written)) = data.get(field)
+                            && *written != digest::closing_seal(&data, field, &text)
+                        {
+                            r.reasons.push(code(
+                                "record-seal-mismatch",
+                                format!("{} is {} and sealed, and its {field} is not the seal of its text now: it changed after it closed", r.path, r.state.as_deref().unwrap_or("")),
+                            ));
+                        }
                         r.data = Some(data);
                     }
                 }
@@ -544,6 +554,7 @@ pub fn record_json(kind: &Kind, r: &Record) -> Value {
     m.insert("valid".into(), json!(r.valid()));
     m.insert("reasons".into(), codes(&r.reasons));
     m.insert("supersededBy".into(), json!(r.superseded_by));
+    m.insert("remediatedBy".into(), json!([]));
     m.insert(
         "data".into(),
         r.data.clone().map_or(Value::Null, Value::Object),
@@ -552,7 +563,9 @@ pub fn record_json(kind: &Kind, r: &Record) -> Value {
     m.insert("assets".into(), Value::Array(r.assets.clone()));
     m.insert("warnings".into(), codes(&r.warnings));
     if kind.reviews.is_some() {
-        m.insert("digest".into(), json!(r.digest));
+        if let Some(d) = &r.digest {
+            m.insert("digest".into(), json!(d));
+        }
         m.insert("quorum".into(), r.quorum.clone().unwrap_or(Value::Null));
     }
     Value::Object(m)

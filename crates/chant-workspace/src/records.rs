@@ -180,13 +180,7 @@ fn read_kind(
 /// `records [--kind] [--current] [--uncommitted] [--at] [--base] [--id]`: the document and the
 /// exit code (0 read, 1 failed, 2 `--require attested` unmet).
 pub fn records(env: &Env, opts: &ReadOptions) -> (Value, i32) {
-    if opts.uncommitted && opts.at.is_some() {
-        let e = WsError::new(
-            "write-usage-invalid",
-            "--uncommitted reads the working tree against HEAD, and takes no --at or --since",
-        );
-        return (failure(&e), 1);
-    }
+    // `--uncommitted` with `--at` is refused by the command line and the MCP tool before this.
     let tree = match &opts.at {
         Some(rev) => match Tree::at(env.cwd, rev, "revision-unknown") {
             Ok(t) => t,

@@ -40,7 +40,7 @@ pub struct Trust {
 pub fn base_of(top: &Path, given: Option<&str>) -> Result<Option<(String, String)>> {
     if let Some(g) = given {
         return match tree::resolve(top, g) {
-            Some(c) => Ok(Some((c, g.to_owned()))),
+            Some(c) => Ok(Some((c, "flag".to_owned()))),
             None => Err(WsError::new(
                 "revision-unknown",
                 format!("--base {g} names no commit; give the target branch, such as origin/main"),

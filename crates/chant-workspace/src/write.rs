@@ -134,6 +134,78 @@ impl Target {
         read::read(&self.kind, &ctx, overlay)
     }
 
+    /// `text` with its closing seal written last in the front matter when `state` is closed
+    /// and the kind seals (`seal`); else `text` as it is.
+    fn sealed(&self, text: &str, state: Option<&str>) -> String {
+        let Some(field) = &self.kind.seal else {
+            return text.to_owned();
+        };
+        if !self.kind.is_closed(state) {
+            return text.to_owned();
+        }
+        let Ok(core) = read::parse(&self.kind, text) else {
+            return text.to_owned();
+        };
+        let seal = digest::closing_seal(&core, field, text);
+        let mut out = digest::lf(text);
+        if let Some(r) = digest::block_range(&out, field) {
+            out.replace_range(r, "");
+        }
+        if let Some((fm, _)) = digest::front_matter(&out) {
+            out.insert_str(fm.end, &field_block(field, &json!(seal)));
+        }
+        out
+    }
+
+    /// Moving into the kind's ratified state needs the quorum met on the text as written.
+    fn ratify_check(
+        &self,
+        id: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+        mine: &Record,
+    ) -> Result<()> {
+        let Some(ratified) = self
+            .kind
+            .reviews
+            .as_ref()
+            .and_then(|r| r.ratified.as_deref())
+        else {
+            return Ok(());
+        };
+        if to != Some(ratified) || from == Some(ratified) {
+            return Ok(());
+        }
+        let Some(q) = &mine.quorum else { return Ok(()) };
+        if q["met"] == true {
+            return Ok(());
+        }
+        let not: Vec<String> = q["notCounted"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|n| {
+                format!(
+                    "{}, {}",
+                    n["reviewer"].as_str().unwrap_or(""),
+                    n["reason"]["code"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        let has = if not.is_empty() {
+            format!("{}", q["agreed"])
+        } else {
+            format!("{} (not counted: {})", q["agreed"], not.join("; "))
+        };
+        Err(WsError::new(
+            "ratify-quorum-not-met",
+            format!(
+                "{id} can't be ratified yet: its quorum needs {} agreeing verdicts that count, and it has {has}. Add verdicts with chant workspace records review {id}",
+                q["need"]
+            ),
+        ))
+    }
+
     fn kind_block(&self) -> Value {
         read::kind_block(&self.kind, &self.root, false)
     }
@@ -141,7 +213,7 @@ impl Target {
     fn find<'r>(&self, records: &'r [Record], id: &str) -> Result<&'r Record> {
         records.iter().find(|r| r.id.as_deref() == Some(id)).ok_or_else(|| {
             WsError::new(
-                "record-unknown",
+                "record-not-found",
                 format!("no {} record has the id {id}; `chant workspace records --kind {}` lists them", self.kind.name, read::shown(&self.root, &self.kind.file)),
             )
         })
@@ -525,11 +597,13 @@ pub fn new(
             title.as_str()
         }
     ));
+    let text = t.sealed(&text, state.as_deref());
     let candidate = Overlay {
         file: file.clone(),
         text: text.clone(),
     };
     let mine = t.judge(&before, &candidate)?;
+    t.ratify_check(&id, None, state.as_deref(), &mine)?;
     if !dry_run {
         create_new(&file, &text).map_err(|e| {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -704,12 +778,27 @@ pub fn amend(
         doc["warnings"] = warnings(r);
         return Ok(doc);
     }
-    let new_text = rewrite(text, &changed);
+    let new_state = t
+        .kind
+        .states
+        .as_ref()
+        .and_then(|s| set.get(&s.field).or_else(|| data.get(&s.field)))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let new_text = t.sealed(&rewrite(text, &changed), new_state.as_deref());
+    if let Some(seal) = &t.kind.seal
+        && t.kind.is_closed(new_state.as_deref())
+    {
+        if let Some(c) = doc["changed"].as_array_mut() {
+            c.push(json!(seal));
+        }
+    }
     let candidate = Overlay {
         file: r.file.clone(),
         text: new_text.clone(),
     };
     let mine = t.judge(&before, &candidate)?;
+    t.ratify_check(id, r.state.as_deref(), new_state.as_deref(), &mine)?;
     doc["warnings"] = warnings(&mine);
     doc["digest"] = json!(mine.digest);
     if dry_run {
@@ -843,91 +932,27 @@ pub fn review(
     Ok(doc)
 }
 
-/// `records close`: the record moved to the kind's first closed state, which for a kind with
-/// reviews needs the quorum met.
+/// `records close`: closes a review session (a kind with a `session` block). This chant reads
+/// no session kinds yet, so every kind it loads is refused the way the reference refuses a
+/// kind without a session block; a decision is ratified with `amend`, setting its state.
 pub fn close(env: &Env, id: &str, kind: Option<&str>, dry_run: bool) -> Result<Value> {
+    let _ = (id, dry_run);
     let t = target(env, kind)?;
-    let Some(states) = &t.kind.states else {
-        return Err(usage(format!(
-            "the kind {} has no states, so its records cannot be closed",
-            t.kind.name
-        )));
-    };
-    let Some(to) = states.closed.first().cloned() else {
-        return Err(usage(format!(
-            "the kind {} declares no closed state",
-            t.kind.name
-        )));
-    };
-    let _lock = lock(&t.kind.dir)?;
-    let before = t.read(None)?;
-    let r = t.find(&before, id)?;
-    let Some(text) = &r.text else {
-        return Err(WsError::new(
-            "record-unparseable",
-            format!("{} cannot be read", r.path),
-        ));
-    };
-    if t.kind.is_closed(r.state.as_deref()) {
-        return Err(WsError::new(
-            "record-closed",
-            format!(
-                "{} is {} already, a closed state",
-                r.path,
-                r.state.as_deref().unwrap_or("")
-            ),
-        ));
-    }
-    if let Some(q) = &r.quorum
-        && q["met"] != true
-    {
-        return Err(WsError::new(
-            "ratify-quorum-not-met",
-            format!(
-                "{} has {} of the {} agreeing verdicts it needs ({} not counted), so it cannot move to {to}; ask for reviews with `chant workspace records review {id} --verdict agree --by <name>`",
-                r.path,
-                q["agreed"],
-                q["need"],
-                q["notCounted"].as_array().map_or(0, Vec::len)
-            ),
-        ));
-    }
-    if t.kind.rank(Some(&to)) < t.kind.rank(r.state.as_deref()) {
-        return Err(WsError::new(
-            "amend-supersede-instead",
-            format!(
-                "{} is {}, ranked above {to}",
-                r.path,
-                r.state.as_deref().unwrap_or("")
-            ),
-        ));
-    }
-    let new_text = rewrite(text, &[(states.field.clone(), json!(to))]);
-    let candidate = Overlay {
-        file: r.file.clone(),
-        text: new_text.clone(),
-    };
-    let mine = t.judge(&before, &candidate)?;
-    let mut doc = json!({
-        "$schema": CLOSE_SCHEMA,
-        "contract": 1,
-        "kind": t.kind_block(),
-        "path": r.path,
-        "id": id,
-        "from": r.state,
-        "to": to,
-        // The quorum that let it close: the state change moves the digest, so the verdicts
-        // name the text before it.
-        "quorum": r.quorum,
-        "dryRun": dry_run,
-        "warnings": warnings(&mine),
-    });
-    if dry_run {
-        doc["text"] = json!(new_text);
-    } else {
-        replace(&r.file, text, &new_text)?;
-    }
-    Ok(doc)
+    Err(usage(format!(
+        "the {} kind has no session block, and records close closes a review session; amend sets the state of other records (records amend {id} --set '{{\"{}\": \"{}\"}}')",
+        t.kind.name,
+        t.kind.states.as_ref().map_or("state", |s| s.field.as_str()),
+        t.kind
+            .reviews
+            .as_ref()
+            .and_then(|r| r.ratified.clone())
+            .or_else(|| t
+                .kind
+                .states
+                .as_ref()
+                .and_then(|s| s.closed.first().cloned()))
+            .unwrap_or_default()
+    )))
 }
 
 /// The refusal when `sign` is asked for and this host has no ssh signing key configured, and

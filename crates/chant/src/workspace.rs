@@ -44,7 +44,7 @@ pub struct RecordsArgs {
     #[arg(long)]
     current: bool,
     /// Only the records the working tree holds modified or new against HEAD
-    #[arg(long)]
+    #[arg(long, conflicts_with = "at")]
     uncommitted: bool,
     /// Read the records as they were at this commit
     #[arg(long, value_name = "REV")]
@@ -122,7 +122,8 @@ enum RecordsVerb {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Move a record to the kind's first closed state (ratified), once its quorum is met
+    /// Close a review session (a kind with a session block; this chant reads none yet, so
+    /// it refuses, as for any other kind: ratify a decision with `amend`, setting its state)
     /// (prints records-close.schema.json)
     Close {
         id: String,

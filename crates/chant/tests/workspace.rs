@@ -24,13 +24,12 @@ fn conforms(doc: &Value) {
     let name = id.rsplit('/').next().unwrap();
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(schemas_dir().join(name)).unwrap()).unwrap();
-    let mut compiler = boon::Compiler::new();
-    compiler.add_resource(id, schema).unwrap();
-    let mut schemas = boon::Schemas::new();
-    let idx = compiler.compile(id, &mut schemas).unwrap();
-    if let Err(e) = schemas.validate(doc, idx) {
-        panic!("{name}: {e:#}\n{doc:#}");
-    }
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}\n{doc:#}");
     if let Some(kinds) = doc.get("kinds").and_then(Value::as_array) {
         kinds.iter().for_each(conforms);
     }
@@ -69,8 +68,9 @@ const KIND: &str = r#"export const recordKind = {
   supersedes: { field: "supersedes", key: "decision" },
   approval: { proposed: 0, withdrawn: 0, decided: 1, ratified: 2, superseded: 2 },
   pins: { field: "evidence" },
-  reviews: { field: "reviews", decider: "decided_by" },
+  reviews: { field: "reviews", decider: "decided_by", ratified: "ratified" },
   proposedBy: "proposed_by",
+  seal: "closed_digest",
 };
 "#;
 
@@ -78,7 +78,7 @@ const SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schem
  "type": "object", "required": ["id", "title", "state"],
  "properties": {"id": {"type": "string", "pattern": "^[a-z][a-z0-9]*-[0-9]{3,}$"}, "title": {"type": "string", "minLength": 1},
   "state": {"type": "string"}, "proposed_by": {"type": "string"}, "decided_by": {"type": "string"},
-  "evidence": {"type": "array"}, "supersedes": {"type": "array"}, "reviews": {"type": "array"}, "source": {"type": "object"}},
+  "evidence": {"type": "array"}, "supersedes": {"type": "array"}, "reviews": {"type": "array"}, "source": {"type": "object"}, "closed_digest": {"type": "string"}},
  "additionalProperties": false}"#;
 
 /// A git repository holding a workspace: a `chant` member `infra` (gitlab), a member `docs`,
@@ -91,7 +91,7 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
     std::fs::create_dir_all(root.join("docs")).unwrap();
     std::fs::write(
         root.join("chant.workspace.json"),
-        r#"{"name": "demo", "schema": 1, "kinds": ["decisions/decision.kind.mjs"],
+        r#"{"name": "demo", "schema": 1, "records": [{"kind": "decisions/decision.kind.mjs"}],
   "members": [{"name": "infra", "dir": "infra", "kind": "chant"},
               {"name": "docs", "dir": "docs", "kind": "other", "because": "prose only"}]}
 "#,
@@ -203,6 +203,17 @@ fn review(dir: &Path, id: &str, verdict: &str, by: &str, note: Option<&str>) -> 
     doc(dir, &args, None)
 }
 
+/// Whether the front matter ends with a `closed_digest: "sha256:<64 hex>"` line.
+fn regex_like_seal(text: &str) -> bool {
+    let Some(i) = text.find("\nclosed_digest: \"sha256:") else {
+        return false;
+    };
+    let rest = &text[i + "\nclosed_digest: \"sha256:".len()..];
+    rest.len() > 70
+        && rest[..64].chars().all(|c| c.is_ascii_hexdigit())
+        && rest[64..].starts_with("\"\n---\n")
+}
+
 fn code_of(v: &Value) -> &str {
     v["error"]["code"]
         .as_str()
@@ -240,7 +251,7 @@ fn the_declaration_refusals_each_have_a_code_and_a_document() {
         (
             "chant.workspace.json",
             r#"{"name": "demo", "schema": 1, "members": [{"name": "x", "dir": "../outside", "kind": "chant"}]}"#,
-            "placement-invalid",
+            "declaration-invalid",
         ),
         (
             "chant.workspace.json",
@@ -285,7 +296,7 @@ fn ls_lists_every_member_and_names_why_one_cannot_be_read() {
     let (_d, root) = workspace();
     std::fs::write(
         root.join("chant.workspace.json"),
-        r#"{"name": "demo", "schema": 1, "x-team": "platform", "kinds": ["decisions/decision.kind.mjs", "nope.kind.mjs"],
+        r#"{"name": "demo", "schema": 1, "x-team": "platform", "records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "nope.kind.mjs"}],
   "members": [{"name": "infra", "dir": "infra", "kind": "chant", "x-owner": "ops"},
               {"name": "docs", "dir": "docs", "kind": "chant"},
               {"name": "gone", "dir": "gone", "kind": "other", "because": "removed"},
@@ -308,7 +319,7 @@ fn ls_lists_every_member_and_names_why_one_cannot_be_read() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| json!([m["name"], m["reason"]]))
+        .map(|m| json!([m["name"], m["reason"]["code"]]))
         .collect();
     assert_eq!(
         reasons,
@@ -323,7 +334,7 @@ fn ls_lists_every_member_and_names_why_one_cannot_be_read() {
     assert_eq!(v["workspace"]["x-team"], "platform");
     assert_eq!(v["members"][0]["x-owner"], "ops");
     assert_eq!(v["workspace"]["records"][0]["kind"], "decision");
-    assert_eq!(v["workspace"]["records"][1]["reason"], "kind-unreadable");
+    assert_eq!(v["workspace"]["records"][1]["reason"]["code"], "kind-unreadable");
     let human = chant(&root, &["workspace", "ls"]);
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.starts_with("demo  (chant.workspace.json)\n"), "{text}");
@@ -356,25 +367,34 @@ fn the_whole_story_from_a_proposal_over_mcp_to_a_ratified_record_that_never_chan
     );
     drop(s);
     // Two people review at the shell; the first tries to ratify too early.
+    let ratify = r#"{"state": "ratified"}"#;
+    let amend = ["workspace", "records", "amend", "ws-002", "--set", "-"];
     let (v, code) = review(&root, "ws-002", "agree", "alice", None);
     assert_eq!(code, 0, "{v}");
-    let (v, code) = doc(&root, &["workspace", "records", "close", "ws-002"], None);
+    let (v, code) = doc(&root, &amend, Some(ratify));
     assert_eq!((code_of(&v), code), ("ratify-quorum-not-met", 1));
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("ws-002 can't be ratified yet: its quorum needs 2 agreeing verdicts that count, and it has 1."), "{v}");
     let (v, code) = review(&root, "ws-002", "agree", "bob", None);
-    assert_eq!((code, v["quorum"]["met"].clone()), (0, json!(true)), "{v}");
-    let (v, code) = doc(&root, &["workspace", "records", "close", "ws-002"], None);
+    assert_eq!(code, 0, "{v}");
+    let (v, code) = doc(&root, &amend, Some(ratify));
     assert_eq!(
-        (code, v["from"].clone(), v["to"].clone()),
-        (0, json!("proposed"), json!("ratified")),
+        (code, v["changed"].clone()),
+        (0, json!(["state", "closed_digest"])),
         "{v}"
     );
+    let text = std::fs::read_to_string(root.join("decisions/ws-002-keep-state-in-s3.md")).unwrap();
+    assert!(
+        regex_like_seal(&text),
+        "the seal is the last front-matter line: {text}"
+    );
+    let q = record(&records(&root), "ws-002")["quorum"].clone();
+    assert_eq!(q["met"], true, "ratifying keeps the verdicts counting: {q}");
+    // `close` closes review sessions; a decision is not one.
+    let (v, _) = doc(&root, &["workspace", "records", "close", "ws-002"], None);
+    assert_eq!(code_of(&v), "write-usage-invalid");
     let before =
         std::fs::read_to_string(root.join("decisions/ws-002-keep-state-in-s3.md")).unwrap();
-    let (v, code) = doc(
-        &root,
-        &["workspace", "records", "amend", "ws-002", "--set", "-"],
-        Some(r#"{"title": "Keep state in GCS"}"#),
-    );
+    let (v, code) = doc(&root, &amend, Some(r#"{"title": "Keep state in GCS"}"#));
     assert_eq!((code_of(&v), code), ("record-closed", 1));
     let (v, _) = review(&root, "ws-002", "dissent", "carol", Some("too late"));
     assert_eq!(code_of(&v), "record-closed");
@@ -383,6 +403,15 @@ fn the_whole_story_from_a_proposal_over_mcp_to_a_ratified_record_that_never_chan
         before,
         "a closed record never changes"
     );
+    // An edit by hand after it closed breaks its seal.
+    std::fs::write(
+        root.join("decisions/ws-002-keep-state-in-s3.md"),
+        before.replace("# Keep state in S3", "# Keep state in GCS"),
+    )
+    .unwrap();
+    let r = record(&records(&root), "ws-002").clone();
+    assert_eq!(r["reasons"][0]["code"], "record-seal-mismatch", "{r}");
+    std::fs::write(root.join("decisions/ws-002-keep-state-in-s3.md"), &before).unwrap();
     assert_eq!(record(&records(&root), "ws-002")["state"], "ratified");
 }
 
@@ -797,13 +826,13 @@ fn hostile_records_pins_and_kinds_stay_inside_the_workspace() {
     std::os::unix::fs::symlink(&secret, root.join("decisions/ws-009-link.md")).unwrap();
     std::fs::write(
         root.join("decisions/ws-010-pins.md"),
-        "---\nid: \"ws-010\"\ntitle: \"Pins\"\nstate: \"proposed\"\nevidence:\n  - path: \"../secret.txt\"\n    sha256: \"00\"\n  - path: \"docs/README.md\"\n    sha256: \"00\"\n---\n",
+        "---\nid: \"ws-010\"\ntitle: \"Pins\"\nstate: \"proposed\"\nevidence:\n  - path: \"../secret.txt\"\n    sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"\n  - path: \"docs/README.md\"\n    sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"\n---\n",
     )
     .unwrap();
     std::os::unix::fs::symlink(&secret, root.join("docs/leak.txt")).unwrap();
     std::fs::write(
         root.join("decisions/ws-011-leak.md"),
-        "---\nid: \"ws-011\"\ntitle: \"Leak\"\nstate: \"proposed\"\nevidence:\n  - path: \"docs/leak.txt\"\n    sha256: \"00\"\n---\n",
+        "---\nid: \"ws-011\"\ntitle: \"Leak\"\nstate: \"proposed\"\nevidence:\n  - path: \"docs/leak.txt\"\n    sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"\n---\n",
     )
     .unwrap();
     let v = records(&root);
