@@ -788,10 +788,9 @@ pub fn amend(
     let new_text = t.sealed(&rewrite(text, &changed), new_state.as_deref());
     if let Some(seal) = &t.kind.seal
         && t.kind.is_closed(new_state.as_deref())
+        && let Some(c) = doc["changed"].as_array_mut()
     {
-        if let Some(c) = doc["changed"].as_array_mut() {
-            c.push(json!(seal));
-        }
+        c.push(json!(seal));
     }
     let candidate = Overlay {
         file: r.file.clone(),
