@@ -90,6 +90,21 @@ enum Ty {
     Object,
 }
 
+/// A `kind` that names a file (it has a `/` or a module's extension) must be inside the
+/// server's directory, links followed; a bare name is a declared kind's.
+fn confine_kind(state: &State, args: &Map<String, Value>) -> Result<(), ToolError> {
+    if let Some(k) = s(args, "kind")
+        && (k.contains('/')
+            || k.contains('\\')
+            || k.ends_with(".mjs")
+            || k.ends_with(".js")
+            || k.ends_with(".ts"))
+    {
+        state.resolve("kind", k)?;
+    }
+    Ok(())
+}
+
 fn s<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
@@ -182,6 +197,10 @@ fn records_schema() -> Value {
                 json!({"type": "boolean", "description": "Only the records the working tree holds modified or new against HEAD (--uncommitted); takes no at or since"}),
             ),
             (
+                "since",
+                json!({"type": "string", "description": "The changes since a revision (--since): not read by this chant yet, and refused"}),
+            ),
+            (
                 "id",
                 json!({"type": "string", "description": "Keep only this record in records"}),
             ),
@@ -211,6 +230,7 @@ fn tool_records(
             ("at", Ty::Str, false),
         ],
     )?;
+    confine_kind(state, &args)?;
     if b(&args, "uncommitted") && (s(&args, "at").is_some() || s(&args, "since").is_some()) {
         return Err(ToolError(
             "uncommitted reads the working tree against HEAD, and takes no at or since".into(),
@@ -345,6 +365,7 @@ fn tool_new(state: &State, args: Arguments, ctx: &RequestContext) -> Result<Tool
             ("dryRun", Ty::Bool, false),
         ],
     )?;
+    confine_kind(state, &args)?;
     let record = args.get("record").cloned().unwrap_or(Value::Null);
     with_env(state, |env| {
         answer(
@@ -418,6 +439,7 @@ fn tool_amend(
             ("dryRun", Ty::Bool, false),
         ],
     )?;
+    confine_kind(state, &args)?;
     let fields = args.get("fields").cloned().unwrap_or(Value::Null);
     let id = s(&args, "id").unwrap_or_default();
     with_env(state, |env| {
@@ -502,6 +524,7 @@ fn tool_review(
             ("dryRun", Ty::Bool, false),
         ],
     )?;
+    confine_kind(state, &args)?;
     let rv = Review {
         verdict: s(&args, "verdict").unwrap_or_default(),
         by: s(&args, "by").unwrap_or_default(),
@@ -555,6 +578,7 @@ fn tool_close(
             ("dryRun", Ty::Bool, false),
         ],
     )?;
+    confine_kind(state, &args)?;
     let id = s(&args, "id").unwrap_or_default();
     with_env(state, |env| {
         answer(

@@ -274,6 +274,35 @@ pub fn load(reader: &dyn ModuleReader, boundary: &Path, file: &Path, shown: &str
     let value = reader
         .export(boundary, file, "recordKind")
         .map_err(|e| WsError::new("kind-unreadable", format!("{shown}: {e}")))?;
+    // The schema files a kind names are read from inside the same walls as its imports.
+    let kind_dir = file.parent().unwrap_or(Path::new("/"));
+    let schema = value.get("schema");
+    let named = schema
+        .and_then(|s| s.get("path"))
+        .into_iter()
+        .chain(
+            schema
+                .and_then(|s| s.get("refs"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.get("path")),
+        )
+        .filter_map(Value::as_str);
+    let walls = std::fs::canonicalize(boundary).unwrap_or_else(|_| boundary.to_path_buf());
+    for p in named {
+        let at = normalize(&kind_dir.join(p));
+        let resolved = std::fs::canonicalize(&at).unwrap_or(at);
+        if !resolved.starts_with(&walls) {
+            return Err(WsError::new(
+                "schema-unreadable",
+                format!(
+                    "{shown}: the schema {p} is outside the repository ({}), and a kind's schema is read only from inside it",
+                    walls.display()
+                ),
+            ));
+        }
+    }
     from_value(&value, file, shown)
 }
 
@@ -482,7 +511,31 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// A schema larger than this is not read.
+const MAX_SCHEMA: u64 = 4 * 1024 * 1024;
+
 fn read_schema(id: &str, path: &Path, shown: &str) -> Result<Value> {
+    // A regular file of bounded size: a FIFO, a device or a huge file is no schema, and
+    // reading one would hang or exhaust memory.
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() <= MAX_SCHEMA => {}
+        Ok(m) if m.is_file() => {
+            return Err(WsError::new(
+                "schema-unreadable",
+                format!(
+                    "{shown}: schema {} is larger than {MAX_SCHEMA} bytes",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(_) => {
+            return Err(WsError::new(
+                "schema-unreadable",
+                format!("{shown}: schema {} is not a regular file", path.display()),
+            ));
+        }
+        Err(_) => {}
+    }
     let text = std::fs::read_to_string(path).map_err(|e| {
         WsError::new(
             "schema-unreadable",

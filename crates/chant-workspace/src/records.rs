@@ -151,7 +151,7 @@ fn read_kind(
         dirty: dirty.as_ref(),
     };
     let records = read::read(&kind, &ctx, None)?;
-    let mut doc = read::document(&kind, &records, &ctx, opts.current);
+    let mut doc = read::document(&kind, records, &ctx, opts.current);
     let keep = |r: &Value| -> bool {
         let by_id = opts
             .id

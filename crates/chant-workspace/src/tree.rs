@@ -25,11 +25,15 @@ pub fn git_out(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
-/// The top of the git work tree holding `dir`, if any.
+/// The top of the git work tree holding `dir`, if any: the nearest directory with a `.git`
+/// (a directory, or a worktree's file). Found on the filesystem, as `git rev-parse
+/// --show-toplevel` would answer for a work tree, without a process per question (reads ask it
+/// several times, and each spawn costs milliseconds).
 pub fn toplevel(dir: &Path) -> Option<PathBuf> {
-    let out = git_out(dir, &["rev-parse", "--show-toplevel"])?;
-    let s = String::from_utf8(out).ok()?;
-    Some(PathBuf::from(s.trim_end_matches('\n')))
+    let dir = std::fs::canonicalize(dir).ok()?;
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
 }
 
 /// The full commit id `rev` names in the repository at `top`.

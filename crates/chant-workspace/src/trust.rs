@@ -47,9 +47,33 @@ pub fn base_of(top: &Path, given: Option<&str>) -> Result<Option<(String, String
             )),
         };
     }
-    for name in ["origin/HEAD", "main", "master"] {
-        if let Some(c) = tree::resolve(top, name) {
-            return Ok(Some((c, name.to_owned())));
+    // One process for the three candidates: a symbolic origin/HEAD shows its target's commit.
+    let out = tree::git_out(
+        top,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/remotes/origin/HEAD",
+            "refs/heads/main",
+            "refs/heads/master",
+        ],
+    )
+    .unwrap_or_default();
+    let text = String::from_utf8_lossy(&out);
+    let found = |r: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(r)?.strip_prefix(' ').map(str::to_owned))
+    };
+    for (name, r) in [
+        ("origin/HEAD", "refs/remotes/origin/HEAD"),
+        ("main", "refs/heads/main"),
+        ("master", "refs/heads/master"),
+    ] {
+        if let Some(c) = found(r) {
+            // The commit the ref names (a tag object is peeled).
+            if let Some(c) = tree::resolve(top, &c) {
+                return Ok(Some((c, name.to_owned())));
+            }
         }
     }
     Ok(None)
@@ -75,7 +99,11 @@ impl Trust {
         };
         t.base = Some(base);
         t.base_from = Some(from);
-        if let Some(bytes) = at.read(&root.join(TRUST)) {
+        let mut both = at
+            .read_many(&[root.join(TRUST), root.join(SIGNERS)])
+            .into_iter();
+        let (trust_bytes, default_signers) = (both.next().flatten(), both.next().flatten());
+        if let Some(bytes) = trust_bytes {
             match crate::json::parse(&String::from_utf8_lossy(&bytes), false) {
                 Ok(Value::Object(m)) => {
                     if let Some(s) = m.get("signers").and_then(Value::as_str) {
@@ -122,7 +150,12 @@ impl Trust {
                 )),
             }
         }
-        if let Some(s) = at.read(&root.join(&t.signers_path)) {
+        let signers = if t.signers_path == SIGNERS {
+            default_signers
+        } else {
+            at.read(&root.join(&t.signers_path))
+        };
+        if let Some(s) = signers {
             t.active = true;
             t.signers = Some(s);
         }

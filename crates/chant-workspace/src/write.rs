@@ -173,7 +173,13 @@ impl Target {
         else {
             return Ok(());
         };
-        if to != Some(ratified) || from == Some(ratified) {
+        // Every state ranked as high as the ratified one needs the quorum too: a record set
+        // straight to `superseded` would otherwise close, and supersede a ratified one, with
+        // no verdict at all.
+        let bar = self.kind.rank(Some(ratified));
+        let entering =
+            |s: Option<&str>| s == Some(ratified) || (bar > 0 && self.kind.rank(s) >= bar);
+        if !entering(to) || entering(from) {
             return Ok(());
         }
         let Some(q) = &mine.quorum else { return Ok(()) };
@@ -465,8 +471,7 @@ fn replace(path: &Path, expected: &str, text: &str) -> Result<()> {
 
 /// Checks that `by` names someone.
 fn principal(by: &str, flag: &str) -> Result<String> {
-    let t = by.trim();
-    if t.is_empty() {
+    if crate::quorum::principal(by).is_empty() {
         return Err(usage(format!(
             "{flag} must name the person or agent, and it is empty"
         )));
@@ -730,6 +735,49 @@ pub fn amend(
         .filter(|(k, v)| data.get(*k).unwrap_or(&Value::Null) != *v)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    if source.initial_only {
+        // Over MCP every call is the model's: it proposes and reviews, and a person moves the
+        // state and edits verdicts, at a shell.
+        let state_field = t.kind.states.as_ref().map(|s| s.field.as_str());
+        let reviews_field = t.kind.reviews.as_ref().map(|r| r.field.as_str());
+        if let Some((k, _)) = changed
+            .iter()
+            .find(|(k, _)| Some(k.as_str()) == state_field || Some(k.as_str()) == reviews_field)
+        {
+            return Err(usage(format!(
+                "over MCP a record's {k} never changes: a person moves a record's state or edits its verdicts at a shell (chant workspace records amend {id} --set ...); verdicts are added with records-review"
+            )));
+        }
+    }
+    if let Some(rv) = &t.kind.reviews
+        && let Some((_, new)) = changed.iter().find(|(k, _)| *k == rv.field)
+    {
+        // Verdicts are added by `review` only; an amendment may mark a dissent addressed or
+        // withdrawn, and change nothing else a reviewer wrote.
+        let old = data
+            .get(&rv.field)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let new = new.as_array().cloned().unwrap_or_default();
+        let strip = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(m) = v.as_object_mut() {
+                m.remove("addressed_by");
+                m.remove("withdrawn_on");
+            }
+            v
+        };
+        if old.len() != new.len() || old.iter().zip(&new).any(|(a, b)| strip(a) != strip(b)) {
+            return Err(WsError::new(
+                "write-input-invalid",
+                format!(
+                    "the fields given with --set change the verdicts in {}: an amendment may only set addressed_by or withdrawn_on on a verdict; add one with chant workspace records review {id}",
+                    rv.field
+                ),
+            ));
+        }
+    }
     if changed.iter().any(|(k, _)| *k == id_field) {
         return Err(WsError::new(
             "amend-id-immutable",

@@ -29,6 +29,9 @@
 //!   gate decision's signature check (signers at base + the in-process ed25519 check, median of 30);
 //! - MCP `op-run` of a one-step shell Op, minus the median time of the same command run
 //!   directly with `sh -c` (medians of 50).
+//! - `workspace`: `chant workspace records --json` over 2,000 decision records (median of 15),
+//!   and `chant serve mcp`'s spawn-to-initialize time at a workspace root whose three members
+//!   are gitlab, aws and temporal projects (median of 50).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -165,6 +168,9 @@ fn main() {
     }
     if wants("aws") {
         aws(&scratch);
+    }
+    if wants("workspace") {
+        workspace(&scratch);
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -896,5 +902,123 @@ fn init(scratch: &Path) {
         "ms",
         50.0,
         "",
+    );
+}
+
+/// A git workspace with three `chant` members (gitlab, aws, temporal) and a decision kind
+/// holding `n` records, each with two reviews and an evidence list.
+fn workspace_tree(root: &Path, n: usize) {
+    std::fs::create_dir_all(root.join("decisions")).unwrap();
+    std::fs::write(
+        root.join("chant.workspace.json"),
+        r#"{"name": "bench", "schema": 1, "records": [{"kind": "decisions/decision.kind.mjs"}],
+  "members": [{"name": "ci", "dir": "ci", "kind": "chant"}, {"name": "cloud", "dir": "cloud", "kind": "chant"},
+              {"name": "flows", "dir": "flows", "kind": "chant"}]}"#,
+    )
+    .unwrap();
+    for (dir, lexicon) in [("ci", "gitlab"), ("cloud", "aws"), ("flows", "temporal")] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        std::fs::write(
+            root.join(dir).join("chant.config.ts"),
+            format!("export default {{ lexicons: [\"{lexicon}\"] }};\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        root.join("decisions/decision.kind.mjs"),
+        r#"export const recordKind = {
+  name: "decision",
+  location: { dir: ".", match: "^[a-z][a-z0-9]{0,15}-[0-9]{3,}-.+\\.md$" },
+  format: "markdown-front-matter",
+  schema: { id: "urn:bench:decision:1", path: "decision.schema.json" },
+  idField: "id", stateField: "state",
+  states: ["proposed", "decided", "ratified", "superseded", "withdrawn"],
+  closedStates: ["ratified", "superseded"],
+  supersedes: { field: "supersedes", key: "decision" },
+  approval: { proposed: 0, withdrawn: 0, decided: 1, ratified: 2, superseded: 2 },
+  pins: { field: "evidence" },
+  reviews: { field: "reviews", decider: "decided_by", ratified: "ratified" },
+  proposedBy: "proposed_by",
+};
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("decisions/decision.schema.json"),
+        r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:bench:decision:1", "type": "object",
+ "required": ["id", "title", "state"], "properties": {"id": {"type": "string", "pattern": "^[a-z][a-z0-9]*-[0-9]{3,}$"},
+ "title": {"type": "string"}, "state": {"enum": ["proposed", "decided", "ratified", "superseded", "withdrawn"]},
+ "decided_by": {"type": "string"}, "evidence": {"type": "array"}, "supersedes": {"type": "array"}, "reviews": {"type": "array"}}}"#,
+    )
+    .unwrap();
+    for i in 1..=n {
+        let supersedes = if i > 1 && i % 10 == 0 {
+            format!("supersedes:\n  - decision: \"ws-{:04}\"\n", i - 1)
+        } else {
+            String::new()
+        };
+        std::fs::write(
+            root.join(format!("decisions/ws-{i:04}-decision-number-{i}.md")),
+            format!(
+                "---\nid: \"ws-{i:04}\"\ntitle: \"Decision number {i}\"\nstate: \"decided\"\ndecided_by: \"lex\"\n{supersedes}evidence:\n  - title: \"spec\"\n    url: \"https://example.com/{i}\"\nreviews:\n  - reviewer: \"alice\"\n    verdict: \"agree\"\n    on: \"2026-12-03\"\n  - reviewer: \"bob\"\n    verdict: \"dissent\"\n    note: \"why\"\n    on: \"2026-12-03\"\n---\n\n# Decision number {i}\n\nSome body text for decision {i}.\n"
+            ),
+        )
+        .unwrap();
+    }
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &[
+            "-c",
+            "user.email=b@example.com",
+            "-c",
+            "user.name=b",
+            "commit",
+            "-qm",
+            "records",
+        ],
+    );
+}
+
+/// `chant workspace records --json` on 2,000 records (target 100 ms), and a server's cold
+/// start at a workspace root with three members (target 10 ms).
+fn workspace(scratch: &Path) {
+    let root = scratch.join("workspace");
+    workspace_tree(&root, 2000);
+    let run = || {
+        let t = Instant::now();
+        let out = Command::new(&*BIN)
+            .args(["workspace", "records", "--kind", "decision", "--json"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        let d = t.elapsed();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.len() > 2_000_000, "2,000 records printed");
+        d
+    };
+    for _ in 0..3 {
+        run();
+    }
+    let times: Vec<Duration> = (0..15).map(|_| run()).collect();
+    report(
+        "workspace records --json, 2,000 records",
+        ms(median(times)),
+        "ms",
+        100.0,
+        "issue 13",
+    );
+    let cold = cold_starts(&root);
+    report(
+        "serve mcp cold start at a workspace root, 3 members",
+        ms(median(cold)),
+        "ms",
+        10.0,
+        "issue 13",
     );
 }

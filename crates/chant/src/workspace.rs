@@ -149,8 +149,12 @@ impl chant_workspace::kind::ModuleReader for SandboxReader<'_> {
     }
 }
 
+/// Prints `doc` as pretty JSON straight to standard output.
 fn print(doc: &Value) {
-    println!("{}", serde_json::to_string_pretty(doc).unwrap_or_default());
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, doc);
+    let _ = writeln!(out);
 }
 
 fn code(c: i32) -> ExitCode {
@@ -224,6 +228,9 @@ pub fn run(evaluator: &dyn Evaluator, budget: &Budget, command: WorkspaceCommand
                     } else {
                         print!("{}", chant_workspace::records::human(&doc));
                     }
+                    // The process ends here: freeing thousands of records one by one is time
+                    // the caller waits for and nobody uses.
+                    std::mem::forget(doc);
                     code(c)
                 }
                 Some(verb) => write_verb(&env, verb),

@@ -58,3 +58,82 @@ fn the_architecture_page_names_every_crate() {
         );
     }
 }
+
+/// The seed's workspace tool table, `(tool, [parameters])`: the rows after "Tool\tParameters".
+fn seed_workspace_tools() -> Vec<(String, Vec<String>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
+    let page = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|t| t.contains("Workspace tools"))
+        .unwrap();
+    let start = page.find("Tool\tParameters\tReturns").unwrap();
+    page[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.contains('\t'))
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let name = cols.next().unwrap().to_owned();
+            let params = cols.next().unwrap();
+            let cleaned = params
+                .replace(" (required)", "")
+                .replace(" (a list)", "")
+                .replace(" (all required)", "")
+                .replace(" (both required)", "")
+                .replace(" and ", ", ");
+            let params = cleaned
+                .split(", ")
+                .map(|p| p.trim().to_owned())
+                .filter(|p| !p.is_empty())
+                .collect();
+            (name, params)
+        })
+        .collect()
+}
+
+/// A server inside a workspace registers only tools of the seed's workspace table, each with
+/// exactly the seed's parameters, and docs/workspaces.md has a section for each.
+#[test]
+fn the_workspace_tools_match_the_seed_table_and_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chant.workspace.json"),
+        r#"{"name": "ws", "schema": 1, "members": []}"#,
+    )
+    .unwrap();
+    let mut s = mcp_testkit::ServerProcess::spawn_in(BIN, ["serve", "mcp"], dir.path());
+    s.initialize(Some("2025-11-25"));
+    let tools = s.request(1, "tools/list", serde_json::json!({}))["result"]["tools"].clone();
+    let seed = seed_workspace_tools();
+    assert_eq!(seed.len(), 16, "{seed:?}");
+    let page = page(env!("CARGO_MANIFEST_DIR"), "workspaces.md");
+    let documented = headings(&page, "### `");
+    let mut served = Vec::new();
+    for t in tools.as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let Some((_, params)) = seed.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let mut have: Vec<String> = t["inputSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let mut want = params.clone();
+        have.sort();
+        want.sort();
+        assert_eq!(have, want, "{name}'s parameters");
+        served.push(name.to_owned());
+    }
+    assert_eq!(documented, served, "docs/workspaces.md's tool sections");
+    for (name, _) in &seed {
+        assert!(
+            served.contains(name)
+                || page.contains(&format!("`{name}`"))
+                || page.contains("`points-*`"),
+            "{name} is neither served nor named on docs/workspaces.md"
+        );
+    }
+}

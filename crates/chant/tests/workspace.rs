@@ -180,6 +180,15 @@ fn record<'a>(doc: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {id} in {doc}"))
 }
 
+fn record_at<'a>(doc: &'a Value, path: &str) -> &'a Value {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == path)
+        .unwrap_or_else(|| panic!("no {path} in {doc}"))
+}
+
 fn new(dir: &Path, fields: &str, extra: &[&str]) -> (Value, i32) {
     let mut args = vec!["workspace", "records", "new", "--from", "-"];
     args.extend_from_slice(extra);
@@ -334,7 +343,10 @@ fn ls_lists_every_member_and_names_why_one_cannot_be_read() {
     assert_eq!(v["workspace"]["x-team"], "platform");
     assert_eq!(v["members"][0]["x-owner"], "ops");
     assert_eq!(v["workspace"]["records"][0]["kind"], "decision");
-    assert_eq!(v["workspace"]["records"][1]["reason"]["code"], "kind-unreadable");
+    assert_eq!(
+        v["workspace"]["records"][1]["reason"]["code"],
+        "kind-unreadable"
+    );
     let human = chant(&root, &["workspace", "ls"]);
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.starts_with("demo  (chant.workspace.json)\n"), "{text}");
@@ -1082,4 +1094,191 @@ fn outside_a_workspace_no_workspace_tool_is_served() {
     assert!(init.get("instructions").is_none(), "{init}");
     let tools = s.request(1, "tools/list", json!({}));
     assert!(!tools.to_string().contains("workspace-ls"));
+}
+
+#[test]
+fn over_mcp_no_state_moves_and_no_verdict_is_edited_so_one_client_cannot_ratify_alone() {
+    let (_d, root) = workspace();
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    for (i, args) in [
+        json!({"id": "ws-001", "fields": {"state": "decided"}, "by": "alice"}),
+        json!({"id": "ws-001", "fields": {"state": "ratified"}}),
+        json!({"id": "ws-001", "fields": {"reviews": [{"reviewer": "a", "verdict": "agree", "on": "2026-12-03"}]}}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = s.request(i as i64 + 1, "tools/call", json!({"name": "records-amend", "arguments": args}));
+        let v = &r["result"]["structuredContent"];
+        assert_eq!(code_of(v), "write-usage-invalid", "{r}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with("over MCP a record's"), "{v}");
+    }
+    assert_eq!(record(&records(&root), "ws-001")["state"], "proposed");
+    // The request's _meta names the client of that request only.
+    s.request(
+        9,
+        "tools/call",
+        json!({"name": "records-new", "arguments": {"record": {"title": "One"}},
+        "_meta": {"io.modelcontextprotocol/clientInfo": {"name": "spoof"}}}),
+    );
+    let r = s.request(
+        10,
+        "tools/call",
+        json!({"name": "records-new", "arguments": {"record": {"title": "Two"}, "dryRun": true}}),
+    );
+    let text = r["result"]["structuredContent"]["text"].as_str().unwrap();
+    assert!(!text.contains("spoof"), "{text}");
+    // A kind file outside the server's directory is refused before anything runs.
+    let r = s.request(11, "tools/call", json!({"name": "records-new", "arguments": {"record": {"title": "x"}, "kind": "../../elsewhere/d.kind.mjs"}}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let r = s.request(
+        12,
+        "tools/call",
+        json!({"name": "workspace-records", "arguments": {"kind": "/etc/passwd"}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+}
+
+#[test]
+fn verdicts_change_only_through_review_and_every_top_rank_needs_the_quorum() {
+    let (_d, root) = workspace();
+    review(&root, "ws-001", "dissent", "carol", Some("no"));
+    let set = |fields: &str| {
+        doc(
+            &root,
+            &["workspace", "records", "amend", "ws-001", "--set", "-"],
+            Some(fields),
+        )
+    };
+    let (v, _) =
+        set(r#"{"reviews": [{"reviewer": "carol", "verdict": "agree", "on": "2026-12-03"}]}"#);
+    assert_eq!(
+        code_of(&v),
+        "write-input-invalid",
+        "a verdict is not rewritten: {v}"
+    );
+    let current = record(&records(&root), "ws-001")["data"]["reviews"].clone();
+    let mut two = current.as_array().unwrap().clone();
+    two.push(json!({"reviewer": "mallory", "verdict": "agree", "on": "2026-12-03"}));
+    let (v, _) = set(&json!({"reviews": two}).to_string());
+    assert_eq!(
+        code_of(&v),
+        "write-input-invalid",
+        "a verdict is not added by amend: {v}"
+    );
+    let mut addressed = current.clone();
+    addressed[0]["addressed_by"] = json!("ws-002");
+    let (v, code) = set(&json!({"reviews": addressed}).to_string());
+    assert_eq!(code, 0, "marking a dissent addressed is an amendment: {v}");
+    // `superseded` ranks with `ratified`: no quorum, no entry.
+    let (v, _) = set(r#"{"state": "superseded"}"#);
+    assert_eq!(code_of(&v), "ratify-quorum-not-met", "{v}");
+    let (v, _) = new(
+        &root,
+        r#"{"title": "Replace", "state": "superseded", "supersedes": [{"decision": "ws-001"}]}"#,
+        &[],
+    );
+    assert_eq!(code_of(&v), "ratify-quorum-not-met", "{v}");
+}
+
+#[test]
+fn hand_edits_the_digest_cannot_see_and_invisible_names_are_refused_or_unmasked() {
+    let (_d, root) = workspace();
+    // A key the digest rule would skip.
+    std::fs::write(
+        root.join("decisions/ws-002-hidden.md"),
+        "---\nid: \"ws-002\"\ntitle: \"Hidden\"\nstate: \"proposed\"\nreviews: []\n-budget: \"1M\"\n---\n",
+    )
+    .unwrap();
+    // A record closed by hand, with no seal.
+    std::fs::write(
+        root.join("decisions/ws-003-closed.md"),
+        "---\nid: \"ws-003\"\ntitle: \"Closed\"\nstate: \"ratified\"\n---\n",
+    )
+    .unwrap();
+    let v = records(&root);
+    assert_eq!(
+        record_at(&v, "decisions/ws-002-hidden.md")["reasons"][0]["code"],
+        "record-unparseable"
+    );
+    assert_eq!(
+        record(&v, "ws-003")["reasons"][0]["code"],
+        "record-seal-mismatch"
+    );
+    // The decider under a zero-width space is still the decider.
+    doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "ws-001",
+            "--set",
+            "-",
+            "--by",
+            "lex",
+        ],
+        Some("{}"),
+    );
+    review(&root, "ws-001", "agree", "le\u{200b}x", None);
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    assert_eq!(
+        q["notCounted"][0]["reason"]["code"], "review-decider",
+        "{q}"
+    );
+    let (v, _) = review(&root, "ws-001", "agree", " \u{200b} ", None);
+    assert_eq!(code_of(&v), "write-usage-invalid", "{v}");
+}
+
+#[test]
+fn a_kinds_schema_is_read_only_from_inside_the_repository_and_only_as_a_file() {
+    let (d, root) = workspace();
+    std::fs::write(
+        d.path().join("outside.json"),
+        r#"{"$id": "urn:test:decision:1", "type": "object"}"#,
+    )
+    .unwrap();
+    let kind = KIND.replace(
+        "path: \"decision.schema.json\"",
+        "path: \"../../outside.json\"",
+    );
+    std::fs::write(root.join("decisions/decision.kind.mjs"), kind).unwrap();
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "--kind", "decision", "--json"],
+        None,
+    );
+    assert_eq!(code_of(&v), "schema-unreadable", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the repository"),
+        "{v}"
+    );
+    let fifo = root.join("decisions/fifo.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(
+        root.join("decisions/decision.kind.mjs"),
+        KIND.replace("decision.schema.json", "fifo.json"),
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "--kind", "decision", "--json"],
+        None,
+    );
+    assert_eq!(code_of(&v), "schema-unreadable", "{v}");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "a FIFO is not waited on"
+    );
 }

@@ -444,9 +444,13 @@ impl Conn<'_> {
             "initialize" => params.get("clientInfo").cloned(),
             _ => None,
         });
+        // Only the handshake names the session's client: an envelope names the client of its
+        // own request, and a later request without one is not stamped with it.
         let client_info = match announced {
             Some(info) => {
-                *lock(&self.session.client_info) = Some(info.clone());
+                if method == "initialize" {
+                    *lock(&self.session.client_info) = Some(info.clone());
+                }
                 Some(info)
             }
             None => lock(&self.session.client_info).clone(),
