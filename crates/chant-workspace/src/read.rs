@@ -262,7 +262,7 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
 fn parse_one(
     kind: &Kind,
     root: &Path,
-    file: &PathBuf,
+    file: &Path,
     text: std::result::Result<String, String>,
 ) -> Record {
     let field_of =
@@ -271,7 +271,7 @@ fn parse_one(
     let mut r = Record {
         id: None,
         path,
-        file: file.clone(),
+        file: file.to_path_buf(),
         text: None,
         data: None,
         state: None,
