@@ -20,6 +20,13 @@ use crate::{Checks, READ_ONLY, State, ToolDecl, schema};
 
 pub(crate) const TOOLS: &[ToolDecl] = &[LS, RECORDS, NEW, AMEND, REVIEW, CLOSE];
 
+/// The sentence every write tool's description ends with, for the model that reads it.
+macro_rules! proposals {
+    () => {
+        " Records are proposals until people review them: a write here changes a file in the working tree and commits nothing, and a record counts only once its quorum of reviewers agrees. `by` must name the person or agent that actually proposed or decided it; it is recorded as given."
+    };
+}
+
 const WRITES: ToolAnnotations = ToolAnnotations {
     read_only: Some(false),
     destructive: Some(false),
@@ -315,7 +322,7 @@ const NEW: ToolDecl = ToolDecl {
     title: "Propose a record",
     description: concat!(
         "Write a new record through a kind (the result of `chant workspace records new`, records-new.schema.json): its fields are the record object; it opens in the kind's first state (proposed, for a decision), and any other state is refused with record-state-not-initial. The source block records that it came over MCP and from which client. by fills the kind's proposedBy field (proposed_by for a decision).",
-        " Records are proposals until people review them: a write here changes a file in the working tree and commits nothing, and a record counts only once its quorum of reviewers agrees. `by` must name the person or agent that actually proposed or decided it; it is recorded as given."
+        proposals!()
     ),
     schema: new_schema,
     annotations: WRITES,
@@ -390,7 +397,7 @@ const AMEND: ToolDecl = ToolDecl {
     title: "Amend a record",
     description: concat!(
         "Replace top-level fields of a record (the result of `chant workspace records amend`, records-amend.schema.json). A closed record never changes (record-closed); an approved one changes only in its state, evidence and reviews (amend-supersede-instead); the id never changes (amend-id-immutable). by writes the decider field. The source block gets via: mcp and the client only when fields set it.",
-        " Records are proposals until people review them: a write here changes a file in the working tree and commits nothing, and a record counts only once its quorum of reviewers agrees. `by` must name the person or agent that actually proposed or decided it; it is recorded as given."
+        proposals!()
     ),
     schema: amend_schema,
     annotations: WRITES,
@@ -465,7 +472,7 @@ const REVIEW: ToolDecl = ToolDecl {
     title: "Review a record",
     description: concat!(
         "Append one verdict (agree, dissent or abstain) to a record's reviews (the result of `chant workspace records review`, records-review.schema.json), whose verdict moves the record's quorum. A dissent needs a note (review-note-required); a closed record takes no review (record-closed).",
-        " Records are proposals until people review them: a write here changes a file in the working tree and commits nothing, and a record counts only once its quorum of reviewers agrees. `by` must name the person or agent that actually proposed or decided it; it is recorded as given."
+        proposals!()
     ),
     schema: review_schema,
     annotations: WRITES,
@@ -546,7 +553,7 @@ const CLOSE: ToolDecl = ToolDecl {
     title: "Close a record",
     description: concat!(
         "Close a review session (the result of `chant workspace records close`, records-close.schema.json). This chant reads no session kinds yet, so a kind without a session block is refused with write-usage-invalid; a decision is ratified with records-amend setting its state, which needs its quorum met (ratify-quorum-not-met).",
-        " Records are proposals until people review them: a write here changes a file in the working tree and commits nothing, and a record counts only once its quorum of reviewers agrees. `by` must name the person or agent that actually proposed or decided it; it is recorded as given."
+        proposals!()
     ),
     schema: close_schema,
     annotations: WRITES,

@@ -469,6 +469,21 @@ fn replace(path: &Path, expected: &str, text: &str) -> Result<()> {
         .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))
 }
 
+/// Lays the MCP source block over the `source` the fields give (its keys win).
+fn stamp(fields: &mut Map<String, Value>, block: &Value) {
+    let mut s = fields
+        .get("source")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if let Value::Object(b) = block {
+        for (k, v) in b {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    fields.insert("source".into(), Value::Object(s));
+}
+
 /// Checks that `by` names someone.
 fn principal(by: &str, flag: &str) -> Result<String> {
     if crate::quorum::principal(by).is_empty() {
@@ -541,17 +556,7 @@ pub fn new(
         }
     }
     if let Some(block) = &source.block {
-        let mut s = fields
-            .get("source")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        if let Value::Object(b) = block {
-            for (k, v) in b {
-                s.insert(k.clone(), v.clone());
-            }
-        }
-        fields.insert("source".into(), Value::Object(s));
+        stamp(&mut fields, block);
     }
     let id = match fields.get(&id_field) {
         Some(Value::String(id)) => {
@@ -692,17 +697,7 @@ pub fn amend(
         }
     }
     if let (Some(block), true) = (&source.block, set.contains_key("source")) {
-        let mut s = set
-            .get("source")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        if let Value::Object(b) = block {
-            for (k, v) in b {
-                s.insert(k.clone(), v.clone());
-            }
-        }
-        set.insert("source".into(), Value::Object(s));
+        stamp(&mut set, block);
     }
     let _lock = lock(&t.kind.dir)?;
     let before = t.read(None)?;
