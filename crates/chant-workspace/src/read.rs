@@ -127,16 +127,7 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// Whether `p` is a workspace path a pin may name: `/` separators, no leading `/`, no `.` or
-/// `..` segment, no trailing `/`.
-pub fn pin_path_ok(p: &str) -> bool {
-    !p.is_empty()
-        && !p.starts_with('/')
-        && !p.ends_with('/')
-        && !p.contains('\\')
-        && !p.contains('\0')
-        && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
-}
+pub use crate::tree::pin_path_ok;
 
 /// The files the kind locates, in path order: every file directly in its directory whose name
 /// matches, and the overlay's file when it is one of them.

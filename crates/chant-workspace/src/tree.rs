@@ -8,6 +8,17 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Result, WsError};
 
+/// Whether `p` is a workspace path a pin may name: `/` separators, no leading `/`, no `.` or
+/// `..` segment, no trailing `/`.
+pub fn pin_path_ok(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.ends_with('/')
+        && !p.contains('\\')
+        && !p.contains('\0')
+        && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
 /// A git command in `dir`, replace refs off and no pager.
 pub fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");

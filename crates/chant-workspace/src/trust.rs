@@ -107,7 +107,7 @@ impl Trust {
             match crate::json::parse(&String::from_utf8_lossy(&bytes), false) {
                 Ok(Value::Object(m)) => {
                     if let Some(s) = m.get("signers").and_then(Value::as_str) {
-                        if crate::read::pin_path_ok(s) {
+                        if tree::pin_path_ok(s) {
                             t.signers_path = s.to_owned();
                         } else {
                             t.problems.push(format!("{TRUST} at base names the signers file {s:?}, which is not a workspace path; the default {SIGNERS} is read"));
