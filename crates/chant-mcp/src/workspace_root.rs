@@ -16,46 +16,56 @@ pub(crate) struct Served {
     pub instructions: String,
 }
 
+/// A member's directory (resolved) and the lexicons its own config names, or why not.
+fn member_lexicons(
+    chant: &Chant,
+    d: &Declaration,
+    m: &chant_workspace::declaration::Member,
+) -> Result<(PathBuf, Vec<String>), String> {
+    let dir = std::fs::canonicalize(d.root.join(&m.dir))
+        .map_err(|_| format!("no directory at {}", m.dir))?;
+    if !dir.starts_with(&d.root) {
+        return Err(format!("{} leads outside the workspace", m.dir));
+    }
+    if chant_core::project::config_file(&dir).is_none() {
+        return Err(format!("{} holds no chant.config.ts", m.dir));
+    }
+    let project = chant_core::project::locate(
+        &dir,
+        chant.evaluator.as_ref(),
+        &Budget::default(),
+        Some(&dir),
+    )
+    .map_err(|e| format!("its config does not load: {e}"))?;
+    let names = project.lexicon_names().map_err(|e| e.to_string())?;
+    Ok((dir, names))
+}
+
 pub(crate) fn serve(chant: &Chant, d: &Declaration) -> Served {
     let mut loaded: Vec<(String, String)> = Vec::new();
     let mut left_out: Vec<String> = Vec::new();
     let mut members = Vec::new();
-    for m in d.members.iter().filter(|m| m.kind == "chant") {
-        let dir = d.root.join(&m.dir);
-        let Ok(dir) = std::fs::canonicalize(&dir) else {
-            left_out.push(format!("member {} (no directory at {})", m.name, m.dir));
-            continue;
-        };
-        if !dir.starts_with(&d.root) {
-            left_out.push(format!(
-                "member {} ({} leads outside the workspace)",
-                m.name, m.dir
-            ));
-            continue;
-        }
-        if chant_core::project::config_file(&dir).is_none() {
-            left_out.push(format!(
-                "member {} ({} holds no chant.config.ts)",
-                m.name, m.dir
-            ));
-            continue;
-        }
-        let project = match chant_core::project::locate(
-            &dir,
-            chant.evaluator.as_ref(),
-            &Budget::default(),
-            Some(&dir),
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                left_out.push(format!("member {} (its config does not load: {e})", m.name));
-                continue;
-            }
-        };
-        let names = match project.lexicon_names() {
-            Ok(n) => n,
-            Err(e) => {
-                left_out.push(format!("member {} ({e})", m.name));
+    // Each member's config evaluated at once (the sandbox runs two at a time): the server's
+    // start waits for the slowest, not for their sum.
+    let chant_members: Vec<_> = d.members.iter().filter(|m| m.kind == "chant").collect();
+    let outcomes: Vec<Result<(PathBuf, Vec<String>), String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chant_members
+            .iter()
+            .map(|m| scope.spawn(move || member_lexicons(chant, d, m)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("reading its config failed".into()))
+            })
+            .collect()
+    });
+    for (m, outcome) in chant_members.iter().zip(outcomes) {
+        let (dir, names) = match outcome {
+            Ok(found) => found,
+            Err(why) => {
+                left_out.push(format!("member {} ({why})", m.name));
                 continue;
             }
         };

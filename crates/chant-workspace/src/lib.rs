@@ -17,6 +17,7 @@
 pub mod declaration;
 pub mod digest;
 pub mod error;
+pub mod frontmatter;
 pub mod json;
 pub mod kind;
 pub mod ls;

@@ -89,7 +89,11 @@ pub fn parse(kind: &Kind, text: &str) -> std::result::Result<Map<String, Value>,
             let text = digest::lf(text);
             let (fm, _) = digest::front_matter(&text)
                 .ok_or("has no front matter (a first line --- and a closing ---)")?;
-            match chant_yaml::read::parse_json_subset(&text[fm]) {
+            let parsed = match crate::frontmatter::read(&text[fm.clone()]) {
+                Some(m) => Ok(Value::Object(m)),
+                None => chant_yaml::read::parse_json_subset(&text[fm]),
+            };
+            match parsed {
                 // A top-level key the digest rule would read as a block's continuation line
                 // could be added after a review without moving the digest.
                 Ok(Value::Object(m)) => match m
