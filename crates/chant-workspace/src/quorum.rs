@@ -163,16 +163,17 @@ pub fn quorum(
     let met = agreed >= judge.need;
     let objections = met && !open.is_empty();
     (
-        json!({
-            "need": judge.need,
-            "needFrom": judge.need_from,
-            "agreed": agreed,
-            "counted": counted,
-            "notCounted": not_counted,
-            "openConcerns": open,
-            "met": met,
-            "metWithObjections": objections,
-        }),
+        // Built by hand: `json!` would serialize a copy of each list.
+        Value::Object(Map::from_iter([
+            ("need".to_owned(), json!(judge.need)),
+            ("needFrom".to_owned(), json!(judge.need_from)),
+            ("agreed".to_owned(), json!(agreed)),
+            ("counted".to_owned(), Value::Array(counted)),
+            ("notCounted".to_owned(), Value::Array(not_counted)),
+            ("openConcerns".to_owned(), Value::Array(open)),
+            ("met".to_owned(), json!(met)),
+            ("metWithObjections".to_owned(), json!(objections)),
+        ])),
         undigested,
     )
 }

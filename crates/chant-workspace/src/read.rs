@@ -559,9 +559,9 @@ fn reviews(kind: &Kind, ctx: &Context, r: &mut Record) {
     let (Some(rv), Some(data), Some(digest)) = (&kind.reviews, &r.data, &r.digest) else {
         return;
     };
-    let list = match data.get(&rv.field) {
-        Some(Value::Array(a)) => a.clone(),
-        _ => Vec::new(),
+    let list: &[Value] = match data.get(&rv.field) {
+        Some(Value::Array(a)) => a,
+        _ => &[],
     };
     let judge = Judge {
         need: ctx.need.0,
@@ -570,7 +570,7 @@ fn reviews(kind: &Kind, ctx: &Context, r: &mut Record) {
         attestation: ctx.trust.active,
     };
     let decider = data.get(&rv.decider).and_then(Value::as_str);
-    let (q, undigested) = quorum::quorum(&list, decider, digest, &judge);
+    let (q, undigested) = quorum::quorum(list, decider, digest, &judge);
     if !undigested.is_empty() {
         let names = undigested
             .iter()
@@ -606,8 +606,16 @@ pub fn kind_block(kind: &Kind, root: &Path, with_format: bool) -> Value {
 /// One record as the `records` document lists it, its data moved out of it.
 fn record_json_owned(kind: &Kind, mut r: Record) -> Value {
     let data = r.data.take();
+    let quorum = r.quorum.take();
+    let assets = std::mem::take(&mut r.assets);
+    let provenance = std::mem::take(&mut r.provenance);
     let mut v = record_json(kind, &r);
     v["data"] = data.map_or(Value::Null, Value::Object);
+    v["assets"] = Value::Array(assets);
+    v["provenance"] = provenance;
+    if kind.reviews.is_some() {
+        v["quorum"] = quorum.unwrap_or(Value::Null);
+    }
     v
 }
 
