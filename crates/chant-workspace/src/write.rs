@@ -446,7 +446,16 @@ fn lock(dir: &Path) -> Result<std::fs::File> {
 /// Writes a new file, never over one that is there.
 fn create_new(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Before the umask, as a file `File::create` made: a record is as readable as the
+        // rest of the checkout, not 0600.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir)?;
     std::fs::write(tmp.path(), text)?;
     tmp.as_file().sync_all()?;
     std::fs::hard_link(tmp.path(), path)?;

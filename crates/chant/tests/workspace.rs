@@ -958,6 +958,24 @@ fn two_writers_at_once_never_hand_out_one_id_twice() {
     }
     ids.sort();
     assert_eq!(ids, ["ws-002", "ws-003", "ws-004", "ws-005"]);
+    // Made as `File::create` makes a file (0666 less the umask), not 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let made = std::fs::metadata(
+        root.join("decisions").join(
+            files(&root.join("decisions"))
+                .into_iter()
+                .find(|f| f.starts_with("ws-002"))
+                .unwrap(),
+        ),
+    )
+    .unwrap()
+    .permissions()
+    .mode();
+    let old = std::fs::metadata(root.join("decisions/ws-001-first.md"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(made & 0o777, old & 0o777, "as the checkout's own files");
     assert_eq!(records(&root)["summary"]["valid"], 5);
 }
 
