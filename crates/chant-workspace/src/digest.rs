@@ -5,7 +5,7 @@
 //! member and one comma), so adding or editing a verdict leaves it where it was and any other
 //! edit moves it.
 
-use sha2::{Digest, Sha256};
+pub use canon::sha256_hex;
 
 /// `text` with every CRLF and lone CR made one LF.
 pub fn lf(text: &str) -> String {
@@ -13,12 +13,6 @@ pub fn lf(text: &str) -> String {
         return text.to_owned();
     }
     text.replace("\r\n", "\n").replace('\r', "\n")
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(bytes);
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The front matter of LF text: the byte range of the lines between a first line `---` and the
@@ -120,30 +114,16 @@ pub fn closing_seal(
 
 /// The digest of a markdown record's text by the digest rule, `reviews` naming the reviews key.
 pub fn markdown_digest(text: &str, reviews: &str) -> String {
-    let text = lf(text);
-    match block_range(&text, reviews) {
-        Some(r) => {
-            let mut without = String::with_capacity(text.len());
-            without.push_str(&text[..r.start]);
-            without.push_str(&text[r.end..]);
-            sha256_hex(without.as_bytes())
-        }
-        None => sha256_hex(text.as_bytes()),
-    }
+    markdown_digest_without(text, &[reviews])
 }
 
 /// The digest of a JSON record's text: its top-level `reviews` member removed with one comma.
 pub fn json_digest(text: &str, reviews: &str) -> String {
-    let text = lf(text);
-    match json_member_cut(&text, reviews) {
-        Some(r) => {
-            let mut without = String::with_capacity(text.len());
-            without.push_str(&text[..r.start]);
-            without.push_str(&text[r.end..]);
-            sha256_hex(without.as_bytes())
-        }
-        None => sha256_hex(text.as_bytes()),
+    let mut text = lf(text);
+    if let Some(r) = json_member_cut(&text, reviews) {
+        text.replace_range(r, "");
     }
+    sha256_hex(text.as_bytes())
 }
 
 /// The bytes to cut for the top-level member `name` of a JSON object text: the whitespace

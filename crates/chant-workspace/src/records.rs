@@ -38,14 +38,13 @@ impl Env<'_> {
 
 /// The workspace root of a kind file: the directory of the declaration nearest above it, else
 /// the repository's top, else the kind's own directory.
-pub fn root_of(kind_file: &Path, version: &str) -> PathBuf {
+pub fn root_of(kind_file: &Path) -> PathBuf {
     let dir = kind_file.parent().unwrap_or(Path::new("/"));
     if let Ok(f) = declaration::find(dir, &Tree::Work)
         && let Some(p) = f.parent()
     {
         return p.to_path_buf();
     }
-    let _ = version;
     crate::tree::toplevel(dir).unwrap_or_else(|| dir.to_path_buf())
 }
 
@@ -80,7 +79,7 @@ pub fn named_kind<'d>(
 
 /// Loads the kind at `file`, shown from its workspace root.
 pub fn load_kind(env: &Env, file: &Path) -> Result<(Kind, PathBuf)> {
-    let root = root_of(file, env.version);
+    let root = root_of(file);
     let shown = read::shown(&root, file);
     let boundary = crate::tree::toplevel(&root).unwrap_or_else(|| root.clone());
     let k = kind::load(env.reader, &boundary, file, &shown)?;

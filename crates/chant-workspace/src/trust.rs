@@ -33,6 +33,8 @@ pub struct Trust {
     pub roles: Vec<(String, String)>,
     /// Commits up to which history is adopted.
     pub adopted: Vec<String>,
+    /// The signers file as ssh-keygen reads it, written when first needed.
+    signers_file: std::sync::OnceLock<Option<tempfile::NamedTempFile>>,
 }
 
 /// The base revision: `given`, else the first of `origin/HEAD`, `main`, `master` that names a
@@ -223,20 +225,19 @@ impl Trust {
                 "the file is outside the repository".into(),
             );
         };
-        let Ok(signers) = tempfile::NamedTempFile::new() else {
+        // The signers at base, written once for every record the read judges.
+        let signers = self.signers_file.get_or_init(|| {
+            let f = tempfile::NamedTempFile::new().ok()?;
+            std::fs::write(f.path(), self.signers.as_deref().unwrap_or_default()).ok()?;
+            Some(f)
+        });
+        let Some(signers) = signers else {
             return level(
                 "unattested",
                 None,
                 "cannot write the signers file for ssh-keygen".into(),
             );
         };
-        if std::fs::write(signers.path(), self.signers.as_deref().unwrap_or_default()).is_err() {
-            return level(
-                "unattested",
-                None,
-                "cannot write the signers file for ssh-keygen".into(),
-            );
-        }
         let allowed = format!("gpg.ssh.allowedSignersFile={}", signers.path().display());
         let out = tree::git(top)
             .args([

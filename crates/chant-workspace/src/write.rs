@@ -443,28 +443,6 @@ fn lock(dir: &Path) -> Result<std::fs::File> {
     Ok(f)
 }
 
-/// Writes a new file, never over one that is there.
-fn create_new(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".tmp-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Before the umask, as a file `File::create` made: a record is as readable as the
-        // rest of the checkout, not 0600.
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder.tempfile_in(dir)?;
-    std::fs::write(tmp.path(), text)?;
-    tmp.as_file().sync_all()?;
-    std::fs::hard_link(tmp.path(), path)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
 /// Replaces `path` when it still holds `expected`.
 fn replace(path: &Path, expected: &str, text: &str) -> Result<()> {
     let now = std::fs::read_to_string(path).unwrap_or_default();
@@ -624,7 +602,7 @@ pub fn new(
     let mine = t.judge(&before, &candidate)?;
     t.ratify_check(&id, None, state.as_deref(), &mine)?;
     if !dry_run {
-        create_new(&file, &text).map_err(|e| {
+        fswrite::write_new(&file, text.as_bytes()).map_err(|e| {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
                 WsError::new(
                     "record-id-taken",
@@ -862,22 +840,9 @@ pub fn amend(
 
 /// Today's date in UTC, `YYYY-MM-DD`.
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let days = secs.div_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}")
+    let mut stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    stamp.truncate(10);
+    stamp
 }
 
 /// A review as asked for.
@@ -987,7 +952,7 @@ pub fn review(
 /// no session kinds yet, so every kind it loads is refused the way the reference refuses a
 /// kind without a session block; a decision is ratified with `amend`, setting its state.
 pub fn close(env: &Env, id: &str, kind: Option<&str>, dry_run: bool) -> Result<Value> {
-    let _ = (id, dry_run);
+    let _ = dry_run;
     let t = target(env, kind)?;
     Err(usage(format!(
         "the {} kind has no session block, and records close closes a review session; amend sets the state of other records (records amend {id} --set '{{\"{}\": \"{}\"}}')",

@@ -239,6 +239,16 @@ pub fn run(evaluator: &dyn Evaluator, budget: &Budget, command: WorkspaceCommand
     }
 }
 
+/// The fields a write reads (`--from`/`--set`), after `--sign` found a key to seal with.
+fn fields(from: &str, sign: bool, cwd: &Path) -> Result<Value, chant_workspace::error::WsError> {
+    let fields = read_json(from)
+        .map_err(|e| chant_workspace::error::WsError::new("write-usage-invalid", e))?;
+    if sign {
+        write::signing_key(cwd, "record-sign-failed")?;
+    }
+    Ok(fields)
+}
+
 fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
     let shell = Source::default();
     let (schema, result) = match verb {
@@ -251,22 +261,17 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
             dry_run,
         } => (
             write::NEW_SCHEMA,
-            read_json(&from)
-                .map_err(|e| chant_workspace::error::WsError::new("write-usage-invalid", e))
-                .and_then(|fields| {
-                    if sign {
-                        write::signing_key(env.cwd, "record-sign-failed")?;
-                    }
-                    write::new(
-                        env,
-                        kind_file.as_deref(),
-                        &fields,
-                        prefix.as_deref(),
-                        by.as_deref(),
-                        &shell,
-                        dry_run,
-                    )
-                }),
+            fields(&from, sign, env.cwd).and_then(|fields| {
+                write::new(
+                    env,
+                    kind_file.as_deref(),
+                    &fields,
+                    prefix.as_deref(),
+                    by.as_deref(),
+                    &shell,
+                    dry_run,
+                )
+            }),
         ),
         RecordsVerb::Amend {
             id,
@@ -277,22 +282,17 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
             dry_run,
         } => (
             write::AMEND_SCHEMA,
-            read_json(&set)
-                .map_err(|e| chant_workspace::error::WsError::new("write-usage-invalid", e))
-                .and_then(|fields| {
-                    if sign {
-                        write::signing_key(env.cwd, "record-sign-failed")?;
-                    }
-                    write::amend(
-                        env,
-                        &id,
-                        kind.as_deref(),
-                        &fields,
-                        by.as_deref(),
-                        &shell,
-                        dry_run,
-                    )
-                }),
+            fields(&set, sign, env.cwd).and_then(|fields| {
+                write::amend(
+                    env,
+                    &id,
+                    kind.as_deref(),
+                    &fields,
+                    by.as_deref(),
+                    &shell,
+                    dry_run,
+                )
+            }),
         ),
         RecordsVerb::Review {
             id,

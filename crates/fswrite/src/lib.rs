@@ -11,7 +11,14 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write(path, bytes, true)
+    write(path, bytes, true, false)
+}
+
+/// Writes `bytes` to a new file at `path`, atomically and durably, never over a file (or link)
+/// that is there, even one that appears while this runs: `AlreadyExists` then, and the file
+/// there is left as it is.
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write(path, bytes, true, true)
 }
 
 /// Writes `bytes` to `path` atomically for readers (they see the old file or the new one,
@@ -19,10 +26,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// (caches, bundles, indexes), where a power loss may keep the old file but each sync costs
 /// milliseconds.
 pub fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write(path, bytes, false)
+    write(path, bytes, false, false)
 }
 
-fn write(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+fn write(path: &Path, bytes: &[u8], durable: bool, new: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -65,7 +72,12 @@ fn write(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     if durable {
         tmp.as_file().sync_all()?;
     }
-    tmp.persist(path).map_err(|e| e.error)?;
+    if new {
+        // A hard link to the full file, which fails when the name is taken.
+        tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    } else {
+        tmp.persist(path).map_err(|e| e.error)?;
+    }
     // The rename itself is durable once the directory is; a failure here loses nothing.
     if durable && let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
@@ -77,6 +89,20 @@ fn write(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_new_file_never_replaces_one_that_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.md");
+        write_new(&p, b"first").unwrap();
+        let e = write_new(&p, b"second").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&p).unwrap(), b"first");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left behind");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+        assert_eq!(mode & 0o600, 0o600);
+    }
 
     #[test]
     fn replaces_keeps_permissions_and_leaves_no_temporary_file() {
