@@ -255,7 +255,7 @@ impl ActivityHost for LocalHost<'_> {
                     first.join("; ")
                 ));
             }
-            let ledger = gitledger::Ledger::open(&self.repo_root).ok();
+            let ledger = crate::Repo::open(&self.cwd).ok().map(|r| r.ledger);
             Ok(crate::lifecycle::diff_all(
                 &d,
                 ledger.as_ref(),

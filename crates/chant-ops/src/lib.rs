@@ -67,9 +67,15 @@ pub struct Repo {
 }
 
 impl Repo {
-    /// The repository containing `dir` (`Not in a git repository` outside one).
+    /// The repository containing `dir` (`Not in a git repository` outside one), with the
+    /// ledger of the project there: inside a workspace member, its `_members/<member>/`
+    /// directory on the branch (see [`chant_workspace::ledger`]), which every read and write
+    /// of runs, gates and snapshots stays in.
     pub fn open(dir: &Path) -> Result<Repo, String> {
-        let ledger = Ledger::open(dir).map_err(|e| e.to_string())?;
+        let scope = chant_workspace::ledger::scope_of(dir, env!("CARGO_PKG_VERSION"))?;
+        let ledger = Ledger::open(dir)
+            .and_then(|l| l.scoped(&scope))
+            .map_err(|e| e.to_string())?;
         Ok(Repo {
             root: ledger.toplevel().to_path_buf(),
             ledger,

@@ -20,6 +20,7 @@ pub mod error;
 pub mod frontmatter;
 pub mod json;
 pub mod kind;
+pub mod ledger;
 pub mod ls;
 pub mod quorum;
 pub mod read;

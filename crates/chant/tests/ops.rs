@@ -1421,3 +1421,95 @@ fn a_model_cannot_approve_an_op_it_does_not_see_declared() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Inside a workspace a member's runs and gates live under `_members/<member>/` on the branch:
+/// what one member records, the root and the other members do not read (an approval given
+/// there finds no pending fact), and a declaration that cannot be read stops the run rather
+/// than guessing where its entries go.
+#[test]
+fn a_members_runs_and_gates_live_under_its_own_ledger_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    for m in ["api", "web"] {
+        std::fs::create_dir_all(root.join(m).join("ops")).unwrap();
+        std::fs::write(
+            root.join(m).join("chant.config.json"),
+            r#"{"lexicons":["temporal"]}"#,
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("api/ops/rollout.op.ts"), ROLLOUT).unwrap();
+    let declaration = r#"{"name": "ws", "schema": 1, "members": [
+      {"name": "api", "dir": "api", "kind": "chant"}, {"name": "web", "dir": "web", "kind": "chant"}]}"#;
+    std::fs::write(root.join("chant.workspace.json"), declaration).unwrap();
+    git(&root, &["init", "-q"]);
+    let api = root.join("api");
+    let web = root.join("web");
+
+    let out = chant(&api, &["run", "rollout"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let paths = || git(&root, &["ls-tree", "-r", "--name-only", "chant/lifecycle"]);
+    let listed = paths();
+    assert!(!listed.is_empty());
+    for p in listed.lines() {
+        assert!(
+            p.starts_with("_members/api/"),
+            "{p} is outside the member's directory"
+        );
+    }
+
+    // The root and the other member read their own directories: no pending fact there.
+    for elsewhere in [&root, &web] {
+        let out = chant(
+            elsewhere,
+            &["approve", "rollout", "ship-it", "--actor", "alex"],
+        );
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("has no pending fact"),
+            "{}: {err}",
+            elsewhere.display()
+        );
+    }
+    assert_eq!(paths(), listed, "a refused approval writes nothing");
+
+    // In the member, the person's approval finds its gate, and the run completes.
+    let out = chant(&api, &["approve", "rollout", "ship-it", "--actor", "alex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = chant(&api, &["run", "rollout"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for p in paths().lines() {
+        assert!(p.starts_with("_members/api/"), "{p}");
+    }
+    let mut s = serve(&api);
+    let status = ok(&call(&mut s, 1, "op-status", json!({"name": "rollout"})));
+    assert_eq!(status["state"], "completed", "{status}");
+    drop(s);
+
+    // An unreadable declaration: nothing runs, nothing is written, and the error says why.
+    std::fs::write(root.join("chant.workspace.json"), "{ not json").unwrap();
+    let before = git(&root, &["rev-parse", "chant/lifecycle"]);
+    let out = chant(&api, &["run", "rollout"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot place this project's lifecycle ledger: ")
+            && err.contains("chant does not guess the member. Fix the declaration and retry."),
+        "{err}"
+    );
+    assert_eq!(git(&root, &["rev-parse", "chant/lifecycle"]), before);
+}

@@ -126,6 +126,9 @@ pub struct Ledger {
     git_dir: PathBuf,
     /// Where the refs are (the main repository's `.git` for a worktree).
     common_dir: PathBuf,
+    /// The directory on the branch every path of this ledger is under (`""`: the top): a
+    /// workspace member's `_members/<member>` (see [`Ledger::scoped`]).
+    scope: String,
 }
 
 /// The stat of every file that holds or lists the ledger's refs (see [`Ledger::refs_stamp`]).
@@ -294,7 +297,34 @@ impl Ledger {
             toplevel: PathBuf::from(top),
             git_dir: PathBuf::from(git_dir),
             common_dir: PathBuf::from(common),
+            scope: String::new(),
         })
+    }
+
+    /// This ledger with every path read or written under `scope` on the branch (`""`: the
+    /// top), as a workspace member's entries live under `_members/<member>/`. Every path
+    /// method goes through [`Ledger::full`], so a scoped ledger neither reads nor writes
+    /// outside its directory; whole-branch work (fetch, merge, push) is the same for all.
+    pub fn scoped(mut self, scope: &str) -> Result<Ledger, LedgerError> {
+        if !scope.is_empty() {
+            check_path(scope)?;
+        }
+        self.scope = scope.to_owned();
+        Ok(self)
+    }
+
+    /// The directory on the branch this ledger's paths are under (`""`: the top).
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// `path` (from this ledger's scope, `""` for the scope itself) from the branch's top.
+    fn full(&self, path: &str) -> String {
+        match (self.scope.is_empty(), path.is_empty()) {
+            (true, _) => path.to_owned(),
+            (false, true) => self.scope.clone(),
+            (false, false) => format!("{}/{path}", self.scope),
+        }
     }
 
     /// The stat of each file the ledger's refs live in — the branch and every remote's
@@ -514,7 +544,7 @@ impl Ledger {
         let Some(head) = self.head()? else {
             return Ok(None);
         };
-        let input = format!("{head}:{path}\n");
+        let input = format!("{head}:{}\n", self.full(path));
         let out = self.git(&["cat-file", "--batch"], Some(input.as_bytes()))?;
         Ok(match parse_batch(&out, 1)?.pop().flatten() {
             Some((_, kind, body)) if kind == "blob" => Some(body),
@@ -547,6 +577,7 @@ impl Ledger {
         let Some(head) = self.head()? else {
             return Ok(Vec::new());
         };
+        let dir = self.full(dir);
         let spec = if dir.is_empty() {
             head
         } else {
@@ -579,10 +610,12 @@ impl Ledger {
         line: &str,
         message: &str,
     ) -> Result<(String, String), LedgerError> {
-        let dirs = check_path(dir)?;
+        check_path(dir)?;
         if check_path(stem).map_or(true, |p| p.len() != 1) {
             return Err(LedgerError::InvalidPath(format!("{dir}/{stem}")));
         }
+        let full = self.full(dir);
+        let dirs = check_path(&full)?;
         let _lock = self.lock()?;
         for _ in 0..MAX_ATTEMPTS {
             let Resolved { local, base } = self.resolve()?;
@@ -594,7 +627,7 @@ impl Ledger {
                 (Some(b), Some(_)) => {
                     return Err(LedgerError::NotADirectory {
                         commit: b.clone(),
-                        path: dir.to_owned(),
+                        path: full.clone(),
                     });
                 }
                 _ => Vec::new(),
@@ -658,6 +691,8 @@ impl Ledger {
         message: &str,
         content: impl Fn(Option<&[u8]>) -> Vec<u8>,
     ) -> Result<String, LedgerError> {
+        check_path(path)?;
+        let path = &self.full(path);
         let parts = check_path(path)?;
         let _lock = self.lock()?;
         for _ in 0..MAX_ATTEMPTS {
@@ -1210,6 +1245,59 @@ mod tests {
         assert!(ok.success());
         let ledger = Ledger::open(dir.path()).unwrap();
         (dir, ledger)
+    }
+
+    /// A member's ledger (`_members/<m>`) reads and writes only under its directory, and the
+    /// paths it hands back are from there: the top and another member see none of it.
+    #[test]
+    fn a_scoped_ledger_stays_in_its_directory() {
+        let (_dir, top) = repo();
+        let api = top.clone().scoped("_members/api").unwrap();
+        let web = top.clone().scoped("_members/web").unwrap();
+        api.write("prod/aws.json", b"api", "snap").unwrap();
+        api.append_line("_gates/deploy.jsonl", "g", "gate").unwrap();
+        let (path, _) = api
+            .append_record("prod/runs/deploy/2026", "x", "r", "run")
+            .unwrap();
+        assert_eq!(path, "prod/runs/deploy/2026/x-0000.jsonl");
+        top.write("prod/aws.json", b"top", "snap").unwrap();
+        assert_eq!(api.read("prod/aws.json").unwrap().unwrap(), b"api");
+        assert_eq!(top.read("prod/aws.json").unwrap().unwrap(), b"top");
+        assert_eq!(web.read("prod/aws.json").unwrap(), None);
+        assert_eq!(
+            top.read("_members/api/_gates/deploy.jsonl")
+                .unwrap()
+                .unwrap(),
+            b"g"
+        );
+        assert_eq!(api.list("").unwrap(), ["_gates", "prod"]);
+        assert_eq!(top.list("").unwrap(), ["_members", "prod"]);
+        let mut r = api.reader().unwrap();
+        let names: Vec<String> = r
+            .tree("")
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["_gates", "prod"]);
+        assert_eq!(r.blob("prod/aws.json").unwrap().unwrap(), b"api");
+        let files: Vec<String> = r
+            .files_under("prod")
+            .unwrap()
+            .into_iter()
+            .map(|f| f.0)
+            .collect();
+        assert_eq!(
+            files,
+            ["prod/aws.json", "prod/runs/deploy/2026/x-0000.jsonl"]
+        );
+        assert!(web.reader().unwrap().tree("").unwrap().is_none());
+        for bad in ["..", "/x", "_members//a", "a/../b"] {
+            assert!(top.clone().scoped(bad).is_err(), "{bad}");
+        }
+        // A path that climbs out of the scope is refused as on the top.
+        assert!(api.read("../web/x").is_err());
     }
 
     /// A writer that takes no lock (git itself, another tool) moves the branch between this

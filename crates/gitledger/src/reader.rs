@@ -179,11 +179,14 @@ impl Reader {
         let Some(head) = self.head.clone() else {
             return Ok(None);
         };
-        let spec = if dir.is_empty() {
+        if !dir.is_empty() {
+            check_path(dir)?;
+        }
+        let full = self.ledger.full(dir);
+        let spec = if full.is_empty() {
             format!("{head}^{{tree}}")
         } else {
-            check_path(dir)?;
-            format!("{head}:{dir}")
+            format!("{head}:{full}")
         };
         Ok(match self.object(&spec)? {
             Some((kind, body)) if kind == "tree" => Some(self.entries(&body)),
@@ -226,7 +229,7 @@ impl Reader {
             return Ok(None);
         };
         let found = self
-            .object(&format!("{head}:{path}"))
+            .object(&format!("{head}:{}", self.ledger.full(path)))
             .map_err(|e| match e {
                 LedgerError::TooLarge { size, max, .. } => LedgerError::TooLarge {
                     path: path.to_owned(),
@@ -314,7 +317,7 @@ impl Reader {
             return Ok(Vec::new());
         };
         check_path(dir)?;
-        let spec = format!("{head}:{dir}");
+        let spec = format!("{head}:{}", self.ledger.full(dir));
         let out = match self.ledger.git(&["ls-tree", "-r", "-l", "-z", &spec], None) {
             Ok(out) => out,
             Err(LedgerError::Git { .. }) => return Ok(Vec::new()),
