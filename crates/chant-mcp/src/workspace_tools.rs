@@ -180,7 +180,7 @@ fn tool_ls(state: &State, args: Arguments, _ctx: &RequestContext) -> Result<Tool
 const RECORDS: ToolDecl = ToolDecl {
     name: "workspace-records",
     title: "Workspace records",
-    description: "The document of `chant workspace records --json` (records.schema.json): every record a kind locates, each checked against the kind's schema, with supersession, evidence pins, digest, review quorum and provenance. With uncommitted, only the records the working tree holds modified or new against HEAD; with id, only that record is kept in records, and summary stays the command's.",
+    description: "The document of `chant workspace records --json` (records.schema.json): every record a kind locates, each checked against the kind's schema, with supersession, evidence pins, digest, review quorum and provenance. With since, the changes since a revision instead (records-since.schema.json). With uncommitted, only the records the working tree holds modified or new against HEAD; with id, only that record is kept in records, and summary stays the command's.",
     schema: records_schema,
     annotations: READ_ONLY,
     permit: false,
@@ -205,7 +205,7 @@ fn records_schema() -> Value {
             ),
             (
                 "since",
-                json!({"type": "string", "description": "The changes since a revision (--since): not read by this chant yet, and refused"}),
+                json!({"type": "string", "description": "What changed since a revision (--since): records new and removed, states, verdicts, supersessions and pins, to at or the working tree (records-since.schema.json)"}),
             ),
             (
                 "id",
@@ -243,11 +243,8 @@ fn tool_records(
             "uncommitted reads the working tree against HEAD, and takes no at or since".into(),
         ));
     }
-    if s(&args, "since").is_some() {
-        return Err(ToolError("since is not read by this chant yet: compare two `workspace-records` reads with at instead".into()));
-    }
     let mut argv = vec!["records".to_owned()];
-    for key in ["kind", "id", "at"] {
+    for key in ["kind", "id", "since", "at"] {
         if let Some(v) = s(&args, key) {
             argv.extend([format!("--{key}"), v.to_owned()]);
         }

@@ -49,6 +49,10 @@ pub struct RecordsArgs {
     /// Read the records as they were at this commit
     #[arg(long, value_name = "REV")]
     at: Option<String>,
+    /// List what changed since this commit (to --at, or the working tree): records new and
+    /// removed, states, verdicts, supersessions and pins (records-since.schema.json)
+    #[arg(long, value_name = "REV", conflicts_with = "uncommitted")]
+    since: Option<String>,
     /// The revision the trust policy is read from (default: origin/HEAD, main, then master)
     #[arg(long, value_name = "REV")]
     base: Option<String>,
@@ -210,6 +214,7 @@ pub fn run(evaluator: &dyn Evaluator, budget: &Budget, command: WorkspaceCommand
             };
             let args = *args;
             match args.verb {
+                None if args.since.is_some() => records_since(&env, args),
                 None => {
                     let opts = ReadOptions {
                         kind: args.kind,
@@ -237,6 +242,31 @@ pub fn run(evaluator: &dyn Evaluator, budget: &Budget, command: WorkspaceCommand
             }
         }
     }
+}
+
+/// `records --since`: what changed between two revisions of the records.
+fn records_since(env: &Env, args: RecordsArgs) -> ExitCode {
+    if args.current || args.require.is_some() || args.base.is_some() {
+        eprintln!(
+            "error: --since compares two revisions and takes no --current, --require or --base\n  usage: chant workspace records [--kind KIND] --since REV [--at REV] [--id ID] [--json]"
+        );
+        return ExitCode::from(1);
+    }
+    let opts = chant_workspace::since::SinceOptions {
+        kind: args.kind,
+        since: args.since.unwrap_or_default(),
+        at: args.at,
+        id: args.id,
+    };
+    let (doc, c) = chant_workspace::since::records_since(env, &opts);
+    if args.json {
+        print(&doc);
+    } else if c == 1 && doc.get("error").is_some() {
+        eprint!("{}", chant_workspace::since::human(&doc));
+    } else {
+        print!("{}", chant_workspace::since::human(&doc));
+    }
+    code(c)
 }
 
 /// The fields a write reads (`--from`/`--set`), after `--sign` found a key to seal with.

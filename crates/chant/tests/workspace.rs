@@ -1300,3 +1300,311 @@ fn a_kinds_schema_is_read_only_from_inside_the_repository_and_only_as_a_file() {
         "a FIFO is not waited on"
     );
 }
+
+fn head(dir: &Path) -> String {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn decision(id: &str, state: &str, extra: &str) -> String {
+    format!("---\nid: \"{id}\"\ntitle: \"T {id}\"\nstate: \"{state}\"\n{extra}---\n\n# {id}\n")
+}
+
+/// `records --since`: each change kind, in the document's order and by id within each; the
+/// same changes to a commit with `--at`; the declared set; `--id`; and each refusal.
+#[test]
+fn records_since_lists_what_changed_between_two_revisions() {
+    let (_d, root) = workspace();
+    let dec = root.join("decisions");
+    let (x, y) = ("a".repeat(64), "b".repeat(64));
+    std::fs::write(
+        dec.join("ws-002-second.md"),
+        decision(
+            "ws-002",
+            "decided",
+            &format!("decided_by: \"lex\"\nevidence:\n  - path: \"docs/README.md\"\n    sha256: \"{x}\"\nreviews:\n  - reviewer: \"alice\"\n    verdict: \"agree\"\n    on: \"2026-12-01\"\n"),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dec.join("ws-009-gone.md"),
+        decision("ws-009", "proposed", ""),
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "base"]);
+    let base = head(&root);
+
+    // The working tree: ws-001 decided, ws-002 a second verdict (the first kept, and gaining
+    // addressed_by does not make it new) and its pin moved, ws-003 new and superseding
+    // ws-002 with a verdict of its own, ws-009 removed.
+    std::fs::write(
+        dec.join("ws-001-first.md"),
+        decision("ws-001", "decided", "decided_by: \"lex\"\nevidence: []\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dec.join("ws-002-second.md"),
+        decision(
+            "ws-002",
+            "decided",
+            &format!("decided_by: \"lex\"\nevidence:\n  - path: \"docs/README.md\"\n    sha256: \"{y}\"\nreviews:\n  - reviewer: \"alice\"\n    verdict: \"agree\"\n    on: \"2026-12-01\"\n  - reviewer: \"bob\"\n    verdict: \"dissent\"\n    note: \"no\"\n    on: \"2026-12-02\"\n"),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dec.join("ws-003-third.md"),
+        decision(
+            "ws-003",
+            "decided",
+            "decided_by: \"lex\"\nsupersedes:\n  - decision: \"ws-002\"\nevidence: []\nreviews:\n  - reviewer: \"carol\"\n    verdict: \"agree\"\n    on: \"2026-12-03\"\n",
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(dec.join("ws-009-gone.md")).unwrap();
+
+    let expected = json!([
+        {"change": "new", "id": "ws-003", "path": "decisions/ws-003-third.md", "state": "decided"},
+        {"change": "removed", "id": "ws-009", "path": "decisions/ws-009-gone.md", "state": "proposed"},
+        {"change": "state", "id": "ws-001", "from": "proposed", "to": "decided"},
+        {"change": "verdict", "id": "ws-002", "principal": "bob", "verdict": "dissent", "index": 1},
+        {"change": "verdict", "id": "ws-003", "principal": "carol", "verdict": "agree", "index": 0},
+        {"change": "supersession", "id": "ws-003", "supersedes": "ws-002"},
+        {"change": "pin", "id": "ws-002", "path": "docs/README.md", "from": x, "to": y},
+    ]);
+    let summary =
+        json!({"new": 1, "removed": 1, "state": 1, "verdict": 2, "supersession": 1, "pin": 1});
+    let args = [
+        "workspace",
+        "records",
+        "--kind",
+        "decision",
+        "--since",
+        &base,
+        "--json",
+    ];
+    let (v, code) = doc(&root, &args, None);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["changes"], expected, "{v:#}");
+    assert_eq!(v["summary"], summary);
+    assert_eq!(
+        (v["since"].as_str(), &v["at"]),
+        (Some(base.as_str()), &Value::Null)
+    );
+    assert_eq!(v["kind"]["file"], "decisions/decision.kind.mjs");
+
+    // Committed, and read to that commit with --at: the same changes.
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "after"]);
+    let after = head(&root);
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            &base,
+            "--at",
+            &after,
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(
+        (v["changes"].clone(), v["at"].clone()),
+        (expected.clone(), json!(after))
+    );
+    // Nothing changed between a commit and itself.
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "HEAD",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(v["changes"], json!([]));
+
+    // --id keeps one record's changes; without --kind, every declared kind.
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            &base,
+            "--id",
+            "ws-002",
+            "--json",
+        ],
+        None,
+    );
+    let ids: Vec<&str> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["ws-002", "ws-002"]);
+    let (v, code) = doc(
+        &root,
+        &["workspace", "records", "--since", &base, "--json"],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(v["kinds"][0]["changes"], expected);
+    assert_eq!(
+        v["kinds"][0]["declared"]["path"],
+        "decisions/decision.kind.mjs"
+    );
+
+    // The human form.
+    let out = chant(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            &base,
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ws-003  new, decided  (decisions/ws-003-third.md)\n"),
+        "{text}"
+    );
+    assert!(text.contains("ws-002  verdict dissent by bob\n"), "{text}");
+    assert!(text.contains(&format!(
+        "ws-002  pin docs/README.md {} to {}\n",
+        &x[..12],
+        &y[..12]
+    )));
+    assert!(
+        text.ends_with(&format!(
+            "7 changes since {} to the working tree: 1 new, 1 removed, 1 state, 2 verdicts, 1 supersessions, 1 pins\n",
+            &base[..8]
+        )),
+        "{text}"
+    );
+
+    // Refusals: a revision naming nothing, a session-shaped one, flags it takes none of.
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "nope",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!((code_of(&v), code), ("since-rev-unknown", 1));
+    assert_eq!(
+        v["error"]["message"],
+        "--since nope names no commit in this repository"
+    );
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "S-0002",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "since-session-unknown");
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "HEAD",
+            "--at",
+            "nope",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "revision-unknown");
+    for flag in [
+        &["--current"][..],
+        &["--base", "main"],
+        &["--require", "attested"],
+    ] {
+        let mut a = vec![
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "HEAD",
+            "--json",
+        ];
+        a.extend_from_slice(flag);
+        let out = chant(&root, &a);
+        assert_eq!(out.status.code(), Some(1), "{flag:?}");
+        assert!(out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(
+            "--since compares two revisions and takes no --current, --require or --base"
+        ));
+    }
+    let out = chant(
+        &root,
+        &["workspace", "records", "--since", "HEAD", "--uncommitted"],
+    );
+    assert_eq!(out.status.code(), Some(2), "clap refuses the pair");
+
+    // Over MCP, the command's document unchanged; a pair the command refuses is an error.
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(
+        1,
+        "tools/call",
+        json!({"name": "workspace-records", "arguments": {"kind": "decision", "since": base}}),
+    );
+    let v = r["result"]["structuredContent"].clone();
+    conforms(&v);
+    assert_eq!(v["changes"], expected, "{r}");
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "workspace-records", "arguments": {"since": "HEAD", "current": true}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let r = s.request(
+        3,
+        "tools/call",
+        json!({"name": "workspace-records", "arguments": {"since": "-p"}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r.to_string()
+            .contains(r#"since may not start with -: \"-p\""#),
+        "{r}"
+    );
+}

@@ -1,0 +1,471 @@
+//! `chant workspace records --since <rev>`: what changed in a kind's records between the
+//! commit `--since` names and the tree `--at` names (the working tree without it), matched by
+//! id: records new and removed, state transitions, verdicts added, supersessions that took
+//! effect and pinned hashes that moved (`records-since.schema.json`, the reference's own).
+//!
+//! Both sides are read by [`crate::read`] with the kind (and its schema) from the working tree,
+//! so the comparison is of the records, not of two versions of the rules.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::declaration::KindDecl;
+use crate::error::{Result, WsError};
+use crate::kind::Kind;
+use crate::read::{self, Context, Record};
+use crate::records::{Env, load_kind, named_kind};
+use crate::tree::Tree;
+use crate::trust::Trust;
+
+pub const SINCE_SCHEMA: &str =
+    "https://intentius.io/chant/schemas/workspace/records-since/v1/records-since.schema.json";
+
+/// The change kinds, in the order the document lists them.
+const CHANGE_KINDS: [&str; 6] = ["new", "removed", "state", "verdict", "supersession", "pin"];
+
+/// How a `--since` comparison is asked for.
+#[derive(Debug, Default, Clone)]
+pub struct SinceOptions {
+    pub kind: Option<String>,
+    pub since: String,
+    pub at: Option<String>,
+    /// Keep only the changes of this record (the summary stays the whole kind's).
+    pub id: Option<String>,
+}
+
+/// Whether `v` has the shape of a review session's id (`S-0002`, `ws-052`).
+fn session_shaped(v: &str) -> bool {
+    let Some((head, n)) = v.split_once('-') else {
+        return false;
+    };
+    let mut h = head.chars();
+    h.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && h.all(|c| c.is_ascii_alphanumeric())
+        && !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn failure(e: &WsError) -> Value {
+    json!({"$schema": SINCE_SCHEMA, "contract": 1, "error": e.block(false)})
+}
+
+/// The commit `--since` names, from the repository holding `cwd`.
+fn since_commit(cwd: &Path, rev: &str) -> Result<String> {
+    let Some(top) = crate::tree::toplevel(cwd) else {
+        return Err(WsError::new(
+            "not-a-git-repository",
+            "--since reads git objects, and this directory is not in a git repository",
+        ));
+    };
+    match crate::tree::resolve(&top, rev) {
+        Some(c) => Ok(c),
+        // This chant reads no review-session kinds, so no session can have the id: a value of
+        // that shape naming no commit names nothing this read can compare.
+        None if session_shaped(rev) => Err(WsError::new(
+            "since-session-unknown",
+            format!(
+                "--since {rev} has the shape of a session id and names no commit, and no session the kind or the declaration reads has that id"
+            ),
+        )),
+        None => Err(WsError::new(
+            "since-rev-unknown",
+            format!("--since {rev} names no commit in this repository"),
+        )),
+    }
+}
+
+/// The kind's records in `tree`; a records directory the tree lacks holds none.
+fn read_side(kind: &Kind, root: &Path, tree: &Tree) -> Result<Vec<Record>> {
+    let trust = Trust::default();
+    let ctx = Context {
+        tree,
+        root,
+        trust: &trust,
+        need: (2, "default"),
+        dirty: None,
+    };
+    match read::read(kind, &ctx, None) {
+        Err(e) if e.code == "location-missing" => Ok(Vec::new()),
+        other => other,
+    }
+}
+
+/// The first record of each id, in path order; records with no id are not compared.
+fn by_id(records: &[Record]) -> HashMap<&str, &Record> {
+    let mut m = HashMap::new();
+    for r in records {
+        if let Some(id) = r.id.as_deref() {
+            m.entry(id).or_insert(r);
+        }
+    }
+    m
+}
+
+/// One entry of a verdict list, as the comparison sees it.
+struct Verdict {
+    principal: Value,
+    verdict: Value,
+    record: Option<String>,
+    session: Option<String>,
+    /// What makes two entries the same verdict.
+    key: String,
+}
+
+/// A verdict list's entries.
+fn verdicts(kind: &Kind, r: &Record) -> Vec<Verdict> {
+    let field = kind
+        .reviews
+        .as_ref()
+        .map_or("reviews", |rv| rv.field.as_str());
+    let list = r
+        .data
+        .as_ref()
+        .and_then(|d| d.get(field))
+        .and_then(Value::as_array);
+    list.into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .map(|o| {
+            let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_owned);
+            let opt = |k: &str| o.get(k).cloned().unwrap_or(Value::Null);
+            let principal = o
+                .get("reviewer")
+                .filter(|v| v.is_string())
+                .cloned()
+                .unwrap_or(Value::Null);
+            let verdict = o
+                .get("verdict")
+                .filter(|v| v.is_string())
+                .cloned()
+                .unwrap_or(Value::Null);
+            // Two entries are one verdict when principal, verdict, date, session and record
+            // match: a dissent that later gains addressed_by is not a new one.
+            let key = Value::Array(vec![
+                principal.clone(),
+                opt("verdict"),
+                opt("on"),
+                opt("session"),
+                opt("record"),
+            ])
+            .to_string();
+            Verdict {
+                principal,
+                verdict,
+                record: s("record"),
+                session: s("session"),
+                key,
+            }
+        })
+        .collect()
+}
+
+/// `path -> sha256` of a record's pins.
+fn pins(kind: &Kind, r: &Record) -> HashMap<String, String> {
+    let Some(field) = &kind.pins else {
+        return HashMap::new();
+    };
+    r.data
+        .as_ref()
+        .and_then(|d| d.get(field))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            Some((
+                e.get("path")?.as_str()?.to_owned(),
+                e.get("sha256")?.as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// The changes from `before` to `after`, in the document's order.
+pub fn compare(kind: &Kind, before: &[Record], after: &[Record]) -> Vec<Value> {
+    let (a_ids, b_ids) = (by_id(before), by_id(after));
+    // Sorted as JavaScript's sort() orders strings: by UTF-16 code units.
+    let mut ids: Vec<&str> = a_ids
+        .keys()
+        .chain(b_ids.keys())
+        .copied()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    ids.sort_by(|x, y| x.encode_utf16().cmp(y.encode_utf16()));
+    let mut groups: [Vec<Value>; 6] = Default::default();
+    let mut supersessions: Vec<(String, Value)> = Vec::new();
+    for id in ids {
+        let (a, b) = (a_ids.get(id).copied(), b_ids.get(id).copied());
+        let Some(b) = b else {
+            if let Some(a) = a {
+                groups[1]
+                    .push(json!({"change": "removed", "id": id, "path": a.path, "state": a.state}));
+            }
+            continue;
+        };
+        match a {
+            None => {
+                groups[0].push(json!({"change": "new", "id": id, "path": b.path, "state": b.state}))
+            }
+            Some(a) if a.state != b.state => {
+                groups[2].push(json!({"change": "state", "id": id, "from": a.state, "to": b.state}))
+            }
+            Some(_) => {}
+        }
+        let mut had: HashMap<String, usize> = HashMap::new();
+        for v in a.map(|a| verdicts(kind, a)).unwrap_or_default() {
+            *had.entry(v.key).or_default() += 1;
+        }
+        for (index, v) in verdicts(kind, b).into_iter().enumerate() {
+            if let Some(n) = had.get_mut(&v.key).filter(|n| **n > 0) {
+                *n -= 1;
+                continue;
+            }
+            let mut c = Map::new();
+            c.insert("change".into(), json!("verdict"));
+            c.insert("id".into(), json!(id));
+            c.insert("principal".into(), v.principal);
+            c.insert("verdict".into(), v.verdict);
+            c.insert("index".into(), json!(index));
+            if let Some(r) = v.record {
+                c.insert("record".into(), json!(r));
+            }
+            if let Some(s) = v.session {
+                c.insert("session".into(), json!(s));
+            }
+            groups[3].push(Value::Object(c));
+        }
+        if let Some(by) = &b.superseded_by
+            && a.is_none_or(|a| a.superseded_by.as_ref() != Some(by))
+        {
+            supersessions.push((
+                by.clone(),
+                json!({"change": "supersession", "id": by, "supersedes": id}),
+            ));
+        }
+        if let Some(a) = a
+            && kind.pins.is_some()
+        {
+            let (pa, pb) = (pins(kind, a), pins(kind, b));
+            let paths: BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
+            let mut paths: Vec<&String> = paths.into_iter().collect();
+            paths.sort_by(|x, y| x.encode_utf16().cmp(y.encode_utf16()));
+            for p in paths {
+                let (from, to) = (pa.get(p), pb.get(p));
+                if from != to {
+                    groups[5].push(
+                        json!({"change": "pin", "id": id, "path": p, "from": from, "to": to}),
+                    );
+                }
+            }
+        }
+    }
+    // Supersessions are listed by the superseding record's id (a stable sort keeps the
+    // superseded ids in order within one).
+    supersessions.sort_by(|x, y| x.0.encode_utf16().cmp(y.0.encode_utf16()));
+    groups[4] = supersessions.into_iter().map(|(_, v)| v).collect();
+    groups.into_iter().flatten().collect()
+}
+
+fn summary(changes: &[Value]) -> Value {
+    let mut s = Map::new();
+    for k in CHANGE_KINDS {
+        let n = changes.iter().filter(|c| c["change"] == k).count();
+        s.insert(k.into(), json!(n));
+    }
+    Value::Object(s)
+}
+
+/// One kind compared: its result document.
+fn compare_kind(env: &Env, file: &Path, since: &str, at: &Tree, id: Option<&str>) -> Result<Value> {
+    let (kind, root) = load_kind(env, file)?;
+    let top = crate::tree::toplevel(&root).unwrap_or_else(|| root.clone());
+    let before_tree = Tree::Rev {
+        top: top.clone(),
+        commit: since.to_owned(),
+    };
+    let before = read_side(&kind, &root, &before_tree)?;
+    let after = read_side(&kind, &root, at)?;
+    let changes = compare(&kind, &before, &after);
+    let mut doc = json!({
+        "$schema": SINCE_SCHEMA,
+        "contract": 1,
+        "kind": {"name": kind.name, "schema": kind.schema_id, "file": read::shown(&top, &kind.file)},
+        "since": since,
+        "at": at.commit(),
+        "changes": null,
+        "summary": summary(&changes),
+    });
+    doc["changes"] = Value::Array(match id {
+        Some(id) => changes.into_iter().filter(|c| c["id"] == id).collect(),
+        None => changes,
+    });
+    Ok(doc)
+}
+
+fn declared_block(k: &KindDecl) -> Value {
+    json!({"member": k.member, "path": k.path, "name": k.name})
+}
+
+/// `records --since <rev> [--kind] [--at]`: the document and the exit code (0 compared, 1 a
+/// revision or kind could not be read).
+pub fn records_since(env: &Env, opts: &SinceOptions) -> (Value, i32) {
+    let since = match since_commit(env.cwd, &opts.since) {
+        Ok(c) => c,
+        Err(e) => return (failure(&e), 1),
+    };
+    let at = match &opts.at {
+        Some(rev) => match Tree::at(env.cwd, rev, "revision-unknown") {
+            Ok(t) => t,
+            Err(e) => return (failure(&e), 1),
+        },
+        None => Tree::Work,
+    };
+    let decl = match env.declaration(&Tree::Work) {
+        Ok(d) => d,
+        Err(e) => return (failure(&e), 1),
+    };
+    if let Some(given) = &opts.kind {
+        let (file, _) = named_kind(env, given, decl.as_ref());
+        return match compare_kind(env, &file, &since, &at, opts.id.as_deref()) {
+            Ok(doc) => (doc, 0),
+            Err(e) => (failure(&e), 1),
+        };
+    }
+    let Some(d) = decl.as_ref().filter(|d| !d.all_kinds().is_empty()) else {
+        let e = WsError::new(
+            "kind-unreadable",
+            "--kind <kind file> is required: no workspace declaration above this directory names a record kind",
+        );
+        return (failure(&e), 1);
+    };
+    let mut failed = false;
+    let kinds: Vec<Value> = d
+        .all_kinds()
+        .into_iter()
+        .map(|k| {
+            let mut doc = compare_kind(env, &d.root.join(&k.path), &since, &at, opts.id.as_deref())
+                .unwrap_or_else(|e| {
+                    failed = true;
+                    failure(&e)
+                });
+            doc["declared"] = declared_block(k);
+            doc
+        })
+        .collect();
+    (
+        json!({"$schema": SINCE_SCHEMA, "contract": 1, "kinds": kinds}),
+        i32::from(failed),
+    )
+}
+
+/// The human form of a `--since` document.
+pub fn human(doc: &Value) -> String {
+    if let Some(kinds) = doc.get("kinds").and_then(Value::as_array) {
+        let mut out = String::new();
+        for k in kinds {
+            let name = k["declared"]["name"]
+                .as_str()
+                .or(k["kind"]["name"].as_str())
+                .unwrap_or("?");
+            out.push_str(&format!(
+                "{name} ({})\n",
+                k["declared"]["path"].as_str().unwrap_or("")
+            ));
+            out.push_str(&human(k));
+        }
+        return out;
+    }
+    if let Some(e) = doc.get("error") {
+        return format!(
+            "error[{}]: {}\n",
+            e["code"].as_str().unwrap_or(""),
+            e["message"].as_str().unwrap_or("")
+        );
+    }
+    let or = |v: &Value, d: &'static str| v.as_str().map_or(d.to_owned(), str::to_owned);
+    let short = |v: &Value| {
+        v.as_str()
+            .map_or("none".to_owned(), |h| h.chars().take(12).collect())
+    };
+    let mut out = String::new();
+    for c in doc["changes"].as_array().into_iter().flatten() {
+        let id = c["id"].as_str().unwrap_or("");
+        let line = match c["change"].as_str().unwrap_or("") {
+            "new" => format!(
+                "{id}  new, {}  ({})",
+                or(&c["state"], "no state"),
+                or(&c["path"], "")
+            ),
+            "removed" => format!(
+                "{id}  removed, was {}  ({})",
+                or(&c["state"], "no state"),
+                or(&c["path"], "")
+            ),
+            "state" => format!(
+                "{id}  state {} to {}",
+                or(&c["from"], "none"),
+                or(&c["to"], "none")
+            ),
+            "verdict" => {
+                let mut l = format!(
+                    "{id}  verdict {} by {}",
+                    or(&c["verdict"], "-"),
+                    or(&c["principal"], "-")
+                );
+                if let Some(r) = c["record"].as_str() {
+                    l.push_str(&format!(" on {r}"));
+                }
+                if let Some(s) = c["session"].as_str() {
+                    l.push_str(&format!(" in {s}"));
+                }
+                l
+            }
+            "supersession" => format!("{id}  supersedes {}", or(&c["supersedes"], "")),
+            _ => format!(
+                "{id}  pin {} {} to {}",
+                or(&c["path"], ""),
+                short(&c["from"]),
+                short(&c["to"])
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let s = &doc["summary"];
+    let n: u64 = CHANGE_KINDS
+        .iter()
+        .map(|k| s[k].as_u64().unwrap_or(0))
+        .sum();
+    let since: String = doc["since"]
+        .as_str()
+        .unwrap_or("")
+        .chars()
+        .take(8)
+        .collect();
+    let to = match doc["at"].as_str() {
+        Some(a) => format!(" to {}", &a[..a.len().min(8)]),
+        None => " to the working tree".into(),
+    };
+    out.push_str(&format!(
+        "{n} changes since {since}{to}: {} new, {} removed, {} state, {} verdicts, {} supersessions, {} pins\n",
+        s["new"], s["removed"], s["state"], s["verdict"], s["supersession"], s["pin"]
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_have_their_shape() {
+        for yes in ["S-0002", "ws-052", "a1-9"] {
+            assert!(session_shaped(yes), "{yes}");
+        }
+        for no in ["main", "v-1a", "-1", "S-", "1S-2", "HEAD~1", "a-b-1"] {
+            assert!(!session_shaped(no), "{no}");
+        }
+    }
+}
