@@ -299,26 +299,29 @@ fn server_and_warnings(
     options: Options,
 ) -> Result<(Server, Vec<String>), ProjectError> {
     let walls = Walls::new(&options.root).map_err(|e| ProjectError::Config(e.to_string()))?;
-    let workspace = chant_workspace::declaration::discover(
+    // At a workspace root with no config of its own, the members' configs are evaluated (each
+    // in its own walls) while the declaration's schema judges it; what they gave is kept only
+    // when it passes.
+    let workspace = chant_workspace::declaration::discover_then(
         walls.root(),
         &chant_workspace::tree::Tree::Work,
         &options.version,
+        |d| {
+            (d.root == walls.root() && chant_core::project::config_file(&d.root).is_none())
+                .then(|| workspace_root::serve(&chant, d))
+        },
     );
-    let at_root = workspace
-        .as_ref()
-        .ok()
-        .filter(|d| d.root == walls.root() && chant_core::project::config_file(&d.root).is_none());
-    let (loaded, ceiling, members, instructions) = match at_root {
-        Some(d) => {
-            let served = workspace_root::serve(&chant, d);
-            (
-                served.loaded,
-                d.root.clone(),
-                Some(served.members),
-                Some(served.instructions),
-            )
-        }
-        None => {
+    // A declaration that cannot be read still makes this a workspace: its tools answer with
+    // the error document the CLI prints.
+    let in_workspace = !matches!(&workspace, Err(e) if e.code == "declaration-missing");
+    let (loaded, ceiling, members, instructions) = match workspace {
+        Ok((d, Some(served))) => (
+            served.loaded,
+            d.root,
+            Some(served.members),
+            Some(served.instructions),
+        ),
+        _ => {
             let project = chant.locate(&options.root, &Budget::default())?;
             let loaded: Vec<String> = chant
                 .lexicons_for(&project)?
@@ -328,9 +331,6 @@ fn server_and_warnings(
             (loaded, project.dir().to_path_buf(), None, None)
         }
     };
-    // A declaration that cannot be read still makes this a workspace: its tools answer with
-    // the error document the CLI prints.
-    let in_workspace = !matches!(&workspace, Err(e) if e.code == "declaration-missing");
     let state = Arc::new(State {
         chant,
         root: walls.root().to_path_buf(),

@@ -260,6 +260,48 @@ pub fn version_at_least(have: &str, want: &str) -> bool {
 /// Reads and judges the declaration at `file` (absolute) from `tree`; `reader` is this chant's
 /// version, for `minReader`.
 pub fn load(file: &Path, tree: &Tree, reader: &str) -> Result<Declaration> {
+    let (value, file_name) = parse_file(file, tree)?;
+    judge(&value, file_name)?;
+    build(file, file_name, &value, reader)
+}
+
+/// [`load`], running `early` on the declaration while its schema judges it (compiling the
+/// schema is most of a load's time): `early`'s result is returned only with a declaration that
+/// passed, and is dropped with one that did not. For work that is safe to start on what the
+/// declaration says before the schema has judged it (every code check has passed: names,
+/// directories inside the workspace), such as evaluating members' configs in their own walls.
+pub fn load_then<T>(
+    file: &Path,
+    tree: &Tree,
+    reader: &str,
+    early: impl FnOnce(&Declaration) -> T,
+) -> Result<(Declaration, T)> {
+    let (value, file_name) = parse_file(file, tree)?;
+    std::thread::scope(|scope| {
+        let judged = scope.spawn(|| judge(&value, file_name));
+        let built = build(file, file_name, &value, reader);
+        let then = built.as_ref().ok().map(early);
+        judged
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        let d = built?;
+        Ok((d, then.expect("made from the built declaration")))
+    })
+}
+
+/// Finds and reads the declaration nearest above `dir`, with [`load_then`]'s `early`.
+pub fn discover_then<T>(
+    dir: &Path,
+    tree: &Tree,
+    reader: &str,
+    early: impl FnOnce(&Declaration) -> T,
+) -> Result<(Declaration, T)> {
+    let file = find(dir, tree)?;
+    load_then(&file, tree, reader, early)
+}
+
+/// The declaration's text at `file`, parsed: the value and which of the two names it has.
+fn parse_file(file: &Path, tree: &Tree) -> Result<(Value, &'static str)> {
     let file_name = if file.file_name().and_then(|n| n.to_str()) == Some(FILE_JSONC) {
         FILE_JSONC
     } else {
@@ -302,16 +344,30 @@ pub fn load(file: &Path, tree: &Tree, reader: &str) -> Result<Declaration> {
             column: e.column,
         })
     })?;
-    let invalid = |msg: String| {
-        WsError::new(
-            "declaration-invalid",
-            format!("{shown}: {msg}; see docs/workspaces.md#the-declaration"),
-        )
-    };
-    if let Some(why) = validator().check(&value) {
-        return Err(invalid(why));
+    Ok((value, file_name))
+}
+
+fn invalid(shown: &str, msg: String) -> WsError {
+    WsError::new(
+        "declaration-invalid",
+        format!("{shown}: {msg}; see docs/workspaces.md#the-declaration"),
+    )
+}
+
+/// The declaration judged by its published schema.
+fn judge(value: &Value, shown: &str) -> Result<()> {
+    match validator().check(value) {
+        Some(why) => Err(invalid(shown, why)),
+        None => Ok(()),
     }
-    let Value::Object(m) = &value else {
+}
+
+/// The declaration made from its parsed `value`, with the checks the schema cannot make
+/// (names used once, directories inside the workspace, agents bound to members, `minReader`).
+fn build(file: &Path, file_name: &'static str, value: &Value, reader: &str) -> Result<Declaration> {
+    let shown = file_name;
+    let invalid = |msg: String| invalid(shown, msg);
+    let Value::Object(m) = value else {
         return Err(invalid("is not an object".into()));
     };
     let root = file.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -493,6 +549,49 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(name), text).unwrap();
         load(&dir.path().join(name), &Tree::Work, "1.0.0")
+    }
+
+    /// What `early` makes from a declaration is returned only when the schema passes it, and
+    /// `early` never sees one the code checks refuse (a member directory leaving the workspace).
+    #[test]
+    fn early_work_is_kept_only_with_a_declaration_that_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(FILE);
+        let run = |text: &str| {
+            std::fs::write(&file, text).unwrap();
+            let mut saw = Vec::new();
+            let got = load_then(&file, &Tree::Work, "1.0.0", |d| {
+                saw.push(d.members.len());
+                d.members.len()
+            });
+            (got.map(|(_, n)| n), saw)
+        };
+        let (ok, saw) = run(
+            r#"{"name": "ws", "schema": 1, "members": [{"name": "a", "dir": "a", "kind": "chant"}]}"#,
+        );
+        assert_eq!((ok.unwrap(), saw), (1, vec![1]));
+        // The schema refuses an unknown field: the early result is dropped with the error.
+        let (err, saw) = run(
+            r#"{"name": "ws", "schema": 1, "bogus": 1, "members": [{"name": "a", "dir": "a", "kind": "chant"}]}"#,
+        );
+        assert_eq!(err.unwrap_err().code, "declaration-invalid");
+        assert_eq!(saw, vec![1]);
+        // A directory out of the workspace: the code refuses it before anything runs on it.
+        let (err, saw) = run(
+            r#"{"name": "ws", "schema": 1, "members": [{"name": "a", "dir": "../a", "kind": "chant"}]}"#,
+        );
+        assert!(err.is_err());
+        assert!(saw.is_empty(), "early ran on {saw:?}");
+        // The same errors, in the same order, as load.
+        for text in [
+            r#"{"name": "ws", "schema": 1, "minReader": "9.0.0", "members": [], "bogus": 1}"#,
+            r#"{"name": "ws", "schema": 1, "minReader": "9.0.0", "members": []}"#,
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let a = load(&file, &Tree::Work, "1.0.0").unwrap_err();
+            let b = load_then(&file, &Tree::Work, "1.0.0", |_| ()).unwrap_err();
+            assert_eq!((a.code, a.message), (b.code, b.message));
+        }
     }
 
     #[test]

@@ -182,7 +182,9 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
     // it is inside the workspace when the directory is, with no path resolved per record.
     let dir_inside = inside(ctx.root, &kind.dir);
     let plain = |f: &Path| std::fs::symlink_metadata(f).is_ok_and(|m| m.file_type().is_file());
-    let texts = {
+    // The texts of some of the files, in their order: the overlay's for its file, else what
+    // the tree holds (a working-tree link out of the workspace is not read).
+    let texts = |files: &[PathBuf]| -> Vec<std::result::Result<String, String>> {
         let from_tree: Vec<PathBuf> = files
             .iter()
             .filter(|f| overlay.is_none_or(|o| &o.file != *f))
@@ -213,42 +215,52 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
                     }
                 }
             })
-            .collect::<Vec<_>>()
+            .collect()
     };
-    // Each record parsed and judged on its own, over both cores: the rest of the read (ids,
-    // supersession, pins, quorum) needs them all and runs after.
-    let jobs: Vec<(&PathBuf, std::result::Result<String, String>)> =
-        files.iter().zip(texts).collect();
-    let mut records: Vec<Record> = if jobs.len() < 64 {
-        jobs.into_iter()
+    // Some of the files read and each record parsed and judged on its own.
+    let parsed = |files: &[PathBuf]| -> Vec<Record> {
+        files
+            .iter()
+            .zip(texts(files))
             .map(|(f, t)| parse_one(kind, ctx.root, f, t))
             .collect()
+    };
+    // Over both cores, reading included: the rest of the read (ids, supersession, pins,
+    // quorum) needs them all and runs after.
+    let mut records: Vec<Record> = if files.len() < 64 {
+        parsed(&files)
     } else {
-        let half = jobs.len() / 2;
-        let mut jobs = jobs;
-        let second: Vec<_> = jobs.split_off(half);
+        let (first, second) = files.split_at(files.len() / 2);
         std::thread::scope(|scope| {
-            let root = ctx.root;
-            let other = scope.spawn(move || {
-                second
-                    .into_iter()
-                    .map(|(f, t)| parse_one(kind, root, f, t))
-                    .collect::<Vec<_>>()
-            });
-            let mut first: Vec<Record> = jobs
-                .into_iter()
-                .map(|(f, t)| parse_one(kind, root, f, t))
-                .collect();
-            first.extend(other.join().unwrap_or_default());
-            first
+            let other = scope.spawn(|| parsed(second));
+            let mut records = parsed(first);
+            records.extend(
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+            records
         })
     };
     ids(&mut records);
     supersession(kind, &mut records);
     for i in 0..records.len() {
         pins(kind, ctx, &mut records, i);
-        reviews(kind, ctx, &mut records[i]);
-        records[i].provenance = ctx.trust.provenance(&records[i].file, ctx.dirty);
+    }
+    // Quorum and provenance look at one record each, so they too run over both cores.
+    let judge_one = |r: &mut Record| {
+        reviews(kind, ctx, r);
+        r.provenance = ctx.trust.provenance(&r.file, ctx.dirty);
+    };
+    if records.len() < 64 {
+        records.iter_mut().for_each(judge_one);
+    } else {
+        let half = records.len() / 2;
+        let (first, second) = records.split_at_mut(half);
+        std::thread::scope(|scope| {
+            scope.spawn(|| second.iter_mut().for_each(judge_one));
+            first.iter_mut().for_each(judge_one);
+        });
     }
     Ok(records)
 }
