@@ -8,7 +8,6 @@
 //! Every argument is checked here before anything runs, in the seed's words; a string that
 //! starts with `-` is refused so that no argument can be read as a flag.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use chant_workspace::records::Env;
@@ -280,6 +279,7 @@ fn mcp_source(ctx: &RequestContext) -> Source {
     Source {
         block: Some(json!({"via": "mcp", "client": client(ctx)})),
         initial_only: true,
+        sign: None,
     }
 }
 
@@ -303,15 +303,19 @@ fn with_env<T>(state: &State, f: impl FnOnce(&Env) -> T) -> T {
     f(&env)
 }
 
-fn sign_check(
-    root: &Path,
+/// The MCP source of a write, with this host's configured key when `sign` is true (MCP names
+/// no key file: git's `user.signingkey` with `gpg.format ssh`, or the CLI's refusal).
+fn source_for(
+    state: &State,
+    ctx: &RequestContext,
     args: &Map<String, Value>,
     code: &'static str,
-) -> chant_workspace::error::Result<()> {
+) -> chant_workspace::error::Result<Source> {
+    let mut source = mcp_source(ctx);
     if b(args, "sign") {
-        write::signing_key(root, code)?;
+        source.sign = Some(chant_workspace::seal::key(&state.root, None, code)?);
     }
-    Ok(())
+    Ok(source)
 }
 
 const NEW: ToolDecl = ToolDecl {
@@ -349,7 +353,7 @@ fn new_schema() -> Value {
         ),
         (
             "sign",
-            json!({"type": "boolean", "description": "Seal with this host's git user.signingkey (gpg.format ssh)"}),
+            json!({"type": "boolean", "description": "Seal with this host's configured key, git's user.signingkey with gpg.format ssh, as --sign does; refused, with the CLI's remedy, when none is set"}),
         ),
     ];
     common(&mut p);
@@ -374,14 +378,14 @@ fn tool_new(state: &State, args: Arguments, ctx: &RequestContext) -> Result<Tool
     with_env(state, |env| {
         answer(
             write::NEW_SCHEMA,
-            sign_check(&state.root, &args, "record-sign-failed").and_then(|()| {
+            source_for(state, ctx, &args, "record-sign-failed").and_then(|source| {
                 write::new(
                     env,
                     s(&args, "kind"),
                     &record,
                     s(&args, "prefix"),
                     s(&args, "by"),
-                    &mcp_source(ctx),
+                    &source,
                     b(&args, "dryRun"),
                 )
             }),
@@ -419,7 +423,7 @@ fn amend_schema() -> Value {
         ),
         (
             "sign",
-            json!({"type": "boolean", "description": "Seal with this host's git user.signingkey (gpg.format ssh)"}),
+            json!({"type": "boolean", "description": "Seal with this host's configured key, git's user.signingkey with gpg.format ssh, as --sign does; refused, with the CLI's remedy, when none is set"}),
         ),
     ];
     common(&mut p);
@@ -449,14 +453,14 @@ fn tool_amend(
     with_env(state, |env| {
         answer(
             write::AMEND_SCHEMA,
-            sign_check(&state.root, &args, "record-sign-failed").and_then(|()| {
+            source_for(state, ctx, &args, "record-sign-failed").and_then(|source| {
                 write::amend(
                     env,
                     id,
                     s(&args, "kind"),
                     &fields,
                     s(&args, "by"),
-                    &mcp_source(ctx),
+                    &source,
                     b(&args, "dryRun"),
                 )
             }),
@@ -502,7 +506,7 @@ fn review_schema() -> Value {
         ),
         (
             "sign",
-            json!({"type": "boolean", "description": "Seal with this host's git user.signingkey (gpg.format ssh)"}),
+            json!({"type": "boolean", "description": "Seal with this host's configured key, git's user.signingkey with gpg.format ssh, as --sign does; refused, with the CLI's remedy, when none is set"}),
         ),
     ];
     common(&mut p);
@@ -534,13 +538,23 @@ fn tool_review(
         by: s(&args, "by").unwrap_or_default(),
         note: s(&args, "note"),
         session: s(&args, "session"),
+        sign: None,
     };
     let id = s(&args, "id").unwrap_or_default();
     with_env(state, |env| {
         answer(
             write::REVIEW_SCHEMA,
-            sign_check(&state.root, &args, "review-sign-failed")
-                .and_then(|()| write::review(env, id, s(&args, "kind"), &rv, b(&args, "dryRun"))),
+            (|| {
+                let mut rv = rv;
+                if b(&args, "sign") {
+                    rv.sign = Some(chant_workspace::seal::key(
+                        &state.root,
+                        None,
+                        "review-sign-failed",
+                    )?);
+                }
+                write::review(env, id, s(&args, "kind"), &rv, b(&args, "dryRun"))
+            })(),
         )
     })
 }

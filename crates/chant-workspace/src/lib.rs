@@ -25,6 +25,7 @@ pub mod ls;
 pub mod quorum;
 pub mod read;
 pub mod records;
+pub mod seal;
 pub mod since;
 pub mod tree;
 pub mod trust;

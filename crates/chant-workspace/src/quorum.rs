@@ -41,12 +41,14 @@ pub struct Judge<'a> {
 }
 
 /// The `quorum` block of a record whose reviews are `reviews`, decider `decider` and digest
-/// `digest`, and the reviewers whose verdicts carry no digest.
+/// `digest`, and the reviewers whose verdicts carry no digest. `seals` holds what each
+/// verdict's seal establishes (see [`crate::seal::check`]), one per review.
 pub fn quorum(
     reviews: &[Value],
     decider: Option<&str>,
     digest: &str,
     judge: &Judge,
+    seals: &[crate::seal::Attestation],
 ) -> (Value, Vec<String>) {
     let decider = decider.map(principal);
     let mut undigested = Vec::new();
@@ -84,11 +86,14 @@ pub fn quorum(
                     short(digest)
                 ),
             ))
-        } else if judge.attestation {
+        } else if judge.attestation && seals.get(i).is_none_or(|a| a.attested != Some(true)) {
             Some((
                 "review-unattested",
                 format!(
-                    "an attestation policy is active at base, and the verdict by {reviewer} carries no seal"
+                    "an attestation policy is active at base, and the verdict by {reviewer} carries no seal that verifies for its reviewer: {}",
+                    seals
+                        .get(i)
+                        .map_or("it carries no seal", |a| a.message.as_str())
                 ),
             ))
         } else {
@@ -136,6 +141,10 @@ pub fn quorum(
             "digest".into(),
             r.get("digest").cloned().unwrap_or(Value::Null),
         );
+        if let Some(a) = seals.get(i) {
+            entry.insert("attested".into(), json!(a.attested));
+            entry.insert("attestation".into(), a.block());
+        }
         if verdict == "dissent"
             && r.get("addressed_by").is_none_or(Value::is_null)
             && r.get("withdrawn_on").is_none_or(Value::is_null)
@@ -224,7 +233,7 @@ mod tests {
             v("Alice ", "agree", Some("d")),
             v("dave", "agree", None),
         ];
-        let (q, undigested) = quorum(&reviews, Some("lex00"), "d", &judge(&agents, false));
+        let (q, undigested) = quorum(&reviews, Some("lex00"), "d", &judge(&agents, false), &[]);
         assert_eq!(
             codes(&q),
             [
@@ -253,7 +262,7 @@ mod tests {
     fn under_attestation_no_verdict_counts_and_the_decider_rule_still_comes_first() {
         let agents = HashSet::new();
         let reviews = [v("a", "agree", Some("d")), v("x", "agree", Some("d"))];
-        let (q, _) = quorum(&reviews, Some("x"), "d", &judge(&agents, true));
+        let (q, _) = quorum(&reviews, Some("x"), "d", &judge(&agents, true), &[]);
         assert_eq!(
             codes(&q),
             [
@@ -270,7 +279,7 @@ mod tests {
         let mut d = v("b", "dissent", Some("d"));
         d["addressed_by"] = json!("ws-002");
         let reviews = [v("a", "agree", Some("d")), v("c", "agree", Some("d")), d];
-        let (q, _) = quorum(&reviews, None, "d", &judge(&agents, false));
+        let (q, _) = quorum(&reviews, None, "d", &judge(&agents, false), &[]);
         assert_eq!(q["met"], true);
         assert_eq!(q["openConcerns"], json!([]));
         assert_eq!(q["metWithObjections"], false);

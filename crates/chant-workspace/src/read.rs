@@ -63,6 +63,8 @@ pub struct Record {
     pub assets: Vec<Value>,
     pub quorum: Option<Value>,
     pub provenance: Value,
+    /// What the record's author seal establishes (a kind with reviews, a parsed record).
+    pub attestation: Option<crate::seal::Attestation>,
 }
 
 impl Record {
@@ -289,6 +291,7 @@ fn parse_one(
         assets: Vec::new(),
         quorum: None,
         provenance: Value::Null,
+        attestation: None,
     };
     match text {
         Err(why) => r
@@ -582,7 +585,21 @@ fn reviews(kind: &Kind, ctx: &Context, r: &mut Record) {
         attestation: ctx.trust.active,
     };
     let decider = data.get(&rv.decider).and_then(Value::as_str);
-    let (q, undigested) = quorum::quorum(list, decider, digest, &judge);
+    let id = r.id.as_deref();
+    let seals: Vec<crate::seal::Attestation> =
+        list.iter().map(|v| verdict_seal(ctx, id, v)).collect();
+    let (q, undigested) = quorum::quorum(list, decider, digest, &judge, &seals);
+    let author_seal = author_seal(kind, ctx, r);
+    if ctx.trust.active && decider.is_some() && author_seal.attested != Some(true) {
+        r.warnings.push(code(
+            "record-unattested",
+            format!(
+                "{}: a signers file is active at base, and its author's seal does not count: {}",
+                r.path, author_seal.message
+            ),
+        ));
+    }
+    r.attestation = Some(author_seal);
     if !undigested.is_empty() {
         let names = undigested
             .iter()
@@ -595,6 +612,67 @@ fn reviews(kind: &Kind, ctx: &Context, r: &mut Record) {
         ));
     }
     r.quorum = Some(q);
+}
+
+/// What a verdict's seal establishes, over its record id, digest, verdict, reviewer and day.
+fn verdict_seal(ctx: &Context, id: Option<&str>, v: &Value) -> crate::seal::Attestation {
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    let reviewer = s("reviewer").unwrap_or("");
+    let payload = match (id, s("digest"), s("on")) {
+        (Some(id), Some(d), Some(on)) => Some(crate::seal::verdict_payload(
+            id,
+            d,
+            s("verdict").unwrap_or(""),
+            reviewer,
+            on,
+        )),
+        _ => None,
+    };
+    crate::seal::check(
+        v.get("seal"),
+        reviewer,
+        payload.as_deref(),
+        crate::seal::REVIEW_NAMESPACE,
+        ctx.trust,
+        &format!("the verdict by {reviewer}"),
+        "the record id, the verdict's digest and on",
+    )
+}
+
+/// What a record's author seal (its top-level `seal`) establishes, for the author the kind's
+/// decider field names, over its id, digest, author and state.
+fn author_seal(kind: &Kind, ctx: &Context, r: &Record) -> crate::seal::Attestation {
+    let field = kind
+        .reviews
+        .as_ref()
+        .map_or("decided_by", |rv| rv.decider.as_str());
+    let data = r.data.as_ref();
+    let author = data.and_then(|d| d.get(field)).and_then(Value::as_str);
+    let seal = data.and_then(|d| d.get("seal")).filter(|s| !s.is_null());
+    let what = r.id.clone().unwrap_or_else(|| r.path.clone());
+    if author.is_none() && seal.is_none() {
+        return crate::seal::Attestation {
+            attested: None,
+            code: Some("seal-missing"),
+            message: format!("{what} names no {field}, so it claims no author to seal"),
+            key: None,
+        };
+    }
+    let payload = match (&r.id, &r.digest, author) {
+        (Some(id), Some(d), Some(a)) => {
+            Some(crate::seal::record_payload(id, d, a, r.state.as_deref()))
+        }
+        _ => None,
+    };
+    crate::seal::check(
+        seal,
+        author.unwrap_or(""),
+        payload.as_deref(),
+        crate::seal::RECORD_NAMESPACE,
+        ctx.trust,
+        &what,
+        &format!("its id and its {field}"),
+    )
 }
 
 fn codes(list: &[Code]) -> Value {
@@ -653,6 +731,10 @@ pub fn record_json(kind: &Kind, r: &Record) -> Value {
             m.insert("digest".into(), json!(d));
         }
         m.insert("quorum".into(), r.quorum.clone().unwrap_or(Value::Null));
+        if let Some(a) = &r.attestation {
+            m.insert("attested".into(), json!(a.attested));
+            m.insert("attestation".into(), a.block());
+        }
     }
     Value::Object(m)
 }

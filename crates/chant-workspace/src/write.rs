@@ -33,6 +33,9 @@ pub struct Source {
     pub block: Option<Value>,
     /// Writes over MCP open a record only in the kind's first state.
     pub initial_only: bool,
+    /// The key to seal with (`--sign`, `sign: true`): the record's author seal on `new` and
+    /// `amend`, the verdict's seal on `review`.
+    pub sign: Option<crate::seal::Key>,
 }
 
 /// What the kind is, with everything a write reads.
@@ -132,6 +135,72 @@ impl Target {
             dirty: None,
         };
         read::read(&self.kind, &ctx, overlay)
+    }
+
+    /// `text` with the record's author seal (`seal: {signer, key, signature}`) made with `key`
+    /// over its id, digest, author (the kind's decider field) and state: the seal, and the text.
+    fn author_sealed(
+        &self,
+        id: &str,
+        text: &str,
+        key: &crate::seal::Key,
+    ) -> Result<(String, Value)> {
+        let Some(rv) = &self.kind.reviews else {
+            return Err(usage(format!(
+                "--sign seals a record's author, named by the kind's reviews.decider field, and the {} kind declares no reviews",
+                self.kind.name
+            )));
+        };
+        let data = read::parse(&self.kind, text).map_err(|why| {
+            WsError::new(
+                "record-unparseable",
+                format!("{id} {why}, so it cannot be sealed"),
+            )
+        })?;
+        let Some(author) = data.get(&rv.decider).and_then(Value::as_str) else {
+            return Err(WsError::new(
+                "record-sign-failed",
+                format!(
+                    "{id} names no {f}, so there is no author to seal: set {f}, then seal it with records amend {id} --sign",
+                    f = rv.decider
+                ),
+            ));
+        };
+        let state = self
+            .kind
+            .states
+            .as_ref()
+            .and_then(|s| data.get(&s.field))
+            .and_then(Value::as_str);
+        let digest = self.kind.digest(text);
+        let payload = crate::seal::record_payload(id, &digest, author, state);
+        let seal = crate::seal::seal(
+            key,
+            author,
+            crate::seal::RECORD_NAMESPACE,
+            &payload,
+            "record-sign-failed",
+        )?;
+        let out = rewrite(text, &[("seal".to_owned(), seal.clone())]);
+        if self.kind.digest(&out) != digest {
+            return Err(usage(format!(
+                "{id}: the seal could not be added without moving the digest it signs"
+            )));
+        }
+        Ok((out, seal))
+    }
+
+    /// Fields given by hand may not set the author seal: only `--sign` writes it.
+    fn no_hand_seal(&self, fields: &Map<String, Value>, flag: &str) -> Result<()> {
+        if self.kind.reviews.is_some() && fields.contains_key("seal") {
+            return Err(WsError::new(
+                "write-input-invalid",
+                format!(
+                    "the fields given with {flag} set seal, and only --sign writes a record's seal"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `text` with its closing seal written last in the front matter when `state` is closed
@@ -266,10 +335,14 @@ impl Target {
     }
 }
 
+/// The written record's warnings, as its result lists them: whether its author seal counts
+/// is the read's to say (`records`, `record-unattested`), not the write's, which does not
+/// judge the key it signed with.
 fn warnings(r: &Record) -> Value {
     Value::Array(
         r.warnings
             .iter()
+            .filter(|c| c.code != "record-unattested")
             .map(|c| json!({"code": c.code, "message": c.message}))
             .collect(),
     )
@@ -496,6 +569,7 @@ pub fn new(
         return Err(usage("the record's fields must be a JSON object"));
     };
     let mut fields = fields.clone();
+    t.no_hand_seal(&fields, "--from")?;
     let id_field = match &t.kind.id {
         Id::Field(f) => f.clone(),
         Id::Sha256 => unreachable!("refused by target"),
@@ -594,6 +668,13 @@ pub fn new(
             title.as_str()
         }
     ));
+    let (text, author_seal) = match &source.sign {
+        Some(key) => {
+            let (text, seal) = t.author_sealed(&id, &text, key)?;
+            (text, Some(seal))
+        }
+        None => (text, None),
+    };
     let text = t.sealed(&text, state.as_deref());
     let candidate = Overlay {
         file: file.clone(),
@@ -626,6 +707,9 @@ pub fn new(
         "dryRun": dry_run,
         "warnings": warnings(&mine),
     });
+    if let Some(seal) = author_seal {
+        doc["seal"] = seal;
+    }
     if dry_run {
         doc["text"] = json!(text);
     }
@@ -669,6 +753,7 @@ pub fn amend(
         return Err(usage("the fields to set must be a JSON object"));
     };
     let mut set = set.clone();
+    t.no_hand_seal(&set, "--set")?;
     if let Some(by) = by {
         let by = principal(by, "by")?;
         match &t.kind.reviews {
@@ -804,7 +889,8 @@ pub fn amend(
         "dryRun": dry_run,
         "warnings": [],
     });
-    if changed.is_empty() {
+    // With nothing to change, --sign seals the record as it is.
+    if changed.is_empty() && source.sign.is_none() {
         doc["warnings"] = warnings(r);
         return Ok(doc);
     }
@@ -815,12 +901,45 @@ pub fn amend(
         .and_then(|s| set.get(&s.field).or_else(|| data.get(&s.field)))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let new_text = t.sealed(&rewrite(text, &changed), new_state.as_deref());
-    if let Some(seal) = &t.kind.seal
-        && t.kind.is_closed(new_state.as_deref())
-        && let Some(c) = doc["changed"].as_array_mut()
-    {
-        c.push(json!(seal));
+    let mut new_text = rewrite(text, &changed);
+    // The author seal: made again over the new text with --sign; without it, a seal the
+    // amendment's digest no longer matches is removed, and the result says so.
+    let mut seal_changed = false;
+    match &source.sign {
+        Some(key) => {
+            let (sealed, seal) = t.author_sealed(id, &new_text, key)?;
+            new_text = sealed;
+            doc["seal"] = seal;
+            seal_changed = true;
+        }
+        None if data.get("seal").is_some_and(|s| !s.is_null())
+            && t.kind.reviews.is_some()
+            && t.kind.digest(&new_text) != t.kind.digest(text) =>
+        {
+            new_text = rewrite(&new_text, &[("seal".to_owned(), Value::Null)]);
+            let by = data
+                .get("seal")
+                .and_then(|s| s.get("signer"))
+                .and_then(Value::as_str)
+                .map(|s| format!(" by {s}"))
+                .unwrap_or_default();
+            doc["sealDropped"] = json!(format!(
+                "{id} was sealed{by}, and the amendment moves its digest, so the seal was removed: seal it again with records amend {id} --sign"
+            ));
+            seal_changed = true;
+        }
+        None => {}
+    }
+    let new_text = t.sealed(&new_text, new_state.as_deref());
+    if let Some(c) = doc["changed"].as_array_mut() {
+        if let Some(seal) = &t.kind.seal
+            && t.kind.is_closed(new_state.as_deref())
+        {
+            c.push(json!(seal));
+        }
+        if seal_changed && !c.iter().any(|k| k == "seal") {
+            c.push(json!("seal"));
+        }
     }
     let candidate = Overlay {
         file: r.file.clone(),
@@ -851,6 +970,8 @@ pub struct Review<'a> {
     pub by: &'a str,
     pub note: Option<&'a str>,
     pub session: Option<&'a str>,
+    /// The key to seal the verdict with (`--sign`).
+    pub sign: Option<crate::seal::Key>,
 }
 
 /// `records review`: one verdict appended to the record's reviews.
@@ -917,6 +1038,18 @@ pub fn review(
     if let Some(s) = rv.session {
         entry.insert("session".into(), json!(s));
     }
+    if let Some(key) = &rv.sign {
+        let on = entry["on"].as_str().unwrap_or_default().to_owned();
+        let payload = crate::seal::verdict_payload(id, digest, rv.verdict, &by, &on);
+        let seal = crate::seal::seal(
+            key,
+            &by,
+            crate::seal::REVIEW_NAMESPACE,
+            &payload,
+            "review-sign-failed",
+        )?;
+        entry.insert("seal".into(), seal);
+    }
     let mut list = data
         .get(&reviews.field)
         .and_then(Value::as_array)
@@ -969,23 +1102,4 @@ pub fn close(env: &Env, id: &str, kind: Option<&str>, dry_run: bool) -> Result<V
                 .and_then(|s| s.closed.first().cloned()))
             .unwrap_or_default()
     )))
-}
-
-/// The refusal when `sign` is asked for and this host has no ssh signing key configured, and
-/// the key otherwise.
-pub fn signing_key(cwd: &Path, code: &'static str) -> Result<String> {
-    let get = |k: &str| {
-        crate::tree::git_out(cwd, &["config", "--get", k])
-            .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
-            .filter(|s| !s.is_empty())
-    };
-    let key = get("user.signingkey");
-    let format = get("gpg.format");
-    match (key, format.as_deref()) {
-        (Some(k), Some("ssh")) => Ok(k),
-        _ => Err(WsError::new(
-            code,
-            "no ssh signing key is configured on this host; set one with `git config user.signingkey ~/.ssh/id_ed25519.pub` and `git config gpg.format ssh`, or write without signing",
-        )),
-    }
 }

@@ -82,9 +82,10 @@ enum RecordsVerb {
         /// Who proposed it (the kind's proposedBy field, else its decider field)
         #[arg(long, value_name = "PRINCIPAL")]
         by: Option<String>,
-        /// Seal the record with git's ssh signing key (user.signingkey, gpg.format ssh)
-        #[arg(long)]
-        sign: bool,
+        /// Seal with this key file, or with git's ssh signing key (user.signingkey, gpg.format
+        /// ssh) when no file is given
+        #[arg(long, value_name = "KEY FILE", num_args = 0..=1, default_missing_value = "")]
+        sign: Option<String>,
         /// Print the result with the file's text, and write nothing
         #[arg(long)]
         dry_run: bool,
@@ -100,8 +101,10 @@ enum RecordsVerb {
         /// The decider (writes the kind's decider field)
         #[arg(long, value_name = "PRINCIPAL")]
         by: Option<String>,
-        #[arg(long)]
-        sign: bool,
+        /// Seal with this key file, or with git's ssh signing key (user.signingkey, gpg.format
+        /// ssh) when no file is given
+        #[arg(long, value_name = "KEY FILE", num_args = 0..=1, default_missing_value = "")]
+        sign: Option<String>,
         #[arg(long)]
         dry_run: bool,
     },
@@ -121,8 +124,10 @@ enum RecordsVerb {
         /// The review session the verdict was given in
         #[arg(long)]
         session: Option<String>,
-        #[arg(long)]
-        sign: bool,
+        /// Seal with this key file, or with git's ssh signing key (user.signingkey, gpg.format
+        /// ssh) when no file is given
+        #[arg(long, value_name = "KEY FILE", num_args = 0..=1, default_missing_value = "")]
+        sign: Option<String>,
         #[arg(long)]
         dry_run: bool,
     },
@@ -269,18 +274,25 @@ fn records_since(env: &Env, args: RecordsArgs) -> ExitCode {
     code(c)
 }
 
-/// The fields a write reads (`--from`/`--set`), after `--sign` found a key to seal with.
-fn fields(from: &str, sign: bool, cwd: &Path) -> Result<Value, chant_workspace::error::WsError> {
+/// The fields a write reads (`--from`/`--set`), and the shell's source with the key `--sign`
+/// names (its file, or git's configured key).
+fn fields(
+    from: &str,
+    sign: Option<&str>,
+    cwd: &Path,
+) -> Result<(Value, Source), chant_workspace::error::WsError> {
     let fields = read_json(from)
         .map_err(|e| chant_workspace::error::WsError::new("write-usage-invalid", e))?;
-    if sign {
-        write::signing_key(cwd, "record-sign-failed")?;
-    }
-    Ok(fields)
+    let source = Source {
+        sign: sign
+            .map(|f| chant_workspace::seal::key(cwd, Some(f), "record-sign-failed"))
+            .transpose()?,
+        ..Source::default()
+    };
+    Ok((fields, source))
 }
 
 fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
-    let shell = Source::default();
     let (schema, result) = match verb {
         RecordsVerb::New {
             kind_file,
@@ -291,7 +303,7 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
             dry_run,
         } => (
             write::NEW_SCHEMA,
-            fields(&from, sign, env.cwd).and_then(|fields| {
+            fields(&from, sign.as_deref(), env.cwd).and_then(|(fields, shell)| {
                 write::new(
                     env,
                     kind_file.as_deref(),
@@ -312,7 +324,7 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
             dry_run,
         } => (
             write::AMEND_SCHEMA,
-            fields(&set, sign, env.cwd).and_then(|fields| {
+            fields(&set, sign.as_deref(), env.cwd).and_then(|(fields, shell)| {
                 write::amend(
                     env,
                     &id,
@@ -336,14 +348,15 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
         } => (
             write::REVIEW_SCHEMA,
             (|| {
-                if sign {
-                    write::signing_key(env.cwd, "review-sign-failed")?;
-                }
                 let rv = Review {
                     verdict: &verdict,
                     by: &by,
                     note: note.as_deref(),
                     session: session.as_deref(),
+                    sign: sign
+                        .as_deref()
+                        .map(|f| chant_workspace::seal::key(env.cwd, Some(f), "review-sign-failed"))
+                        .transpose()?,
                 };
                 write::review(env, &id, kind.as_deref(), &rv, dry_run)
             })(),

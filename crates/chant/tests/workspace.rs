@@ -78,7 +78,7 @@ const SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schem
  "type": "object", "required": ["id", "title", "state"],
  "properties": {"id": {"type": "string", "pattern": "^[a-z][a-z0-9]*-[0-9]{3,}$"}, "title": {"type": "string", "minLength": 1},
   "state": {"type": "string"}, "proposed_by": {"type": "string"}, "decided_by": {"type": "string"},
-  "evidence": {"type": "array"}, "supersedes": {"type": "array"}, "reviews": {"type": "array"}, "source": {"type": "object"}, "closed_digest": {"type": "string"}},
+  "evidence": {"type": "array"}, "supersedes": {"type": "array"}, "reviews": {"type": "array"}, "source": {"type": "object"}, "seal": {"type": "object"}, "closed_digest": {"type": "string"}},
  "additionalProperties": false}"#;
 
 /// A git repository holding a workspace: a `chant` member `infra` (gitlab), a member `docs`,
@@ -1606,5 +1606,251 @@ fn records_since_lists_what_changed_between_two_revisions() {
         r.to_string()
             .contains(r#"since may not start with -: \"-p\""#),
         "{r}"
+    );
+}
+
+/// An ed25519 key pair in `dir`: the private key's path and the public key's text.
+fn keypair(dir: &Path, name: &str) -> (PathBuf, String) {
+    let key = dir.join(name);
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let mut f = public.split_whitespace();
+    (key, format!("{} {}", f.next().unwrap(), f.next().unwrap()))
+}
+
+fn verdict_of<'a>(q: &'a Value, reviewer: &str) -> (&'static str, &'a Value) {
+    for list in ["counted", "notCounted"] {
+        if let Some(v) = q[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|v| v["reviewer"] == reviewer)
+        {
+            return (
+                if list == "counted" {
+                    "counted"
+                } else {
+                    "notCounted"
+                },
+                v,
+            );
+        }
+    }
+    panic!("no verdict by {reviewer} in {q}")
+}
+
+/// Seals made with real ssh keys: an author seal on amend, a verdict seal on review (git's
+/// configured key, and a key file), checked against the signers file at base. What an attacker
+/// would try does not count: a seal copied to another reviewer's verdict, a sealed verdict
+/// edited after, a key the signers file does not list (also under a wildcard line), a seal
+/// written by hand, and a sealed record amended without resealing.
+#[test]
+fn seals_are_made_with_ssh_keys_and_count_only_when_they_verify_at_base() {
+    let (d, root) = workspace();
+    let keys = d.path().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    let (alice_key, alice_pub) = keypair(&keys, "alice");
+    let (lex_key, lex_pub) = keypair(&keys, "lex");
+    let (carol_key, carol_pub) = keypair(&keys, "carol");
+    std::fs::create_dir_all(root.join(".chant")).unwrap();
+    std::fs::write(
+        root.join(".chant/allowed_signers"),
+        format!("alice {alice_pub}\nlex namespaces=\"chant-record,chant-review\" {lex_pub}\n* {carol_pub}\n"),
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "signers"]);
+    git(&root, &["config", "gpg.format", "ssh"]);
+    git(
+        &root,
+        &["config", "user.signingkey", alice_key.to_str().unwrap()],
+    );
+
+    // The author seal: lex decides ws-001 and seals it with a key file.
+    let lex_file = lex_key.to_str().unwrap();
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "ws-001",
+            "--set",
+            "-",
+            "--by",
+            "lex",
+            "--sign",
+            lex_file,
+        ],
+        Some(r#"{"state": "decided"}"#),
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["seal"]["signer"], "lex");
+    assert!(v["seal"]["key"].as_str().unwrap().starts_with("SHA256:"));
+    assert_eq!(v["changed"].as_array().unwrap().last().unwrap(), "seal");
+    let text = std::fs::read_to_string(root.join("decisions/ws-001-first.md")).unwrap();
+    assert!(text.contains("\nseal:\n  signer: \"lex\"\n"), "{text}");
+    let r = record(&records(&root), "ws-001").clone();
+    assert_eq!(r["attested"], true, "{r:#}");
+    assert!(
+        !r["warnings"].to_string().contains("record-unattested"),
+        "{r:#}"
+    );
+
+    // Verdicts: alice with git's configured key, carol with hers (listed only under a
+    // wildcard, which a seal does not trust), bob with none.
+    for (by, extra) in [
+        ("alice", vec!["--sign"]),
+        ("carol", vec!["--sign", carol_key.to_str().unwrap()]),
+        ("bob", vec![]),
+    ] {
+        let mut args = vec![
+            "workspace",
+            "records",
+            "review",
+            "ws-001",
+            "--verdict",
+            "agree",
+            "--by",
+            by,
+        ];
+        args.extend(extra);
+        let (v, code) = doc(&root, &args, None);
+        assert_eq!(code, 0, "{v}");
+        assert_eq!(v["review"].get("seal").is_some(), by != "bob", "{v}");
+    }
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    let (list, alice) = verdict_of(&q, "alice");
+    assert_eq!(
+        (list, &alice["attested"]),
+        ("counted", &json!(true)),
+        "{q:#}"
+    );
+    let (list, carol) = verdict_of(&q, "carol");
+    assert_eq!(list, "notCounted");
+    assert_eq!(carol["reason"]["code"], "review-unattested");
+    assert_eq!(
+        carol["attestation"]["code"], "seal-signer-unlisted",
+        "{carol}"
+    );
+    let (_, bob) = verdict_of(&q, "bob");
+    assert_eq!(bob["attestation"]["code"], "seal-missing");
+    assert_eq!(bob["reason"]["code"], "review-unattested");
+
+    // Forgeries in the working tree: alice's seal copied onto a verdict by mallory, and a
+    // sealed verdict turned into a dissent after it was signed.
+    let text = std::fs::read_to_string(root.join("decisions/ws-001-first.md")).unwrap();
+    let start = text.find("  - reviewer: \"alice\"").unwrap();
+    let end = start + text[start..].find("  - reviewer: \"carol\"").unwrap();
+    let alice_block = &text[start..end];
+    let forged = alice_block.replace("reviewer: \"alice\"", "reviewer: \"mallory\"");
+    let flipped = alice_block.replace(
+        "verdict: \"agree\"",
+        "verdict: \"dissent\"\n    note: \"no\"",
+    );
+    std::fs::write(
+        root.join("decisions/ws-001-first.md"),
+        format!("{}{flipped}{forged}{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    assert_eq!(q["agreed"], 0, "{q:#}");
+    let (_, mallory) = verdict_of(&q, "mallory");
+    assert_eq!(
+        mallory["attestation"]["code"], "seal-signature-invalid",
+        "{mallory}"
+    );
+    let (_, alice) = verdict_of(&q, "alice");
+    assert_eq!(
+        (
+            alice["attested"].clone(),
+            alice["attestation"]["code"].clone()
+        ),
+        (json!(false), json!("seal-signature-invalid"))
+    );
+    std::fs::write(root.join("decisions/ws-001-first.md"), &text).unwrap();
+
+    // A seal is written only by --sign; an amendment that moves the digest removes it.
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(r#"{"seal": {"signer": "lex", "key": "SHA256:x", "signature": "x"}}"#),
+    );
+    assert_eq!(code_of(&v), "write-input-invalid");
+    let (v, code) = doc(
+        &root,
+        &["workspace", "records", "amend", "ws-001", "--set", "-"],
+        Some(
+            r#"{"evidence": [{"path": "docs/README.md", "sha256": "0000000000000000000000000000000000000000000000000000000000000000"}]}"#,
+        ),
+    );
+    assert_eq!(code, 0, "{v}");
+    assert!(
+        v["sealDropped"]
+            .as_str()
+            .unwrap()
+            .starts_with("ws-001 was sealed by lex, and the amendment moves its digest"),
+        "{v}"
+    );
+    assert_eq!(v["changed"], json!(["evidence", "seal"]));
+    let r = record(&records(&root), "ws-001").clone();
+    assert_eq!(r["attested"], false);
+    assert!(
+        r["warnings"].to_string().contains("record-unattested"),
+        "{r:#}"
+    );
+    // Resealed as it is, with nothing else changed.
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "ws-001",
+            "--set",
+            "-",
+            "--sign",
+            lex_file,
+        ],
+        Some("{}"),
+    );
+    assert_eq!((code, v["changed"].clone()), (0, json!(["seal"])), "{v}");
+    assert_eq!(record(&records(&root), "ws-001")["attested"], true);
+
+    // No author to seal: refused, nothing written.
+    let (v, _) = new(&root, r#"{"title": "Unowned"}"#, &["--sign"]);
+    assert_eq!(code_of(&v), "record-sign-failed");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("names no decided_by"),
+        "{v}"
+    );
+
+    // Over MCP, sign: true seals with git's configured key.
+    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
+    s.initialize(Some("2025-11-25"));
+    let r = s.request(1, "tools/call", json!({"name": "records-review", "arguments": {"id": "ws-001", "verdict": "agree", "by": "alice", "sign": true}}));
+    let v = r["result"]["structuredContent"].clone();
+    conforms(&v);
+    assert_eq!(v["review"]["seal"]["signer"], "alice", "{r}");
+    drop(s);
+    let q = record(&records(&root), "ws-001")["quorum"].clone();
+    let (list, alice) = verdict_of(&q, "alice");
+    assert_eq!(
+        (list, &alice["attested"]),
+        ("counted", &json!(true)),
+        "{q:#}"
     );
 }
