@@ -563,7 +563,7 @@ const CLOSE: ToolDecl = ToolDecl {
     name: "records-close",
     title: "Close a record",
     description: concat!(
-        "Close a review session (the result of `chant workspace records close`, records-close.schema.json). This chant reads no session kinds yet, so a kind without a session block is refused with write-usage-invalid; a decision is ratified with records-amend setting its state, which needs its quorum met (ratify-quorum-not-met).",
+        "Close a review session (the result of `chant workspace records close`, records-close.schema.json): the session (a record of a kind with a session block) enters its first closed state with the close time and the commit HEAD names, sealed last, and then takes no more verdicts. Without kind, the one session kind the declaration names. A kind without a session block is refused with write-usage-invalid; a decision is ratified with records-amend setting its state, which needs its quorum met (ratify-quorum-not-met).",
         proposals!()
     ),
     schema: close_schema,

@@ -58,6 +58,20 @@ pub struct Reviews {
     pub ratified: Option<String>,
 }
 
+/// A review session kind's `session` block: the list of verdicts a session gathers, the field
+/// its closing seal goes in, the kind whose records it reviews, and the fields that record when
+/// it opened and closed.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub verdicts: String,
+    pub seal: String,
+    /// The subjects' kind file, absolute.
+    pub subjects: PathBuf,
+    pub opened_rev: Option<String>,
+    pub closed_rev: Option<String>,
+    pub closed_on: Option<String>,
+}
+
 /// A record kind, checked.
 #[derive(Debug)]
 pub struct Kind {
@@ -80,8 +94,11 @@ pub struct Kind {
     pub constrains: Option<String>,
     pub reviews: Option<Reviews>,
     pub proposed_by: Option<String>,
-    /// The field a record entering a closed state is sealed in (`seal`, e.g. `closed_digest`).
+    /// The field a record entering a closed state is sealed in (`seal`, e.g. `closed_digest`;
+    /// a session kind's `session.seal`).
     pub seal: Option<String>,
+    /// A review session kind's block.
+    pub session: Option<Session>,
     /// The schema, compiled.
     pub validator: Validator,
 }
@@ -260,6 +277,7 @@ const KNOWN: &[&str] = &[
     "reviews",
     "proposedBy",
     "seal",
+    "session",
 ];
 
 /// Loads the kind file `file` (absolute) through `reader`, with imports kept in `boundary`,
@@ -317,7 +335,7 @@ pub fn from_value(value: &Value, file: &Path, shown: &str) -> Result<Kind> {
         ));
     };
     for key in m.keys() {
-        if key == "work" || key == "session" {
+        if key == "work" {
             return Err(invalid(
                 shown,
                 format!("has a {key} block, and this chant does not read {key} kinds yet"),
@@ -470,7 +488,60 @@ pub fn from_value(value: &Value, file: &Path, shown: &str) -> Result<Kind> {
             format!("reviews.ratified names \"{r}\", which states does not list"),
         ));
     }
-    let seal = string(m, "seal", shown)?;
+    let session = match object(m, "session", shown)? {
+        None => None,
+        Some(b) => {
+            const SESSION_KEYS: [&str; 6] = [
+                "verdicts",
+                "seal",
+                "subjects",
+                "openedRev",
+                "closedRev",
+                "closedOn",
+            ];
+            if let Some(k) = b.keys().find(|k| !SESSION_KEYS.contains(&k.as_str())) {
+                return Err(invalid(
+                    shown,
+                    format!(
+                        "session has an unknown field {k} (known: {})",
+                        SESSION_KEYS.join(", ")
+                    ),
+                ));
+            }
+            if states.as_ref().is_none_or(|s| s.closed.is_empty()) {
+                return Err(invalid(
+                    shown,
+                    "a session kind must have states and closedStates: a session is sealed when it reaches a closed state",
+                ));
+            }
+            let need = |k: &str| {
+                string(b, k, shown)?
+                    .ok_or_else(|| invalid(shown, format!("session needs {k} (a field name)")))
+            };
+            let subjects = object(b, "subjects", shown)?
+                .and_then(|o| o.get("kind"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    invalid(
+                        shown,
+                        "session needs subjects.kind, the kind file of the records it reviews",
+                    )
+                })?;
+            Some(Session {
+                verdicts: need("verdicts")?,
+                seal: need("seal")?,
+                subjects: normalize(&kind_dir.join(subjects)),
+                opened_rev: string(b, "openedRev", shown)?,
+                closed_rev: string(b, "closedRev", shown)?,
+                closed_on: string(b, "closedOn", shown)?,
+            })
+        }
+    };
+    let seal = match (string(m, "seal", shown)?, &session) {
+        (Some(s), _) => Some(s),
+        (None, Some(sess)) => Some(sess.seal.clone()),
+        (None, None) => None,
+    };
     let proposed_by = string(m, "proposedBy", shown)?;
     let schema_path = kind_dir.join(&schema_path);
     let validator = compile_schema(&schema_id, &schema_path, &refs, shown)?;
@@ -492,6 +563,7 @@ pub fn from_value(value: &Value, file: &Path, shown: &str) -> Result<Kind> {
         reviews,
         proposed_by,
         seal,
+        session,
         validator,
     })
 }

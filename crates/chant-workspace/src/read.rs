@@ -65,6 +65,8 @@ pub struct Record {
     pub provenance: Value,
     /// What the record's author seal establishes (a kind with reviews, a parsed record).
     pub attestation: Option<crate::seal::Attestation>,
+    /// On a session kind's record: the subjects' review entries that name it.
+    pub cited_by: Option<Vec<Value>>,
 }
 
 impl Record {
@@ -292,6 +294,7 @@ fn parse_one(
         quorum: None,
         provenance: Value::Null,
         attestation: None,
+        cited_by: None,
     };
     match text {
         Err(why) => r
@@ -346,7 +349,7 @@ fn parse_one(
                             != Some(digest::closing_seal(&data, field, &text).as_str())
                     {
                         r.reasons.push(code(
-                                "record-seal-mismatch",
+                                if kind.session.is_some() { "session-seal-mismatch" } else { "record-seal-mismatch" },
                                 format!("{} is {} and sealed, and its {field} is not the seal of its text now: it changed after it closed", r.path, r.state.as_deref().unwrap_or("")),
                             ));
                     }
@@ -675,6 +678,64 @@ fn author_seal(kind: &Kind, ctx: &Context, r: &Record) -> crate::seal::Attestati
     )
 }
 
+/// A session kind's records joined to its subjects' records: a verdict in a session naming a
+/// record the subjects lack makes the session invalid (`session-verdict-unknown-record`), and
+/// each session lists the subjects' review entries that name it (`citedBy`).
+pub fn link_sessions(
+    kind: &Kind,
+    sessions: &mut [Record],
+    subjects: &Kind,
+    subject_records: &[Record],
+) {
+    let Some(spec) = &kind.session else { return };
+    let ids: HashSet<&str> = subject_records
+        .iter()
+        .filter_map(|r| r.id.as_deref())
+        .collect();
+    let review_field = subjects
+        .reviews
+        .as_ref()
+        .map_or("reviews", |r| r.field.as_str());
+    for s in sessions.iter_mut() {
+        let Some(data) = &s.data else { continue };
+        let unknown: Vec<String> = data
+            .get(&spec.verdicts)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.get("record").and_then(Value::as_str))
+            .filter(|id| !ids.contains(id))
+            .map(str::to_owned)
+            .collect();
+        for id in unknown {
+            let m = format!(
+                "{} has a verdict on {id}, and no record of the kind its subjects name ({}) has that id",
+                s.path, subjects.name
+            );
+            s.reasons.push(code("session-verdict-unknown-record", m));
+        }
+        let Some(sid) = s.id.clone() else { continue };
+        let mut cited = Vec::new();
+        for r in subject_records {
+            let list = r
+                .data
+                .as_ref()
+                .and_then(|d| d.get(review_field))
+                .and_then(Value::as_array);
+            for (index, v) in list.into_iter().flatten().enumerate() {
+                if v.get("session").and_then(Value::as_str) == Some(sid.as_str()) {
+                    cited.push(json!({
+                        "id": r.id, "path": r.path, "index": index,
+                        "reviewer": v.get("reviewer").filter(|x| x.is_string()),
+                        "verdict": v.get("verdict").filter(|x| x.is_string()),
+                    }));
+                }
+            }
+        }
+        s.cited_by = Some(cited);
+    }
+}
+
 fn codes(list: &[Code]) -> Value {
     Value::Array(
         list.iter()
@@ -735,6 +796,9 @@ pub fn record_json(kind: &Kind, r: &Record) -> Value {
             m.insert("attested".into(), json!(a.attested));
             m.insert("attestation".into(), a.block());
         }
+    }
+    if let Some(c) = &r.cited_by {
+        m.insert("citedBy".into(), Value::Array(c.clone()));
     }
     Value::Object(m)
 }

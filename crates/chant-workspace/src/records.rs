@@ -149,7 +149,13 @@ fn read_kind(
         need: need_of(decl_at),
         dirty: dirty.as_ref(),
     };
-    let records = read::read(&kind, &ctx, None)?;
+    let mut records = read::read(&kind, &ctx, None)?;
+    if let Some(spec) = &kind.session
+        && let Ok((subjects, _)) = load_kind(env, &spec.subjects)
+        && let Ok(subject_records) = read::read(&subjects, &ctx, None)
+    {
+        read::link_sessions(&kind, &mut records, &subjects, &subject_records);
+    }
     let mut doc = read::document(&kind, records, &ctx, opts.current);
     let keep = |r: &Value| -> bool {
         let by_id = opts

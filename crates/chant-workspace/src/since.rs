@@ -311,24 +311,70 @@ fn declared_block(k: &KindDecl) -> Value {
 /// `records --since <rev> [--kind] [--at]`: the document and the exit code (0 compared, 1 a
 /// revision or kind could not be read).
 pub fn records_since(env: &Env, opts: &SinceOptions) -> (Value, i32) {
-    let since = match since_commit(env.cwd, &opts.since) {
-        Ok(c) => c,
-        Err(e) => return (failure(&e), 1),
-    };
-    let at = match &opts.at {
-        Some(rev) => match Tree::at(env.cwd, rev, "revision-unknown") {
-            Ok(t) => t,
-            Err(e) => return (failure(&e), 1),
-        },
-        None => Tree::Work,
-    };
     let decl = match env.declaration(&Tree::Work) {
         Ok(d) => d,
         Err(e) => return (failure(&e), 1),
     };
+    // A value shaped like a session id is looked up as a review session first.
+    let session = if session_shaped(&opts.since) {
+        match find_session(env, decl.as_ref(), opts) {
+            Ok(s) => s,
+            Err(e) => return (failure(&e), 1),
+        }
+    } else {
+        None
+    };
+    let (since, at, block) = match session {
+        Some(found) => match session_revisions(env, &found, opts.at.as_deref()) {
+            Ok(r) => r,
+            Err(e) => return (failure(&e), 1),
+        },
+        None => {
+            let since = match since_commit(env.cwd, &opts.since) {
+                Ok(c) => c,
+                Err(e) => return (failure(&e), 1),
+            };
+            let at = match &opts.at {
+                Some(rev) => match Tree::at(env.cwd, rev, "revision-unknown") {
+                    Ok(t) => t,
+                    Err(e) => return (failure(&e), 1),
+                },
+                None => Tree::Work,
+            };
+            (since, at, None)
+        }
+    };
+    let with_session = |mut doc: Value| {
+        if let Some(b) = &block
+            && doc.get("error").is_none()
+        {
+            doc["session"] = b.clone();
+        }
+        doc
+    };
+    let (doc, code) = compare_all(env, decl.as_ref(), opts, &since, &at);
+    let doc = match doc.get("kinds").and_then(Value::as_array) {
+        Some(kinds) => {
+            let kinds: Vec<Value> = kinds.iter().cloned().map(with_session).collect();
+            json!({"$schema": SINCE_SCHEMA, "contract": 1, "kinds": kinds})
+        }
+        None => with_session(doc),
+    };
+    (doc, code)
+}
+
+/// The comparison of one kind (`--kind`) or every declared kind, from `since` to `at`.
+fn compare_all(
+    env: &Env,
+    decl: Option<&crate::declaration::Declaration>,
+    opts: &SinceOptions,
+    since: &str,
+    at: &Tree,
+) -> (Value, i32) {
+    let decl = decl.cloned();
     if let Some(given) = &opts.kind {
         let (file, _) = named_kind(env, given, decl.as_ref());
-        return match compare_kind(env, &file, &since, &at, opts.id.as_deref()) {
+        return match compare_kind(env, &file, since, at, opts.id.as_deref()) {
             Ok(doc) => (doc, 0),
             Err(e) => (failure(&e), 1),
         };
@@ -345,7 +391,7 @@ pub fn records_since(env: &Env, opts: &SinceOptions) -> (Value, i32) {
         .all_kinds()
         .into_iter()
         .map(|k| {
-            let mut doc = compare_kind(env, &d.root.join(&k.path), &since, &at, opts.id.as_deref())
+            let mut doc = compare_kind(env, &d.root.join(&k.path), since, at, opts.id.as_deref())
                 .unwrap_or_else(|e| {
                     failed = true;
                     failure(&e)
@@ -358,6 +404,147 @@ pub fn records_since(env: &Env, opts: &SinceOptions) -> (Value, i32) {
         json!({"$schema": SINCE_SCHEMA, "contract": 1, "kinds": kinds}),
         i32::from(failed),
     )
+}
+
+/// A review session found by id: its kind's record, and the workspace it is in.
+struct FoundSession {
+    kind: Kind,
+    record: Record,
+    root: std::path::PathBuf,
+}
+
+/// The session with the id `--since` names, among the kind compared (when it is a session
+/// kind) and every session kind the declaration names; `None` when none has it.
+fn find_session(
+    env: &Env,
+    decl: Option<&crate::declaration::Declaration>,
+    opts: &SinceOptions,
+) -> Result<Option<FoundSession>> {
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(k) = &opts.kind {
+        files.push(named_kind(env, k, decl).0);
+    }
+    if let Some(d) = decl {
+        files.extend(d.all_kinds().iter().map(|k| d.root.join(&k.path)));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for file in files {
+        let real = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if !seen.insert(real) {
+            continue;
+        }
+        let Ok((kind, root)) = load_kind(env, &file) else {
+            continue;
+        };
+        if kind.session.is_none() {
+            continue;
+        }
+        let found = read_side(&kind, &root, &Tree::Work)?
+            .into_iter()
+            .find(|r| r.id.as_deref() == Some(opts.since.as_str()));
+        if let Some(record) = found {
+            return Ok(Some(FoundSession { kind, record, root }));
+        }
+    }
+    Ok(None)
+}
+
+/// The first line `git log` prints for `args`, in the repository at `top`.
+fn log_first(top: &Path, args: &[&str]) -> Option<String> {
+    let out = crate::tree::git_out(top, args)?;
+    String::from_utf8_lossy(&out)
+        .lines()
+        .next()
+        .map(str::to_owned)
+        .filter(|l| !l.is_empty())
+}
+
+/// The two revisions of a session: the commit it opened at (its opening revision field, else
+/// the last commit that added its file) and the one that carries its close (the first commit
+/// after its closing revision that changed its file, else the last that did; `--at` overrides;
+/// an open session, or one whose close is not committed, is compared with the working tree).
+fn session_revisions(
+    env: &Env,
+    s: &FoundSession,
+    at: Option<&str>,
+) -> Result<(String, Tree, Option<Value>)> {
+    let Some(top) = crate::tree::toplevel(&s.root) else {
+        return Err(WsError::new(
+            "not-a-git-repository",
+            "--since reads git objects, and this directory is not in a git repository",
+        ));
+    };
+    let spec = s.kind.session.as_ref().expect("a session kind");
+    let data = s.record.data.as_ref();
+    let field = |f: &Option<String>| -> Option<String> {
+        let f = f.as_ref()?;
+        data?.get(f)?.as_str().map(str::to_owned)
+    };
+    let rel = read::shown(&top, &s.record.file);
+    let (since, since_from) = match field(&spec.opened_rev)
+        .and_then(|r| crate::tree::resolve(&top, &r))
+    {
+        Some(c) => (c, "opened-rev"),
+        None => match log_first(&top, &["log", "--diff-filter=A", "--format=%H", "--", &rel]) {
+            Some(c) => (c, "history"),
+            None => {
+                return Err(WsError::new(
+                    "since-rev-unknown",
+                    "--since names no commit, or a session with no opening revision and no commit that added it",
+                ));
+            }
+        },
+    };
+    let closed = s.kind.is_closed(s.record.state.as_deref());
+    let mut reasons = Vec::new();
+    let (tree, at_from) = if let Some(rev) = at {
+        (Tree::at(env.cwd, rev, "revision-unknown")?, "at")
+    } else if !closed {
+        reasons.push(json!({"code": "since-session-open", "message": "--since names a session that is still open, so the comparison runs to the working tree"}));
+        (Tree::Work, "working-tree")
+    } else if spec.closed_rev.is_some() {
+        let after = field(&spec.closed_rev)
+            .and_then(|r| crate::tree::resolve(&top, &r))
+            .and_then(|c| {
+                log_first(
+                    &top,
+                    &[
+                        "log",
+                        "--reverse",
+                        "--format=%H",
+                        &format!("{c}..HEAD"),
+                        "--",
+                        &rel,
+                    ],
+                )
+            });
+        match after {
+            Some(c) => (
+                Tree::Rev {
+                    top: top.clone(),
+                    commit: c,
+                },
+                "close-commit",
+            ),
+            None => (Tree::Work, "working-tree"),
+        }
+    } else {
+        match log_first(&top, &["log", "-1", "--format=%H", "--", &rel]) {
+            Some(c) => (
+                Tree::Rev {
+                    top: top.clone(),
+                    commit: c,
+                },
+                "history",
+            ),
+            None => (Tree::Work, "working-tree"),
+        }
+    };
+    let block = json!({
+        "id": s.record.id, "path": rel, "state": s.record.state,
+        "sinceFrom": since_from, "atFrom": at_from, "reasons": reasons,
+    });
+    Ok((since, tree, Some(block)))
 }
 
 /// The human form of a `--since` document.

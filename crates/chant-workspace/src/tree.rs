@@ -268,3 +268,43 @@ fn cat_batch(top: &Path, input: &str) -> Vec<Option<Vec<u8>>> {
     answers.resize(n, None);
     answers
 }
+
+/// The commit HEAD names in the repository whose work tree starts at `top`, read from its
+/// files (a write never runs git): `None` before the first commit, or when HEAD is in a form
+/// this does not read (then a write records no revision rather than a wrong one).
+pub fn head_commit(top: &Path) -> Option<String> {
+    let dot = top.join(".git");
+    // A linked worktree or a submodule: `.git` is a file naming the git directory.
+    let git_dir = if dot.is_file() {
+        let text = std::fs::read_to_string(&dot).ok()?;
+        let d = PathBuf::from(text.trim().strip_prefix("gitdir: ")?);
+        if d.is_absolute() { d } else { top.join(d) }
+    } else {
+        dot
+    };
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(c) => git_dir.join(c.trim()),
+        Err(_) => git_dir.clone(),
+    };
+    let hex =
+        |s: &str| (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(name) = head.strip_prefix("ref: ") else {
+        return hex(head).then(|| head.to_owned());
+    };
+    if !name.starts_with("refs/") || name.split('/').any(|p| p.is_empty() || p == "..") {
+        return None;
+    }
+    for dir in [&git_dir, &common] {
+        if let Ok(v) = std::fs::read_to_string(dir.join(name)) {
+            let v = v.trim();
+            return hex(v).then(|| v.to_owned());
+        }
+    }
+    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+    packed.lines().find_map(|l| {
+        let (sha, r) = l.split_once(' ')?;
+        (r == name && hex(sha)).then(|| sha.to_owned())
+    })
+}

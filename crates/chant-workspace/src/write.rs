@@ -87,7 +87,16 @@ fn target(env: &Env, kind: Option<&str>) -> Result<Target> {
             }
         }
     };
-    let (kind, root) = load_kind(env, &file)?;
+    target_file(env, decl.as_ref(), &file)
+}
+
+/// The kind at `file` as a write's target.
+fn target_file(
+    env: &Env,
+    decl: Option<&crate::declaration::Declaration>,
+    file: &Path,
+) -> Result<Target> {
+    let (kind, root) = load_kind(env, file)?;
     if kind.format != Format::Markdown || kind.id == Id::Sha256 {
         return Err(usage(format!(
             "{} is a {} kind{}, and these commands write markdown front matter with an idField only; its records are written by the tool that owns the kind",
@@ -113,7 +122,7 @@ fn target(env: &Env, kind: Option<&str>) -> Result<Target> {
         )));
     }
     let trust = Trust::read(&root, None)?;
-    let need = match decl.as_ref().and_then(|d| d.quorum) {
+    let need = match decl.and_then(|d| d.quorum) {
         Some(q) => (q, "declaration"),
         None => (2, "default"),
     };
@@ -190,13 +199,27 @@ impl Target {
         Ok((out, seal))
     }
 
-    /// Fields given by hand may not set the author seal: only `--sign` writes it.
+    /// Fields given by hand may not set what chant writes itself: the author seal (only
+    /// `--sign`) and a session's opening and closing revisions (`new` and `close`).
     fn no_hand_seal(&self, fields: &Map<String, Value>, flag: &str) -> Result<()> {
         if self.kind.reviews.is_some() && fields.contains_key("seal") {
             return Err(WsError::new(
                 "write-input-invalid",
                 format!(
                     "the fields given with {flag} set seal, and only --sign writes a record's seal"
+                ),
+            ));
+        }
+        if let Some(s) = &self.kind.session
+            && let Some(f) = [&s.opened_rev, &s.closed_rev]
+                .into_iter()
+                .flatten()
+                .find(|f| fields.contains_key(f.as_str()))
+        {
+            return Err(WsError::new(
+                "write-input-invalid",
+                format!(
+                    "the fields given with {flag} set {f}, and chant writes a session's revisions itself (records new opens it at HEAD, records close records where it closed)"
                 ),
             ));
         }
@@ -619,6 +642,13 @@ pub fn new(
     if let Some(block) = &source.block {
         stamp(&mut fields, block);
     }
+    // A session opens at the commit HEAD names (null before the first commit).
+    if let Some(f) = t.kind.session.as_ref().and_then(|s| s.opened_rev.as_ref()) {
+        let head = crate::tree::toplevel(&t.root)
+            .as_deref()
+            .and_then(crate::tree::head_commit);
+        fields.insert(f.clone(), json!(head));
+    }
     let id = match fields.get(&id_field) {
         Some(Value::String(id)) => {
             if before.iter().any(|r| r.id.as_deref() == Some(id.as_str()))
@@ -974,6 +1004,56 @@ pub struct Review<'a> {
     pub sign: Option<crate::seal::Key>,
 }
 
+/// The open session `sid` of a session kind the declaration names whose subjects are the kind
+/// at `subjects`: its kind (as a write target) and record; `session-unknown` or
+/// `session-not-open` otherwise.
+fn open_session(env: &Env, subjects: &Path, sid: &str) -> Result<(Target, Record)> {
+    let unknown = || {
+        WsError::new(
+            "session-unknown",
+            format!(
+                "--session {sid} names no session of a session kind whose subjects are the record's kind"
+            ),
+        )
+    };
+    let decl = env.declaration(&Tree::Work)?.ok_or_else(unknown)?;
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    for k in decl.all_kinds() {
+        let file = decl.root.join(&k.path);
+        let Ok((kind, _)) = load_kind(env, &file) else {
+            continue;
+        };
+        if !kind
+            .session
+            .as_ref()
+            .is_some_and(|s| same(&s.subjects, subjects))
+        {
+            continue;
+        }
+        let t = target_file(env, Some(&decl), &file)?;
+        let found = t
+            .read(None)?
+            .into_iter()
+            .find(|r| r.id.as_deref() == Some(sid) && r.valid());
+        if let Some(r) = found {
+            if t.kind.is_closed(r.state.as_deref()) {
+                return Err(WsError::new(
+                    "session-not-open",
+                    format!(
+                        "--session {sid} names a session in a closed state ({}), which takes no more verdicts",
+                        r.state.as_deref().unwrap_or("")
+                    ),
+                ));
+            }
+            return Ok((t, r));
+        }
+    }
+    Err(unknown())
+}
+
 /// `records review`: one verdict appended to the record's reviews.
 pub fn review(
     env: &Env,
@@ -1062,6 +1142,42 @@ pub fn review(
         text: new_text.clone(),
     };
     let mine = t.judge(&before, &candidate)?;
+    // With --session, the verdict goes into the session's list too: both files are judged
+    // before either is written, so the two lists never differ.
+    let session = match rv.session {
+        None => None,
+        Some(sid) => {
+            let (st, sr) = open_session(env, &t.kind.file, sid)?;
+            let _session_lock = (st.kind.dir != t.kind.dir)
+                .then(|| lock(&st.kind.dir))
+                .transpose()?;
+            let spec = st.kind.session.clone().expect("a session kind");
+            let (Some(sdata), Some(stext)) = (sr.data.clone(), sr.text.clone()) else {
+                return Err(WsError::new(
+                    "record-unparseable",
+                    format!("{} can't be read", sr.path),
+                ));
+            };
+            let verdict =
+                json!({"record": id, "principal": by, "verdict": rv.verdict, "digest": digest});
+            let mut verdicts = sdata
+                .get(&spec.verdicts)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            verdicts.push(verdict.clone());
+            let s_text = rewrite(&stext, &[(spec.verdicts.clone(), Value::Array(verdicts))]);
+            let s_before = st.read(None)?;
+            st.judge(
+                &s_before,
+                &Overlay {
+                    file: sr.file.clone(),
+                    text: s_text.clone(),
+                },
+            )?;
+            Some((st, sr, stext, s_text, verdict, _session_lock))
+        }
+    };
     let mut doc = json!({
         "$schema": REVIEW_SCHEMA,
         "contract": 1,
@@ -1073,6 +1189,15 @@ pub fn review(
         "dryRun": dry_run,
         "warnings": warnings(&mine),
     });
+    if let Some((st, sr, s_old, s_text, verdict, _lock)) = &session {
+        doc["session"] =
+            json!({"id": sr.id, "path": read::shown(&st.root, &sr.file), "verdict": verdict});
+        if dry_run {
+            doc["session"]["text"] = json!(s_text);
+        } else {
+            replace(&sr.file, s_old, s_text)?;
+        }
+    }
     if dry_run {
         doc["text"] = json!(new_text);
     } else {
@@ -1081,25 +1206,146 @@ pub fn review(
     Ok(doc)
 }
 
-/// `records close`: closes a review session (a kind with a `session` block). This chant reads
-/// no session kinds yet, so every kind it loads is refused the way the reference refuses a
-/// kind without a session block; a decision is ratified with `amend`, setting its state.
+/// The session kind `records close` goes through: the one named, else the one session kind
+/// the declaration names.
+fn session_target(env: &Env, kind: Option<&str>) -> Result<Target> {
+    if kind.is_some() {
+        return target(env, kind);
+    }
+    let decl = env.declaration(&Tree::Work)?;
+    let Some(d) = decl.as_ref() else {
+        return Err(usage(
+            "--kind <session kind file> is required: no workspace declaration above this directory names a record kind",
+        ));
+    };
+    let mut sessions = Vec::new();
+    for k in d.all_kinds() {
+        let file = d.root.join(&k.path);
+        if let Ok((kind, _)) = load_kind(env, &file)
+            && kind.session.is_some()
+        {
+            sessions.push(file);
+        }
+    }
+    match sessions.as_slice() {
+        [one] => target_file(env, Some(d), one),
+        [] => Err(usage(
+            "the declaration names no review session kind (a kind with a session block), and records close closes a review session; amend sets the state of other records",
+        )),
+        many => Err(usage(format!(
+            "the declaration names {} session kinds; name the one to close with --kind",
+            many.len()
+        ))),
+    }
+}
+
+/// An ISO 8601 UTC time to the second, `2026-12-07T10:30:00Z`.
+fn now_seconds() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// `records close`: closes a review session (a record of a kind with a `session` block): its
+/// first closed state, the close time and the commit HEAD names (when the kind records them),
+/// and the closing seal written last, over everything else. A closed session never changes.
 pub fn close(env: &Env, id: &str, kind: Option<&str>, dry_run: bool) -> Result<Value> {
-    let _ = dry_run;
-    let t = target(env, kind)?;
-    Err(usage(format!(
-        "the {} kind has no session block, and records close closes a review session; amend sets the state of other records (records amend {id} --set '{{\"{}\": \"{}\"}}')",
-        t.kind.name,
-        t.kind.states.as_ref().map_or("state", |s| s.field.as_str()),
-        t.kind
-            .reviews
-            .as_ref()
-            .and_then(|r| r.ratified.clone())
-            .or_else(|| t
-                .kind
-                .states
+    let t = session_target(env, kind)?;
+    let Some(session) = t.kind.session.clone() else {
+        return Err(usage(format!(
+            "the {} kind has no session block, and records close closes a review session; amend sets the state of other records (records amend {id} --set '{{\"{}\": \"{}\"}}')",
+            t.kind.name,
+            t.kind.states.as_ref().map_or("state", |s| s.field.as_str()),
+            t.kind
+                .reviews
                 .as_ref()
-                .and_then(|s| s.closed.first().cloned()))
-            .unwrap_or_default()
-    )))
+                .and_then(|r| r.ratified.clone())
+                .or_else(|| t
+                    .kind
+                    .states
+                    .as_ref()
+                    .and_then(|s| s.closed.first().cloned()))
+                .unwrap_or_default()
+        )));
+    };
+    let states = t.kind.states.clone().expect("a session kind has states");
+    let closed_state = states.closed.first().cloned().expect("and closed states");
+    let _lock = lock(&t.kind.dir)?;
+    let before = t.read(None)?;
+    let r = t.find(&before, id)?;
+    if t.kind.is_closed(r.state.as_deref()) {
+        return Err(WsError::new(
+            "record-closed",
+            format!(
+                "{id} is already {}, and a closed session is sealed and stays as it is; open a new session",
+                r.state.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let (Some(data), Some(text)) = (&r.data, &r.text) else {
+        return Err(WsError::new(
+            "record-unparseable",
+            format!("{} can't be read, so it can't be closed", r.path),
+        ));
+    };
+    let top = crate::tree::toplevel(&t.root);
+    let head = top.as_deref().and_then(crate::tree::head_commit);
+    let mut set: Vec<(String, Value)> = Vec::new();
+    if let Some(f) = &session.opened_rev
+        && data.get(f).is_none_or(Value::is_null)
+        && head.is_some()
+    {
+        set.push((f.clone(), json!(head)));
+    }
+    set.push((states.field.clone(), json!(closed_state)));
+    if let Some(f) = &session.closed_on {
+        set.push((f.clone(), json!(now_seconds())));
+    }
+    if let Some(f) = &session.closed_rev {
+        set.push((f.clone(), json!(head)));
+    }
+    let changed: Vec<(String, Value)> = set
+        .into_iter()
+        .filter(|(k, v)| data.get(k).unwrap_or(&Value::Null) != v)
+        .collect();
+    let new_text = t.sealed(&rewrite(text, &changed), Some(&closed_state));
+    let sealed = read::parse(&t.kind, &new_text)
+        .ok()
+        .and_then(|m| {
+            m.get(&session.seal)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| {
+            WsError::new(
+                "record-unparseable",
+                format!(
+                    "{}: the {} line can't be added without changing the text it seals",
+                    r.path, session.seal
+                ),
+            )
+        })?;
+    let candidate = Overlay {
+        file: r.file.clone(),
+        text: new_text.clone(),
+    };
+    let mine = t.judge(&before, &candidate)?;
+    let mut names: Vec<String> = changed.into_iter().map(|(k, _)| k).collect();
+    names.push(session.seal.clone());
+    let mut doc = json!({
+        "$schema": CLOSE_SCHEMA,
+        "contract": 1,
+        "kind": t.kind_block(),
+        "path": r.path,
+        "id": id,
+        "changed": names,
+        "seal": {"field": session.seal, "digest": sealed},
+        "closedRev": head,
+        "dryRun": dry_run,
+        "warnings": warnings(&mine),
+    });
+    if dry_run {
+        doc["text"] = json!(new_text);
+    } else {
+        replace(&r.file, text, &new_text)?;
+    }
+    Ok(doc)
 }

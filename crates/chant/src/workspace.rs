@@ -73,6 +73,9 @@ enum RecordsVerb {
     New {
         /// The kind (a kind file or a declared kind's name; default: the declaration's one kind)
         kind_file: Option<String>,
+        /// The kind, as the other verbs take it
+        #[arg(long = "kind", value_name = "KIND", conflicts_with = "kind_file")]
+        kind: Option<String>,
         /// The fields: a JSON file, or - for standard input
         #[arg(long, value_name = "FILE|-")]
         from: String,
@@ -131,9 +134,8 @@ enum RecordsVerb {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Close a review session (a kind with a session block; this chant reads none yet, so
-    /// it refuses, as for any other kind: ratify a decision with `amend`, setting its state)
-    /// (prints records-close.schema.json)
+    /// Close a review session (a record of a kind with a session block): its first closed
+    /// state, the close time and HEAD's commit, sealed last (prints records-close.schema.json)
     Close {
         id: String,
         #[arg(long, value_name = "KIND")]
@@ -296,6 +298,7 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
     let (schema, result) = match verb {
         RecordsVerb::New {
             kind_file,
+            kind,
             from,
             prefix,
             by,
@@ -306,7 +309,7 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
             fields(&from, sign.as_deref(), env.cwd).and_then(|(fields, shell)| {
                 write::new(
                     env,
-                    kind_file.as_deref(),
+                    kind_file.as_deref().or(kind.as_deref()),
                     &fields,
                     prefix.as_deref(),
                     by.as_deref(),

@@ -1854,3 +1854,279 @@ fn seals_are_made_with_ssh_keys_and_count_only_when_they_verify_at_base() {
         "{q:#}"
     );
 }
+
+const SESSION_KIND: &str = r#"export const recordKind = {
+  name: "session",
+  location: { dir: ".", match: "^S-[0-9]{3,}-.+\\.md$" },
+  format: "markdown-front-matter",
+  schema: { id: "urn:test:session:1", path: "session.schema.json" },
+  idField: "id",
+  stateField: "state",
+  states: ["open", "closed"],
+  closedStates: ["closed"],
+  session: { verdicts: "verdicts", seal: "closed_digest", subjects: { kind: "../decisions/decision.kind.mjs" },
+             openedRev: "opened_rev", closedRev: "closed_rev", closedOn: "closed" },
+};
+"#;
+
+const SESSION_SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:test:session:1",
+ "type": "object", "required": ["id", "title", "state"], "additionalProperties": false,
+ "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "state": {"enum": ["open", "closed"]},
+  "verdicts": {"type": "array"}, "opened_rev": {"type": ["string", "null"]}, "closed_rev": {"type": ["string", "null"]},
+  "closed": {"type": ["string", "null"]}, "closed_digest": {"type": "string"}}}"#;
+
+/// Review sessions: a session opens at HEAD, a verdict given in it is written to the record and
+/// to the session in one command, the session lists what cites it, `--since <session>` compares
+/// from where it opened, and `close` seals it with the state, time and revision it closed at;
+/// then it takes no verdict, no amendment and no second close, and an edit breaks its seal.
+#[test]
+fn a_review_session_opens_gathers_verdicts_closes_sealed_and_is_compared_by_id() {
+    let (_d, root) = workspace();
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
+    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
+    );
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "sessions"]);
+    let opened_at = head(&root);
+
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "new",
+            "--kind",
+            "session",
+            "--prefix",
+            "S",
+            "--from",
+            "-",
+        ],
+        Some(r#"{"title": "First walk"}"#),
+    );
+    assert_eq!(
+        (code, v["id"].clone(), v["state"].clone()),
+        (0, json!("S-001"), json!("open")),
+        "{v}"
+    );
+    let session_file = root.join("sessions/S-001-first-walk.md");
+    let text = std::fs::read_to_string(&session_file).unwrap();
+    assert!(
+        text.contains(&format!("opened_rev: \"{opened_at}\"")),
+        "{text}"
+    );
+    // The revisions are chant's to write.
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "new",
+            "--kind",
+            "session",
+            "--prefix",
+            "S",
+            "--from",
+            "-",
+        ],
+        Some(r#"{"title": "Forged", "closed_rev": "abc"}"#),
+    );
+    assert_eq!(code_of(&v), "write-input-invalid");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "open S-001"]);
+
+    // A verdict in the session lands in both files.
+    let review_in = |id: &str, by: &str, sid: &str| {
+        doc(
+            &root,
+            &[
+                "workspace",
+                "records",
+                "review",
+                id,
+                "--kind",
+                "decision",
+                "--verdict",
+                "agree",
+                "--by",
+                by,
+                "--session",
+                sid,
+            ],
+            None,
+        )
+    };
+    let (v, code) = review_in("ws-001", "alice", "S-001");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["session"]["id"], "S-001");
+    assert_eq!(v["session"]["path"], "sessions/S-001-first-walk.md");
+    assert_eq!(v["session"]["verdict"]["record"], "ws-001");
+    assert_eq!(v["review"]["session"], "S-001");
+    let sessions = |root: &Path| {
+        let (v, code) = doc(
+            root,
+            &["workspace", "records", "--kind", "session", "--json"],
+            None,
+        );
+        assert_eq!(code, 0, "{v}");
+        v
+    };
+    let s = record(&sessions(&root), "S-001").clone();
+    assert_eq!(s["valid"], true, "{s:#}");
+    assert_eq!(s["data"]["verdicts"][0]["principal"], "alice");
+    assert_eq!(
+        s["citedBy"],
+        json!([{"id": "ws-001", "path": "decisions/ws-001-first.md", "index": 0, "reviewer": "alice", "verdict": "agree"}])
+    );
+    let (v, _) = review_in("ws-001", "bob", "S-404");
+    assert_eq!(code_of(&v), "session-unknown");
+
+    // --since a session: from the commit it opened at, to the working tree while it is open.
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "S-001",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["since"], json!(opened_at));
+    assert_eq!(
+        (
+            v["session"]["sinceFrom"].clone(),
+            v["session"]["atFrom"].clone()
+        ),
+        (json!("opened-rev"), json!("working-tree"))
+    );
+    assert_eq!(v["session"]["reasons"][0]["code"], "since-session-open");
+    assert_eq!(
+        v["changes"],
+        json!([{"change": "verdict", "id": "ws-001", "principal": "alice", "verdict": "agree", "index": 0, "session": "S-001"}])
+    );
+
+    // Closed: the first closed state, the time and HEAD, sealed last; without --kind, through
+    // the declaration's one session kind.
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "alice in S-001"]);
+    let closed_at = head(&root);
+    let (v, code) = doc(&root, &["workspace", "records", "close", "S-001"], None);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["closedRev"], json!(closed_at));
+    let mut changed: Vec<String> = v["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    changed.sort();
+    assert_eq!(changed, ["closed", "closed_digest", "closed_rev", "state"]);
+    let digest = v["seal"]["digest"].as_str().unwrap().to_owned();
+    assert!(digest.starts_with("sha256:") && digest.len() == 71, "{v}");
+    let text = std::fs::read_to_string(&session_file).unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "closed_digest: \"{digest}\"\n---\n\n# First walk\n"
+        )),
+        "{text}"
+    );
+    let s = record(&sessions(&root), "S-001").clone();
+    assert_eq!(
+        (s["state"].clone(), s["valid"].clone()),
+        (json!("closed"), json!(true)),
+        "{s:#}"
+    );
+
+    // Closed means closed.
+    let (v, code) = doc(&root, &["workspace", "records", "close", "S-001"], None);
+    assert_eq!((code_of(&v), code), ("record-closed", 1));
+    let (v, _) = review_in("ws-001", "bob", "S-001");
+    assert_eq!(code_of(&v), "session-not-open");
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "S-001",
+            "--kind",
+            "session",
+            "--set",
+            "-",
+        ],
+        Some(r#"{"title": "Renamed"}"#),
+    );
+    assert_eq!(code_of(&v), "record-closed");
+    assert_eq!(std::fs::read_to_string(&session_file).unwrap(), text);
+    // Committed: --since the session runs to the commit that carries the close.
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "close S-001"]);
+    let close_commit = head(&root);
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "S-001",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(
+        (v["at"].clone(), v["session"]["atFrom"].clone()),
+        (json!(close_commit), json!("close-commit")),
+        "{v}"
+    );
+    assert_eq!(v["session"]["reasons"], json!([]));
+
+    // An edit by hand breaks the seal; a verdict naming no subject record is invalid.
+    std::fs::write(
+        &session_file,
+        text.replace("verdict: \"agree\"", "verdict: \"dissent\""),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("sessions/S-002-other.md"),
+        "---\nid: \"S-002\"\ntitle: \"Other\"\nstate: \"open\"\nverdicts:\n  - record: \"ws-404\"\n    principal: \"bob\"\n    verdict: \"agree\"\n---\n",
+    )
+    .unwrap();
+    let doc_now = sessions(&root);
+    let codes = |id: &str| -> Vec<String> {
+        record(&doc_now, id)["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["code"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(codes("S-001"), ["session-seal-mismatch"]);
+    assert_eq!(codes("S-002"), ["session-verdict-unknown-record"]);
+
+    // A decision is no session.
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "close",
+            "ws-001",
+            "--kind",
+            "decision",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "write-usage-invalid");
+}
