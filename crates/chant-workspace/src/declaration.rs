@@ -43,6 +43,8 @@ pub struct Member {
     pub upstream: Option<String>,
     pub because: Option<String>,
     pub generated: Vec<Value>,
+    /// The member's own diagram artifacts, as declared.
+    pub diagrams: Vec<Value>,
     pub kinds: Vec<KindDecl>,
     /// The member's own `x-` keys, as written.
     pub extra: Map<String, Value>,
@@ -79,6 +81,8 @@ pub struct Declaration {
     pub quorum: Option<u64>,
     pub agents: Vec<Agent>,
     pub write_scope: Map<String, Value>,
+    /// The workspace's own diagram artifacts, as declared.
+    pub diagrams: Vec<Value>,
     pub extra: Map<String, Value>,
 }
 
@@ -458,6 +462,11 @@ fn build(file: &Path, file_name: &'static str, value: &Value, reader: &str) -> R
                 .collect(),
             upstream: e.get("upstream").and_then(Value::as_str).map(str::to_owned),
             because: e.get("because").and_then(Value::as_str).map(str::to_owned),
+            diagrams: e
+                .get("diagrams")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
             generated: e
                 .get("generated")
                 .and_then(Value::as_array)
@@ -529,6 +538,11 @@ fn build(file: &Path, file_name: &'static str, value: &Value, reader: &str) -> R
         write_scope: m
             .get("writeScope")
             .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        diagrams: m
+            .get("diagrams")
+            .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
         extra: extra(m),

@@ -18,6 +18,7 @@ pub mod declaration;
 pub mod digest;
 pub mod error;
 pub mod frontmatter;
+pub mod jobs;
 pub mod json;
 pub mod kind;
 pub mod ledger;

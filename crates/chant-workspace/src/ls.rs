@@ -219,7 +219,6 @@ fn ls_inner(
     for (k, v) in &d.extra {
         workspace.insert(k.clone(), v.clone());
     }
-    let root_git = root_from_git(&d);
     let mut members = Vec::new();
     let mut unreadable = 0;
     for m in &d.members {
@@ -254,30 +253,7 @@ fn ls_inner(
             "records".into(),
             Value::Array(m.kinds.iter().map(|k| kind_entry(&d, k, reader)).collect()),
         );
-        let mut generated: Vec<Value> = m
-            .generated
-            .iter()
-            .map(|g| {
-                let p = g.get("path").and_then(Value::as_str).unwrap_or("");
-                let from_member = if m.dir == "." {
-                    p.to_owned()
-                } else {
-                    format!("{}/{p}", m.dir)
-                };
-                let from_git = if root_git == "." {
-                    from_member
-                } else {
-                    format!("{root_git}/{from_member}")
-                };
-                json!({
-                    "path": from_git,
-                    "command": g.get("command").and_then(Value::as_str).unwrap_or(""),
-                    "env": g.get("env").cloned().unwrap_or(Value::Null),
-                    "jobs": null,
-                })
-            })
-            .collect();
-        generated.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+        let generated = generated_files(&d, m, &tree);
         e.insert("generated".into(), Value::Array(generated));
         e.insert(
             "agents".into(),
@@ -333,9 +309,108 @@ fn ls_inner(
         "workspace": workspace,
         "members": members,
         "groups": groups,
-        "diagrams": [],
+        "diagrams": diagrams(&d),
         "summary": {"members": d.members.len(), "unreadable": unreadable, "groups": d.groups.len(), "matches": total},
     }))
+}
+
+/// Where the repository's top is, for the workspace `d` (its root outside git).
+fn repo_top(d: &Declaration) -> PathBuf {
+    crate::tree::toplevel(&d.root).unwrap_or_else(|| d.root.clone())
+}
+
+/// A path as written in a generated-files entry: relative, `/` separators, inside.
+fn plain_path(p: &str) -> Option<String> {
+    crate::tree::pin_path_ok(p).then(|| p.trim_start_matches("./").to_owned())
+}
+
+/// The generated files member `m` owns, from the repository root and sorted by path: the
+/// declaration's `generated` entries (not those kept by hand) merged with the record chant
+/// keeps in the member's `.chant/generated.json`; a path in both is listed once, with the
+/// declared generator as its command and the record's env. Each with the CI jobs it defines
+/// when it is a forge's pipeline file.
+fn generated_files(d: &Declaration, m: &Member, tree: &Tree) -> Vec<Value> {
+    let top = repo_top(d);
+    let member_dir = d.root.join(&m.dir);
+    let from_top = |p: &Path| crate::read::shown(&top, p);
+    let mut by_path: std::collections::BTreeMap<String, (String, Value)> = Default::default();
+    for g in &m.generated {
+        if g.get("handWritten").is_some() {
+            continue;
+        }
+        let (Some(p), Some(cmd)) = (
+            g.get("path").and_then(Value::as_str).and_then(plain_path),
+            g.get("generator").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        by_path.insert(from_top(&member_dir.join(p)), (cmd.to_owned(), Value::Null));
+    }
+    // The record chant build writes; a malformed or missing one is no record.
+    let record = tree
+        .read(&member_dir.join(".chant/generated.json"))
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+    for f in record
+        .as_ref()
+        .and_then(|r| r.get("files"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(p) = f.get("path").and_then(Value::as_str).and_then(plain_path) else {
+            continue;
+        };
+        let env = f
+            .get("env")
+            .filter(|e| e.is_string())
+            .cloned()
+            .unwrap_or(Value::Null);
+        match by_path.get_mut(&p) {
+            Some(entry) => entry.1 = env,
+            None => {
+                let cmd = f
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                by_path.insert(p, (cmd, env));
+            }
+        }
+    }
+    by_path
+        .into_iter()
+        .map(|(path, (command, env))| {
+            let jobs = crate::jobs::of(&path, tree.read(&top.join(&path)).as_deref());
+            json!({"path": path, "command": command, "env": env, "jobs": jobs})
+        })
+        .collect()
+}
+
+/// Every diagram the declaration names, the workspace's own first and then each member's, in
+/// file order, as declared: chant runs no renderer.
+fn diagrams(d: &Declaration) -> Vec<Value> {
+    let own = d.diagrams.iter().map(|g| (None, g));
+    let members = d
+        .members
+        .iter()
+        .flat_map(|m| m.diagrams.iter().map(move |g| (Some(m.name.as_str()), g)));
+    own.chain(members)
+        .map(|(member, g)| {
+            let r = g.get("renderer");
+            json!({
+                "name": g.get("name"),
+                "title": g.get("title"),
+                "source": g.get("source").cloned().unwrap_or(Value::Null),
+                "render": g.get("render").cloned().unwrap_or(Value::Null),
+                "renderer": {
+                    "tool": r.and_then(|r| r.get("tool")),
+                    "version": r.and_then(|r| r.get("version")),
+                    "args": r.and_then(|r| r.get("args")).cloned().unwrap_or(json!([])),
+                },
+                "member": member,
+            })
+        })
+        .collect()
 }
 
 /// The human form of an `ls` document.

@@ -2130,3 +2130,87 @@ fn a_review_session_opens_gathers_verdicts_closes_sealed_and_is_compared_by_id()
     );
     assert_eq!(code_of(&v), "write-usage-invalid");
 }
+
+/// `ls` lists each member's generated files (declared, and recorded by chant in the member's
+/// `.chant/generated.json`, merged by path) with the CI jobs a forge pipeline defines, and
+/// every declared diagram, the workspace's own first.
+#[test]
+fn ls_lists_generated_files_with_their_jobs_and_the_declared_diagrams() {
+    let (_d, root) = workspace();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
+        r#"{"name": "infra", "dir": "infra", "kind": "chant"}"#,
+        r#"{"name": "infra", "dir": "infra", "kind": "chant",
+            "generated": [{"path": ".gitlab-ci.yml", "generator": "chant build src -o .gitlab-ci.yml"},
+                          {"path": "notes.md", "generator": "x", "handWritten": {"because": "kept by hand"}}],
+            "diagrams": [{"name": "infra-flow", "title": "Infra", "source": "infra/flow.d2", "render": "infra/flow.svg",
+                          "renderer": {"tool": "d2", "version": "0.7.0"}}]}"#,
+    ).replace(
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}],"#,
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}], "minReader": "0.1.0",
+  "diagrams": [{"name": "overview", "title": "Overview", "source": null, "render": "docs/overview.svg",
+                "renderer": {"tool": "graphviz", "version": "12.1.0", "args": ["-Kdot"]}}],"#,
+    );
+    std::fs::write(root.join("chant.workspace.json"), &decl).unwrap();
+    std::fs::write(
+        root.join("infra/.gitlab-ci.yml"),
+        "stages: [test]\n.hidden:\n  script: [x]\ntest:\n  stage: test\n  script: [\"true\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("infra/.chant")).unwrap();
+    std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
+    std::fs::write(
+        root.join(".github/workflows/chant-infra-prod.yml"),
+        "on: push\njobs:\n  deploy:\n    name: Deploy infra\n    runs-on: ubuntu-latest\n  plan:\n    runs-on: ubuntu-latest\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("infra/.chant/generated.json"),
+        r#"{"schema": 1, "files": [
+          {"path": ".github/workflows/chant-infra-prod.yml", "command": "chant build --components --generate github --env prod", "env": "prod"},
+          {"path": "infra/.gitlab-ci.yml", "command": "ignored: the declaration names it", "env": "staging"},
+          {"path": "../outside.yml", "command": "x", "env": null}]}"#,
+    )
+    .unwrap();
+    let (v, code) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!(code, 0, "{v}");
+    let infra = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "infra")
+        .unwrap();
+    assert_eq!(
+        infra["generated"],
+        json!([
+            {"path": ".github/workflows/chant-infra-prod.yml", "command": "chant build --components --generate github --env prod", "env": "prod", "jobs": ["Deploy infra", "plan"]},
+            {"path": "infra/.gitlab-ci.yml", "command": "chant build src -o .gitlab-ci.yml", "env": "staging", "jobs": ["test"]},
+        ]),
+        "{infra:#}"
+    );
+    assert_eq!(
+        v["diagrams"],
+        json!([
+            {"name": "overview", "title": "Overview", "source": null, "render": "docs/overview.svg",
+             "renderer": {"tool": "graphviz", "version": "12.1.0", "args": ["-Kdot"]}, "member": null},
+            {"name": "infra-flow", "title": "Infra", "source": "infra/flow.d2", "render": "infra/flow.svg",
+             "renderer": {"tool": "d2", "version": "0.7.0", "args": []}, "member": "infra"},
+        ])
+    );
+    // A pipeline that does not parse, or is gone, has unknown jobs.
+    std::fs::write(root.join("infra/.gitlab-ci.yml"), "test: [unclosed\n").unwrap();
+    std::fs::remove_file(root.join(".github/workflows/chant-infra-prod.yml")).unwrap();
+    let (v, _) = doc(&root, &["workspace", "ls", "--json"], None);
+    let infra = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "infra")
+        .unwrap();
+    let jobs: Vec<&Value> = infra["generated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| &g["jobs"])
+        .collect();
+    assert_eq!(jobs, [&Value::Null, &Value::Null]);
+}
