@@ -313,7 +313,12 @@ fn source_for(
 ) -> chant_workspace::error::Result<Source> {
     let mut source = mcp_source(ctx);
     if b(args, "sign") {
-        source.sign = Some(chant_workspace::seal::key(&state.root, None, code)?);
+        source.sign = Some(chant_workspace::seal::key(
+            &state.root,
+            None,
+            code,
+            chant_workspace::seal::KeyConfig::Host,
+        )?);
     }
     Ok(source)
 }
@@ -551,6 +556,7 @@ fn tool_review(
                         &state.root,
                         None,
                         "review-sign-failed",
+                        chant_workspace::seal::KeyConfig::Host,
                     )?);
                 }
                 write::review(env, id, s(&args, "kind"), &rv, b(&args, "dryRun"))

@@ -161,8 +161,11 @@ impl Profile {
 /// The plan a gate of `op` approves when run in `env`: the Op's whole definition as evaluated
 /// (its props: every phase, step, activity and argument, gates, `neverOverMcp`), the profile
 /// each activity runs under as this runtime resolves it, which lexicon (or none) each
-/// activity that is not the runtime's own resolves to, the environment and the gate. A plan
-/// of the runtime's own activities only is digested without the `activities` member.
+/// activity that is not the runtime's own resolves to, the environment, the gate, and where
+/// the Op file is in the repository (`file`, from its top): the same Op in another project —
+/// another workspace member, or the root — is another plan, so an approval of one never
+/// passes the other's gate. A plan of the runtime's own activities only is digested without
+/// the `activities` member.
 pub fn plan_digest(op: &OpDef, gate: &str, env: &str, activities: &Activities<'_>) -> String {
     let mut profiles = Map::new();
     let mut offered = Map::new();
@@ -188,12 +191,24 @@ pub fn plan_digest(op: &OpDef, gate: &str, env: &str, activities: &Activities<'_
             }
         }
     }
-    let mut subject =
-        json!({"op": op.name, "gate": gate, "env": env, "props": op.props, "profiles": profiles});
+    let mut subject = json!({"op": op.name, "gate": gate, "env": env, "props": op.props,
+        "profiles": profiles, "file": location(&op.file)});
     if !offered.is_empty() {
         subject["activities"] = Json::Object(offered);
     }
     gates::plan_digest("op-gate", &subject)
+}
+
+/// `file` from the top of the git repository holding it, `/` separators (the path as given
+/// outside one): the same in every clone, wherever it is checked out.
+pub fn location(file: &Path) -> String {
+    let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let top = abs.ancestors().skip(1).find(|d| d.join(".git").exists());
+    let rel = top.and_then(|t| abs.strip_prefix(t).ok()).unwrap_or(file);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// How to run.
@@ -1021,7 +1036,7 @@ mod tests {
             gates::plan_digest(
                 "op-gate",
                 &json!({"op": "o", "gate": "g", "env": "prod", "props": op("shellCmd").props,
-                    "profiles": {"fastIdempotent": profile(None).to_json()}})
+                    "profiles": {"fastIdempotent": profile(None).to_json()}, "file": "o.op.ts"})
             )
         );
         // An activity nobody offers, then offered by one lexicon or the other: three plans.

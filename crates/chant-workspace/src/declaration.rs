@@ -118,7 +118,12 @@ pub fn find(dir: &Path, tree: &Tree) -> Result<PathBuf> {
         let json = d.join(FILE);
         let jsonc = d.join(FILE_JSONC);
         let (has_json, has_jsonc) = match tree {
-            Tree::Work => (json.is_file(), jsonc.is_file()),
+            // Anything by that name counts, a directory, a FIFO or a dangling link included:
+            // it is then a declaration that cannot be read, never the absence of one.
+            Tree::Work => (
+                json.symlink_metadata().is_ok(),
+                jsonc.symlink_metadata().is_ok(),
+            ),
             Tree::Rev { .. } => {
                 let names: Vec<String> = tree
                     .list(d)

@@ -4,9 +4,12 @@
 //! (`dir: "."`), a directory no member owns and an example group's directory use the top, the
 //! layout of a project outside any workspace.
 //!
-//! The owner is read from the declaration in the working tree, and an unreadable declaration
-//! is an error rather than a guess: a guess would put a member's runs and approvals where
-//! another reader looks for someone else's.
+//! The owner is read from the declaration at the base revision (`origin/HEAD`, `main`, then
+//! `master`), as the trust policy is: an agent editing the working tree's declaration cannot
+//! make one member read another's approvals. Only a repository whose base holds no
+//! declaration (a workspace being introduced) is placed by the working tree's. An unreadable
+//! declaration is an error rather than a guess: a guess would put a member's runs and
+//! approvals where another reader looks for someone else's.
 
 use std::path::Path;
 
@@ -22,16 +25,25 @@ pub const MEMBERS_DIR: &str = "_members";
 pub fn members_of(dir: &Path, reader: &str) -> Result<Vec<String>> {
     let dir = std::fs::canonicalize(dir)
         .map_err(|e| WsError::new("declaration-missing", format!("{}: {e}", dir.display())))?;
-    match nearest(&dir, reader)? {
-        Some(decl) => ledger_in(&decl, &dir, reader),
+    // The base's declarations when the base has one for this directory, else the working tree's.
+    if let Some(top) = crate::tree::toplevel(&dir)
+        && let Ok(Some((commit, _))) = crate::trust::base_of(&top, None)
+    {
+        let base = Tree::Rev { top, commit };
+        if let Some(decl) = nearest(&dir, &base, reader)? {
+            return ledger_in(&decl, &dir, &base, reader);
+        }
+    }
+    match nearest(&dir, &Tree::Work, reader)? {
+        Some(decl) => ledger_in(&decl, &dir, &Tree::Work, reader),
         None => Ok(Vec::new()),
     }
 }
 
-/// The declaration nearest above `dir`, `None` when there is none up to the git root.
-fn nearest(dir: &Path, reader: &str) -> Result<Option<Declaration>> {
-    match declaration::find(dir, &Tree::Work) {
-        Ok(file) => declaration::load(&file, &Tree::Work, reader).map(Some),
+/// The declaration nearest above `dir` in `tree`, `None` when there is none up to the git root.
+fn nearest(dir: &Path, tree: &Tree, reader: &str) -> Result<Option<Declaration>> {
+    match declaration::find(dir, tree) {
+        Ok(file) => declaration::load(&file, tree, reader).map(Some),
         Err(e) if e.code == "declaration-missing" => Ok(None),
         Err(e) => Err(e),
     }
@@ -40,13 +52,13 @@ fn nearest(dir: &Path, reader: &str) -> Result<Option<Declaration>> {
 /// The ledger members of `dir` inside `decl`'s workspace: those of the workspace's own root in
 /// the workspace above it (when it is nested in one, in the same repository), then its owner.
 /// Each turn goes one declaration up, so this ends at the git root.
-fn ledger_in(decl: &Declaration, dir: &Path, reader: &str) -> Result<Vec<String>> {
+fn ledger_in(decl: &Declaration, dir: &Path, tree: &Tree, reader: &str) -> Result<Vec<String>> {
     let mut members = Vec::new();
     if !decl.root.join(".git").exists()
         && let Some(parent) = decl.root.parent()
-        && let Some(outer) = nearest(parent, reader)?
+        && let Some(outer) = nearest(parent, tree, reader)?
     {
-        members = ledger_in(&outer, &decl.root, reader)?;
+        members = ledger_in(&outer, &decl.root, tree, reader)?;
     }
     members.extend(owner(decl, dir));
     Ok(members)

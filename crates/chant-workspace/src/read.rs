@@ -621,7 +621,14 @@ fn reviews(kind: &Kind, ctx: &Context, r: &mut Record) {
 fn verdict_seal(ctx: &Context, id: Option<&str>, v: &Value) -> crate::seal::Attestation {
     let s = |k: &str| v.get(k).and_then(Value::as_str);
     let reviewer = s("reviewer").unwrap_or("");
-    let payload = match (id, s("digest"), s("on")) {
+    // A digest is 64 hex digits and a day ten characters: anything else is covered by no seal
+    // chant makes, and is not handed to ssh-keygen.
+    let hex64 = |d: &&str| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit());
+    let payload = match (
+        id,
+        s("digest").filter(hex64),
+        s("on").filter(|o| o.len() <= 32),
+    ) {
         (Some(id), Some(d), Some(on)) => Some(crate::seal::verdict_payload(
             id,
             d,

@@ -117,6 +117,27 @@ fn need_of(decl: Option<&Declaration>) -> (u64, &'static str) {
     }
 }
 
+/// The review need, read at base as the trust policy is (a change cannot lower the quorum its
+/// own records need): the declaration above `dir` at the base revision, when the base holds
+/// one; else `fallback`, the declaration of the tree read.
+pub fn need_at_base(
+    dir: &Path,
+    trust: &Trust,
+    version: &str,
+    fallback: Option<&Declaration>,
+) -> (u64, &'static str) {
+    if let (Some(top), Some(base)) = (&trust.top, &trust.base) {
+        let at = Tree::Rev {
+            top: top.clone(),
+            commit: base.clone(),
+        };
+        if let Ok(d) = declaration::discover(dir, &at, version) {
+            return need_of(Some(&d));
+        }
+    }
+    need_of(fallback)
+}
+
 /// Reads one kind: its document, and whether every printed record is attested.
 fn read_kind(
     env: &Env,
@@ -146,7 +167,7 @@ fn read_kind(
         tree,
         root: &root,
         trust: &trust,
-        need: need_of(decl_at),
+        need: need_at_base(&root, &trust, env.version, decl_at),
         dirty: dirty.as_ref(),
     };
     let mut records = read::read(&kind, &ctx, None)?;

@@ -29,10 +29,30 @@ pub enum Key {
     Literal(String),
 }
 
-fn git_config(cwd: &Path, key: &str) -> Option<String> {
-    crate::tree::git_out(cwd, &["config", "--get", key])
-        .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
-        .filter(|s| !s.is_empty())
+/// Where a signing key's configuration is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyConfig {
+    /// Every git config, the repository's included (a person's `--sign` at a shell).
+    Any,
+    /// The host's only (`--global`, then `--system`): what a client over MCP asks to seal with
+    /// can never be a key a file in the project names, since the project is what an agent
+    /// writes.
+    Host,
+}
+
+fn git_config(cwd: &Path, key: &str, from: KeyConfig) -> Option<String> {
+    let get = |scope: Option<&str>| {
+        let mut args = vec!["config"];
+        args.extend(scope);
+        args.extend(["--get", key]);
+        crate::tree::git_out(cwd, &args)
+            .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
+            .filter(|s| !s.is_empty())
+    };
+    match from {
+        KeyConfig::Any => get(None),
+        KeyConfig::Host => get(Some("--global")).or_else(|| get(Some("--system"))),
+    }
 }
 
 fn home_path(p: &str, cwd: &Path) -> PathBuf {
@@ -45,17 +65,25 @@ fn home_path(p: &str, cwd: &Path) -> PathBuf {
 }
 
 /// The key `--sign` seals with: `file` when given, else git's `user.signingkey` when
-/// `gpg.format` is `ssh`; refused with `code` and the remedy otherwise.
-pub fn key(cwd: &Path, file: Option<&str>, code: &'static str) -> Result<Key> {
+/// `gpg.format` is `ssh` (read `from` the configs it names); refused with `code` and the
+/// remedy otherwise.
+pub fn key(cwd: &Path, file: Option<&str>, code: &'static str, from: KeyConfig) -> Result<Key> {
     if let Some(f) = file.filter(|f| !f.is_empty()) {
         return Ok(Key::File(home_path(f, cwd)));
     }
-    let format = git_config(cwd, "gpg.format");
-    let configured = git_config(cwd, "user.signingkey");
+    let format = git_config(cwd, "gpg.format", from);
+    let configured = git_config(cwd, "user.signingkey", from);
     let (Some(k), Some("ssh")) = (configured, format.as_deref()) else {
         return Err(WsError::new(
             code,
-            "no ssh signing key is configured on this host; set one with `git config user.signingkey ~/.ssh/id_ed25519.pub` and `git config gpg.format ssh`, or write without signing",
+            match from {
+                KeyConfig::Any => {
+                    "no ssh signing key is configured on this host; set one with `git config user.signingkey ~/.ssh/id_ed25519.pub` and `git config gpg.format ssh`, or write without signing"
+                }
+                KeyConfig::Host => {
+                    "no ssh signing key is configured on this host; set one with `git config --global user.signingkey ~/.ssh/id_ed25519.pub` and `git config --global gpg.format ssh` (over MCP only the host's own git config names the key, never the repository's), or write without signing"
+                }
+            },
         ));
     };
     Ok(match k.strip_prefix("key::") {
@@ -68,19 +96,18 @@ pub fn key(cwd: &Path, file: Option<&str>, code: &'static str) -> Result<Key> {
 }
 
 /// Runs `cmd` with `input` on standard input: the output, or `None` when it could not start.
+/// The input is a file, not a pipe: ssh-keygen exits on a bad signature before reading it,
+/// and writing into a closed pipe would end this process (SIGPIPE).
 fn run(cmd: &mut Command, input: &str) -> Option<std::process::Output> {
-    let mut child = cmd
-        .stdin(Stdio::piped())
+    cmd.stdin(crate::tree::stdin_file(input)?)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let mut stdin = child.stdin.take()?;
-    // A payload is a few lines: written whole before the output is read.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    child.wait_with_output().ok()
+        .output()
+        .ok()
 }
+
+/// The largest signature a seal is checked with: an ssh signature is a few hundred bytes.
+const MAX_SIGNATURE: usize = 16 * 1024;
 
 fn fingerprint(text: &str) -> Option<String> {
     let at = text.find("SHA256:")?;
@@ -349,6 +376,17 @@ pub fn check(
             None,
         );
     };
+    if signature.len() > MAX_SIGNATURE {
+        return Attestation::no(
+            Some(false),
+            "seal-signature-invalid",
+            format!(
+                "the seal on {what} holds a signature of {} bytes, and an ssh signature is a few hundred",
+                signature.len()
+            ),
+            None,
+        );
+    }
     if principal(signer) != principal(who) {
         return Attestation::no(
             Some(false),

@@ -2,7 +2,7 @@
 //! (`--at`, and the base revision trust is read from). Reads only: nothing here writes, and
 //! git runs with replace refs off, so `git replace` cannot make a commit show other files.
 
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -19,11 +19,14 @@ pub fn pin_path_ok(p: &str) -> bool {
         && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
-/// A git command in `dir`, replace refs off and no pager.
+/// A git command in `dir`, replace refs off, no pager, and no file system monitor: a
+/// repository's `core.fsmonitor` names a program git would run for `status`, and a read is
+/// no reason to run what the project's config names.
 pub fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(dir)
+        .args(["-c", "core.fsmonitor=false"])
         .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null());
@@ -64,7 +67,10 @@ pub fn resolve(top: &Path, rev: &str) -> Option<String> {
         ],
     )?;
     let s = String::from_utf8(out).ok()?;
-    Some(s.trim().to_owned())
+    // A full object id and nothing else (`^main` resolves to `^<id>`, a negation, not a commit).
+    let id = s.trim();
+    ((id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| id.to_owned())
 }
 
 /// A directory entry: its name and whether it is a file (else a directory or something else).
@@ -143,8 +149,9 @@ impl Tree {
             }
             Tree::Rev { top, commit } => {
                 let inner = Self::inner(top, dir)?;
+                // The top is the commit's tree (the commit itself is no tree).
                 let spec = if inner.is_empty() {
-                    commit.clone()
+                    format!("{commit}^{{tree}}")
                 } else {
                     format!("{commit}:{inner}")
                 };
@@ -190,7 +197,24 @@ impl Tree {
                         _ => asked.push(false),
                     }
                 }
-                let answers = cat_batch(top, &input);
+                // Sizes first: a blob larger than MAX_FILE is not read, as in the working tree
+                // (a commit can hold a record of gigabytes that packs into a few bytes).
+                let sizes = batch_check(top, &input);
+                let mut small = String::new();
+                let mut fits = Vec::new();
+                for (line, size) in input.lines().zip(sizes) {
+                    let ok = size.is_some_and(|n| n <= MAX_FILE);
+                    if ok {
+                        small.push_str(line);
+                        small.push('\n');
+                    }
+                    fits.push(ok);
+                }
+                let mut read = cat_batch(top, &small).into_iter();
+                let answers: Vec<Option<Vec<u8>>> = fits
+                    .into_iter()
+                    .map(|ok| if ok { read.next().flatten() } else { None })
+                    .collect();
                 let mut answers = answers.into_iter();
                 asked
                     .into_iter()
@@ -219,29 +243,57 @@ fn read_file(p: &Path) -> Option<Vec<u8>> {
 }
 
 /// `git cat-file --batch` answers for each line of `input`: the blob's bytes, or `None`.
-fn cat_batch(top: &Path, input: &str) -> Vec<Option<Vec<u8>>> {
+/// The size of each blob `input` names (one `<rev>:<path>` a line), `None` for anything else.
+fn batch_check(top: &Path, input: &str) -> Vec<Option<u64>> {
     let n = input.lines().count();
-    let Ok(mut child) = git(top)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    else {
+    let Some(file) = stdin_file(input) else {
         return vec![None; n];
     };
-    let mut stdin = child.stdin.take();
-    let bytes = input.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
-        if let Some(s) = stdin.as_mut() {
-            let _ = s.write_all(&bytes);
-        }
-    });
-    let out = child
-        .wait_with_output()
+    let out = git(top)
+        .args(["cat-file", "--batch-check"])
+        .stdin(file)
+        .stderr(Stdio::null())
+        .output();
+    let text = out.map(|o| o.stdout).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let mut sizes: Vec<Option<u64>> = text
+        .lines()
+        .map(|l| {
+            let p: Vec<&str> = l.split(' ').collect();
+            match p[..] {
+                [_, "blob", size] => size.parse().ok(),
+                _ => None,
+            }
+        })
+        .collect();
+    sizes.resize(n, None);
+    sizes
+}
+
+/// `input` in a file to give a child as its standard input: no pipe, so a child that exits
+/// before reading it all raises no SIGPIPE here (a one-shot command dies of that).
+pub fn stdin_file(input: &str) -> Option<Stdio> {
+    let mut f = tempfile::tempfile().ok()?;
+    f.write_all(input.as_bytes()).ok()?;
+    f.seek(std::io::SeekFrom::Start(0)).ok()?;
+    Some(Stdio::from(f))
+}
+
+fn cat_batch(top: &Path, input: &str) -> Vec<Option<Vec<u8>>> {
+    let n = input.lines().count();
+    if n == 0 {
+        return Vec::new();
+    }
+    let Some(file) = stdin_file(input) else {
+        return vec![None; n];
+    };
+    let out = git(top)
+        .args(["cat-file", "--batch"])
+        .stdin(file)
+        .stderr(Stdio::null())
+        .output()
         .map(|o| o.stdout)
         .unwrap_or_default();
-    let _ = writer.join();
     let mut answers = Vec::with_capacity(n);
     let mut at = 0;
     while answers.len() < n && at < out.len() {

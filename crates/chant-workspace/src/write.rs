@@ -122,10 +122,7 @@ fn target_file(
         )));
     }
     let trust = Trust::read(&root, None)?;
-    let need = match decl.and_then(|d| d.quorum) {
-        Some(q) => (q, "declaration"),
-        None => (2, "default"),
-    };
+    let need = crate::records::need_at_base(&root, &trust, env.version, decl);
     Ok(Target {
         kind,
         root,

@@ -287,7 +287,14 @@ fn fields(
         .map_err(|e| chant_workspace::error::WsError::new("write-usage-invalid", e))?;
     let source = Source {
         sign: sign
-            .map(|f| chant_workspace::seal::key(cwd, Some(f), "record-sign-failed"))
+            .map(|f| {
+                chant_workspace::seal::key(
+                    cwd,
+                    Some(f),
+                    "record-sign-failed",
+                    chant_workspace::seal::KeyConfig::Any,
+                )
+            })
             .transpose()?,
         ..Source::default()
     };
@@ -358,7 +365,14 @@ fn write_verb(env: &Env, verb: RecordsVerb) -> ExitCode {
                     session: session.as_deref(),
                     sign: sign
                         .as_deref()
-                        .map(|f| chant_workspace::seal::key(env.cwd, Some(f), "review-sign-failed"))
+                        .map(|f| {
+                            chant_workspace::seal::key(
+                                env.cwd,
+                                Some(f),
+                                "review-sign-failed",
+                                chant_workspace::seal::KeyConfig::Any,
+                            )
+                        })
                         .transpose()?,
                 };
                 write::review(env, &id, kind.as_deref(), &rv, dry_run)

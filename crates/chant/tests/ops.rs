@@ -1513,3 +1513,101 @@ fn a_members_runs_and_gates_live_under_its_own_ledger_directory() {
     );
     assert_eq!(git(&root, &["rev-parse", "chant/lifecycle"]), before);
 }
+
+/// The members' ledger directories come from the declaration at base, as the trust policy
+/// does: an agent that edits the working tree's declaration (swapping two members'
+/// directories, or dropping a member so it reads the top) does not make one project read
+/// another's ledger, so a person's approval of one member's gate never passes the same Op's
+/// gate in another member, or in the root.
+#[test]
+fn an_approval_binds_the_op_files_place_whatever_the_declaration_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    for m in ["api", "web", "."] {
+        std::fs::create_dir_all(root.join(m).join("ops")).unwrap();
+        std::fs::write(
+            root.join(m).join("chant.config.json"),
+            r#"{"lexicons":["temporal"]}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join(m).join("ops/rollout.op.ts"), ROLLOUT).unwrap();
+    }
+    let declared = r#"{"name": "ws", "schema": 1, "members": [
+      {"name": "api", "dir": "api", "kind": "chant"}, {"name": "web", "dir": "web", "kind": "chant"}]}"#;
+    std::fs::write(root.join("chant.workspace.json"), declared).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-qm",
+            "ws",
+        ],
+    );
+    let (api, web) = (root.join("api"), root.join("web"));
+    for d in [&api, &web, &root] {
+        assert_eq!(chant(d, &["run", "rollout"]).status.code(), Some(3));
+    }
+    let out = chant(&api, &["approve", "rollout", "ship-it", "--actor", "alex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = chant(&root, &["approve", "rollout", "ship-it", "--actor", "alex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Swapped: web now reads api's directory on the branch, and finds api's approval.
+    std::fs::write(
+        root.join("chant.workspace.json"),
+        declared
+            .replace(r#""dir": "api""#, r#""dir": "XX""#)
+            .replace(r#""dir": "web""#, r#""dir": "api""#)
+            .replace(r#""dir": "XX""#, r#""dir": "web""#),
+    )
+    .unwrap();
+    let out = chant(&web, &["run", "rollout"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "web ran on api's approval: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!web.join("rolled.txt").exists());
+    // Dropped: web would read the top, and find the root's approval.
+    std::fs::write(
+        root.join("chant.workspace.json"),
+        r#"{"name": "ws", "schema": 1, "members": [{"name": "api", "dir": "api", "kind": "chant"}]}"#,
+    )
+    .unwrap();
+    let out = chant(&web, &["run", "rollout"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "web ran on the root's approval: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!web.join("rolled.txt").exists());
+    // Each approval still passes its own gate.
+    std::fs::write(root.join("chant.workspace.json"), declared).unwrap();
+    for d in [&api, &root] {
+        let out = chant(d, &["run", "rollout"]);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            d.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -760,10 +760,12 @@ fn verdicts_are_counted_by_the_rules_with_trust_read_at_base() {
         .unwrap()
         .replace("\"schema\": 1,", "\"schema\": 1, \"quorum\": 3,");
     std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    // The need is read at base too: a change cannot lower (or raise) its own quorum.
     let q = record(&records(&root), "ws-001")["quorum"].clone();
     assert_eq!(
         (q["need"].clone(), q["needFrom"].clone()),
-        (json!(3), json!("declaration"))
+        (json!(2), json!("default")),
+        "a quorum only in the working tree: {q}"
     );
     assert!(
         !q["notCounted"]
@@ -777,6 +779,17 @@ fn verdicts_are_counted_by_the_rules_with_trust_read_at_base() {
     git(&root, &["commit", "-qm", "signers"]);
     let doc_now = records(&root);
     assert_eq!(doc_now["trust"]["active"], true);
+    let q = record(&doc_now, "ws-001")["quorum"].clone();
+    assert_eq!(
+        (q["need"].clone(), q["needFrom"].clone()),
+        (json!(3), json!("declaration"))
+    );
+    // Lowered to 0 in the working tree: still 3.
+    let lowered = std::fs::read_to_string(root.join("chant.workspace.json"))
+        .unwrap()
+        .replace("\"quorum\": 3,", "\"quorum\": 0,");
+    std::fs::write(root.join("chant.workspace.json"), lowered).unwrap();
+    assert_eq!(record(&records(&root), "ws-001")["quorum"]["need"], 3);
     let q = record(&doc_now, "ws-001")["quorum"].clone();
     let erin = q["notCounted"]
         .as_array()
@@ -1838,9 +1851,41 @@ fn seals_are_made_with_ssh_keys_and_count_only_when_they_verify_at_base() {
         "{v}"
     );
 
-    // Over MCP, sign: true seals with git's configured key.
-    let mut s = ServerProcess::spawn_in(BIN, ["serve", "mcp"], &root);
-    s.initialize(Some("2025-11-25"));
+    // Over MCP, sign: true seals with the host's key (its global git config), never with
+    // one the repository's config names, which an agent can write.
+    let serve = |global: &Path| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "mcp"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_GLOBAL", global)
+            .env("GIT_CONFIG_NOSYSTEM", "1");
+        let mut s = ServerProcess::from_command(cmd);
+        s.initialize(Some("2025-11-25"));
+        s
+    };
+    let empty = keys.join("empty.gitconfig");
+    std::fs::write(&empty, "").unwrap();
+    let mut s = serve(&empty);
+    let r = s.request(1, "tools/call", json!({"name": "records-review", "arguments": {"id": "ws-001", "verdict": "agree", "by": "alice", "sign": true}}));
+    let v = r["result"]["structuredContent"].clone();
+    assert_eq!(code_of(&v), "review-sign-failed", "{r}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("never the repository's")
+    );
+    drop(s);
+    let host = keys.join("host.gitconfig");
+    std::fs::write(
+        &host,
+        format!(
+            "[gpg]\n\tformat = ssh\n[user]\n\tsigningkey = {}\n",
+            alice_key.display()
+        ),
+    )
+    .unwrap();
+    let mut s = serve(&host);
     let r = s.request(1, "tools/call", json!({"name": "records-review", "arguments": {"id": "ws-001", "verdict": "agree", "by": "alice", "sign": true}}));
     let v = r["result"]["structuredContent"].clone();
     conforms(&v);
@@ -2213,4 +2258,123 @@ fn ls_lists_generated_files_with_their_jobs_and_the_declared_diagrams() {
         .map(|g| &g["jobs"])
         .collect();
     assert_eq!(jobs, [&Value::Null, &Value::Null]);
+}
+
+/// What a hostile agent writes into a project does not crash a person's read, run a program
+/// the project's config names, or make a revision mean something else: a seal ssh-keygen
+/// stops reading early (SIGPIPE killed the read), a `core.fsmonitor` hook, a record of
+/// 20 MiB at a revision, a declaration that is a directory, `^REV`.
+#[test]
+fn hostile_inputs_neither_crash_a_read_nor_run_the_projects_programs() {
+    let (d, root) = workspace();
+    let digest = "x".repeat(1_000_000);
+    std::fs::write(
+        root.join("decisions/ws-002-bad-seal.md"),
+        format!(
+            "---\nid: \"ws-002\"\ntitle: \"Bad\"\nstate: \"proposed\"\nevidence: []\nreviews:\n  - reviewer: \"r\"\n    verdict: \"agree\"\n    on: \"d\"\n    digest: \"{digest}\"\n    seal:\n      signer: \"r\"\n      signature: \"garbage\"\n  - reviewer: \"s\"\n    verdict: \"agree\"\n    on: \"2026-12-07\"\n    digest: \"{}\"\n    seal:\n      signer: \"s\"\n      signature: \"{}\"\n  - reviewer: \"{long}\"\n    verdict: \"agree\"\n    on: \"2026-12-07\"\n    digest: \"{}\"\n    seal:\n      signer: \"{long}\"\n      signature: \"garbage\"\n---\n",
+            "a".repeat(64),
+            "b".repeat(100_000),
+            "a".repeat(64),
+            long = "t".repeat(1_000_000),
+        ),
+    )
+    .unwrap();
+    let marker = d.path().join("fsmonitor-ran");
+    let hook = d.path().join("fsmonitor.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(&root, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    for _ in 0..3 {
+        let (v, code) = doc(
+            &root,
+            &[
+                "workspace",
+                "records",
+                "--kind",
+                "decision",
+                "--uncommitted",
+                "--json",
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{v}");
+        let q = record(&v, "ws-002")["quorum"].clone();
+        let codes: Vec<&str> = q["counted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(q["notCounted"].as_array().unwrap())
+            .map(|e| e["attestation"]["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes.len(), 3, "{q}");
+        assert!(codes.iter().all(|c| *c == "seal-signature-invalid"), "{q}");
+    }
+    assert!(
+        !marker.exists(),
+        "the read ran the project's core.fsmonitor"
+    );
+
+    // A record of 20 MiB committed and removed: the read at that revision skips it unread.
+    std::fs::remove_file(root.join("decisions/ws-002-bad-seal.md")).unwrap();
+    std::fs::write(
+        root.join("decisions/ws-003-huge.md"),
+        format!(
+            "---\nid: \"ws-003\"\ntitle: \"{}\"\nstate: \"proposed\"\n---\n",
+            "a".repeat(20 << 20)
+        ),
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "huge"]);
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--at",
+            "HEAD",
+            "--json",
+        ],
+        None,
+    );
+    let huge = record_at(&v, "decisions/ws-003-huge.md");
+    assert_eq!(huge["reasons"][0]["code"], "record-unparseable", "{huge}");
+
+    // ^HEAD names no commit.
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "^HEAD",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "since-rev-unknown");
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--base",
+            "^main",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "revision-unknown");
+
+    // A declaration that is a directory is one that cannot be read, not none.
+    std::fs::remove_file(root.join("chant.workspace.json")).unwrap();
+    std::fs::create_dir(root.join("chant.workspace.json")).unwrap();
+    let (v, code) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert_eq!((code_of(&v), code), ("declaration-unparseable", 1));
 }
