@@ -113,31 +113,26 @@ impl Declaration {
 /// `declaration-ambiguous` when both forms sit in one directory.
 pub fn find(dir: &Path, tree: &Tree) -> Result<PathBuf> {
     let top = crate::tree::toplevel(dir);
+    // Every directory from `dir` up to the git root, nearest first.
+    let mut levels = Vec::new();
     let mut at = Some(dir);
     while let Some(d) = at {
-        let json = d.join(FILE);
-        let jsonc = d.join(FILE_JSONC);
-        let (has_json, has_jsonc) = match tree {
-            // Anything by that name counts, a directory, a FIFO or a dangling link included:
-            // it is then a declaration that cannot be read, never the absence of one.
-            Tree::Work => (
-                json.symlink_metadata().is_ok(),
-                jsonc.symlink_metadata().is_ok(),
-            ),
-            Tree::Rev { .. } => {
-                let names: Vec<String> = tree
-                    .list(d)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|e| e.name)
-                    .collect();
-                (
-                    names.iter().any(|n| n == FILE),
-                    names.iter().any(|n| n == FILE_JSONC),
-                )
-            }
-        };
-        match (has_json, has_jsonc) {
+        levels.push(d);
+        if top.as_deref() == Some(d) {
+            break;
+        }
+        at = d.parent();
+    }
+    // Anything by those names counts, a directory, a FIFO or a dangling link included: it is
+    // then a declaration that cannot be read, never the absence of one. One question for
+    // every level (one process at a revision).
+    let candidates: Vec<PathBuf> = levels
+        .iter()
+        .flat_map(|d| [d.join(FILE), d.join(FILE_JSONC)])
+        .collect();
+    let found = tree.exists_many(&candidates);
+    for (i, d) in levels.iter().enumerate() {
+        match (found[2 * i], found[2 * i + 1]) {
             (true, true) => {
                 return Err(WsError::new(
                     "declaration-ambiguous",
@@ -147,14 +142,10 @@ pub fn find(dir: &Path, tree: &Tree) -> Result<PathBuf> {
                     ),
                 ));
             }
-            (true, false) => return Ok(json),
-            (false, true) => return Ok(jsonc),
+            (true, false) => return Ok(candidates[2 * i].clone()),
+            (false, true) => return Ok(candidates[2 * i + 1].clone()),
             _ => {}
         }
-        if top.as_deref() == Some(d) {
-            break;
-        }
-        at = d.parent();
     }
     Err(WsError::new(
         "declaration-missing",
@@ -311,12 +302,6 @@ pub fn discover_then<T>(
 
 /// The declaration's text at `file`, parsed: the value and which of the two names it has.
 fn parse_file(file: &Path, tree: &Tree) -> Result<(Value, &'static str)> {
-    let file_name = if file.file_name().and_then(|n| n.to_str()) == Some(FILE_JSONC) {
-        FILE_JSONC
-    } else {
-        FILE
-    };
-    let shown = file_name;
     let bytes = tree.read(file).ok_or_else(|| {
         WsError::new(
             "declaration-unparseable",
@@ -326,6 +311,24 @@ fn parse_file(file: &Path, tree: &Tree) -> Result<(Value, &'static str)> {
             ),
         )
     })?;
+    parse_bytes(file, bytes)
+}
+
+/// [`load`] of a declaration whose bytes were read already (at base, beside the trust files).
+pub fn load_bytes(file: &Path, bytes: Vec<u8>, reader: &str) -> Result<Declaration> {
+    let (value, file_name) = parse_bytes(file, bytes)?;
+    judge(&value, file_name)?;
+    build(file, file_name, &value, reader)
+}
+
+/// The declaration `bytes` (of `file`), parsed: the value and which of the two names it has.
+fn parse_bytes(file: &Path, bytes: Vec<u8>) -> Result<(Value, &'static str)> {
+    let file_name = if file.file_name().and_then(|n| n.to_str()) == Some(FILE_JSONC) {
+        FILE_JSONC
+    } else {
+        FILE
+    };
+    let shown = file_name;
     let text = String::from_utf8(bytes).map_err(|_| {
         WsError::new(
             "declaration-unparseable",

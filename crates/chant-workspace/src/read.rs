@@ -822,12 +822,39 @@ pub fn document(kind: &Kind, records: Vec<Record>, ctx: &Context, current: bool)
         .iter()
         .map(|r| current && superseded_by_closed(kind, &records, r))
         .collect();
-    let shown_records: Vec<Value> = records
+    let kept: Vec<Record> = records
         .into_iter()
         .zip(hidden)
         .filter(|(_, h)| !h)
-        .map(|(r, _)| record_json_owned(kind, r))
+        .map(|(r, _)| r)
         .collect();
+    // Each record's JSON on its own, over both cores.
+    let shown_records: Vec<Value> = if kept.len() < 64 {
+        kept.into_iter()
+            .map(|r| record_json_owned(kind, r))
+            .collect()
+    } else {
+        let mut first = kept;
+        let second = first.split_off(first.len() / 2);
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| {
+                second
+                    .into_iter()
+                    .map(|r| record_json_owned(kind, r))
+                    .collect::<Vec<_>>()
+            });
+            let mut mine: Vec<Value> = first
+                .into_iter()
+                .map(|r| record_json_owned(kind, r))
+                .collect();
+            mine.extend(
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+            mine
+        })
+    };
     let mut doc = json!({
         "$schema": RECORDS_SCHEMA,
         "contract": 1,

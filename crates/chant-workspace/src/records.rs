@@ -118,22 +118,17 @@ fn need_of(decl: Option<&Declaration>) -> (u64, &'static str) {
 }
 
 /// The review need, read at base as the trust policy is (a change cannot lower the quorum its
-/// own records need): the declaration above `dir` at the base revision, when the base holds
-/// one; else `fallback`, the declaration of the tree read.
+/// own records need): the declaration the trust read found at base beside its files, when the
+/// base holds one; else `fallback`, the declaration of the tree read.
 pub fn need_at_base(
-    dir: &Path,
     trust: &Trust,
     version: &str,
     fallback: Option<&Declaration>,
 ) -> (u64, &'static str) {
-    if let (Some(top), Some(base)) = (&trust.top, &trust.base) {
-        let at = Tree::Rev {
-            top: top.clone(),
-            commit: base.clone(),
-        };
-        if let Ok(d) = declaration::discover(dir, &at, version) {
-            return need_of(Some(&d));
-        }
+    if let Some((file, bytes)) = &trust.base_declaration
+        && let Ok(d) = declaration::load_bytes(file, bytes.clone(), version)
+    {
+        return need_of(Some(&d));
     }
     need_of(fallback)
 }
@@ -147,8 +142,16 @@ fn read_kind(
     tree: &Tree,
     decl_at: Option<&Declaration>,
 ) -> Result<(Value, bool)> {
-    let (kind, root) = load_kind(env, file)?;
-    let trust = Trust::read(&root, opts.base.as_deref())?;
+    // The policy at base (a few git processes) is read while the kind file is evaluated.
+    let root = root_of(file);
+    let (kind, root, trust) = std::thread::scope(|scope| {
+        let trust = scope.spawn(|| Trust::read(&root, opts.base.as_deref()));
+        let kind = load_kind(env, file);
+        let trust = trust
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        kind.and_then(|(k, r)| Ok((k, r, trust?)))
+    })?;
     let dirty = if opts.uncommitted || trust.active {
         crate::trust::dirty(&root)
     } else {
@@ -167,7 +170,7 @@ fn read_kind(
         tree,
         root: &root,
         trust: &trust,
-        need: need_at_base(&root, &trust, env.version, decl_at),
+        need: need_at_base(&trust, env.version, decl_at),
         dirty: dirty.as_ref(),
     };
     let mut records = read::read(&kind, &ctx, None)?;

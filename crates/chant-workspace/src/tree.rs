@@ -155,10 +155,7 @@ impl Tree {
                 } else {
                     format!("{commit}:{inner}")
                 };
-                let kind = git_out(top, &["cat-file", "-t", &spec])?;
-                if kind != b"tree\n" {
-                    return None;
-                }
+                // ls-tree fails on what is not a tree (a blob, nothing): no directory there.
                 let out = git_out(top, &["ls-tree", "-z", &spec])?;
                 let mut entries: Vec<Entry> = out
                     .split(|b| *b == 0)
@@ -199,11 +196,11 @@ impl Tree {
                 }
                 // Sizes first: a blob larger than MAX_FILE is not read, as in the working tree
                 // (a commit can hold a record of gigabytes that packs into a few bytes).
-                let sizes = batch_check(top, &input);
+                let info = batch_info(top, &input);
                 let mut small = String::new();
                 let mut fits = Vec::new();
-                for (line, size) in input.lines().zip(sizes) {
-                    let ok = size.is_some_and(|n| n <= MAX_FILE);
+                for (line, i) in input.lines().zip(info) {
+                    let ok = i.is_some_and(|(kind, n)| kind == "blob" && n <= MAX_FILE);
                     if ok {
                         small.push_str(line);
                         small.push('\n');
@@ -219,6 +216,32 @@ impl Tree {
                 asked
                     .into_iter()
                     .map(|a| if a { answers.next().flatten() } else { None })
+                    .collect()
+            }
+        }
+    }
+
+    /// Whether anything (a file, a directory, a link) is at each of `paths` (absolute): one
+    /// process for them all at a revision.
+    pub fn exists_many(&self, paths: &[PathBuf]) -> Vec<bool> {
+        match self {
+            Tree::Work => paths.iter().map(|p| p.symlink_metadata().is_ok()).collect(),
+            Tree::Rev { top, commit } => {
+                let mut input = String::new();
+                let mut asked = Vec::new();
+                for p in paths {
+                    match Self::inner(top, p) {
+                        Some(i) if !i.is_empty() && !i.contains('\n') => {
+                            input.push_str(&format!("{commit}:{i}\n"));
+                            asked.push(true);
+                        }
+                        _ => asked.push(false),
+                    }
+                }
+                let mut info = batch_info(top, &input).into_iter();
+                asked
+                    .into_iter()
+                    .map(|a| a && info.next().flatten().is_some())
                     .collect()
             }
         }
@@ -243,9 +266,13 @@ fn read_file(p: &Path) -> Option<Vec<u8>> {
 }
 
 /// `git cat-file --batch` answers for each line of `input`: the blob's bytes, or `None`.
-/// The size of each blob `input` names (one `<rev>:<path>` a line), `None` for anything else.
-fn batch_check(top: &Path, input: &str) -> Vec<Option<u64>> {
+/// The kind and size of each object `input` names (one `<rev>:<path>` a line), `None` for
+/// one that is not there.
+fn batch_info(top: &Path, input: &str) -> Vec<Option<(String, u64)>> {
     let n = input.lines().count();
+    if n == 0 {
+        return Vec::new();
+    }
     let Some(file) = stdin_file(input) else {
         return vec![None; n];
     };
@@ -256,18 +283,18 @@ fn batch_check(top: &Path, input: &str) -> Vec<Option<u64>> {
         .output();
     let text = out.map(|o| o.stdout).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
-    let mut sizes: Vec<Option<u64>> = text
+    let mut info: Vec<Option<(String, u64)>> = text
         .lines()
         .map(|l| {
             let p: Vec<&str> = l.split(' ').collect();
             match p[..] {
-                [_, "blob", size] => size.parse().ok(),
+                [_, kind, size] => Some((kind.to_owned(), size.parse().ok()?)),
                 _ => None,
             }
         })
         .collect();
-    sizes.resize(n, None);
-    sizes
+    info.resize(n, None);
+    info
 }
 
 /// `input` in a file to give a child as its standard input: no pipe, so a child that exits

@@ -33,6 +33,9 @@ pub struct Trust {
     pub roles: Vec<(String, String)>,
     /// Commits up to which history is adopted.
     pub adopted: Vec<String>,
+    /// The workspace declaration at base beside the trust files (`chant.workspace.json` or
+    /// `.jsonc` at the workspace root): its path and bytes, when the base holds one.
+    pub base_declaration: Option<(PathBuf, Vec<u8>)>,
     /// The signers file as ssh-keygen reads it, written when first needed.
     signers_file: std::sync::OnceLock<Option<tempfile::NamedTempFile>>,
 }
@@ -54,7 +57,7 @@ pub fn base_of(top: &Path, given: Option<&str>) -> Result<Option<(String, String
         top,
         &[
             "for-each-ref",
-            "--format=%(refname) %(objectname)",
+            "--format=%(refname) %(objectname) %(objecttype)",
             "refs/remotes/origin/HEAD",
             "refs/heads/main",
             "refs/heads/master",
@@ -63,17 +66,25 @@ pub fn base_of(top: &Path, given: Option<&str>) -> Result<Option<(String, String
     .unwrap_or_default();
     let text = String::from_utf8_lossy(&out);
     let found = |r: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(r)?.strip_prefix(' ').map(str::to_owned))
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix(r)?.strip_prefix(' ')?;
+            let (id, kind) = rest.split_once(' ')?;
+            Some((id.to_owned(), kind.to_owned()))
+        })
     };
     for (name, r) in [
         ("origin/HEAD", "refs/remotes/origin/HEAD"),
         ("main", "refs/heads/main"),
         ("master", "refs/heads/master"),
     ] {
-        if let Some(c) = found(r) {
-            // The commit the ref names (a tag object is peeled).
-            if let Some(c) = tree::resolve(top, &c) {
+        if let Some((c, kind)) = found(r) {
+            // The commit the ref names: as listed, or a tag object peeled.
+            let commit = if kind == "commit" {
+                Some(c)
+            } else {
+                tree::resolve(top, &c)
+            };
+            if let Some(c) = commit {
                 return Ok(Some((c, name.to_owned())));
             }
         }
@@ -101,10 +112,25 @@ impl Trust {
         };
         t.base = Some(base);
         t.base_from = Some(from);
-        let mut both = at
-            .read_many(&[root.join(TRUST), root.join(SIGNERS)])
+        // One read at base for the policy and the declaration beside it (its quorum).
+        let declared = [
+            root.join(crate::declaration::FILE),
+            root.join(crate::declaration::FILE_JSONC),
+        ];
+        let mut four = at
+            .read_many(&[
+                root.join(TRUST),
+                root.join(SIGNERS),
+                declared[0].clone(),
+                declared[1].clone(),
+            ])
             .into_iter();
-        let (trust_bytes, default_signers) = (both.next().flatten(), both.next().flatten());
+        let (trust_bytes, default_signers) = (four.next().flatten(), four.next().flatten());
+        t.base_declaration = match (four.next().flatten(), four.next().flatten()) {
+            (Some(b), None) => Some((declared[0].clone(), b)),
+            (None, Some(b)) => Some((declared[1].clone(), b)),
+            _ => None,
+        };
         if let Some(bytes) = trust_bytes {
             match crate::json::parse(&String::from_utf8_lossy(&bytes), false) {
                 Ok(Value::Object(m)) => {

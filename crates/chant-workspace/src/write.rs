@@ -122,7 +122,7 @@ fn target_file(
         )));
     }
     let trust = Trust::read(&root, None)?;
-    let need = crate::records::need_at_base(&root, &trust, env.version, decl);
+    let need = crate::records::need_at_base(&trust, env.version, decl);
     Ok(Target {
         kind,
         root,

@@ -19,6 +19,7 @@ mod import;
 mod init;
 mod lint;
 mod ops;
+mod pretty;
 mod workspace;
 
 /// Declarative infrastructure as code: declare resources in TypeScript, build them into

@@ -168,6 +168,13 @@ fn print(doc: &Value) {
     let _ = writeln!(out);
 }
 
+/// [`print`] for a read document that may list thousands of records: the same bytes, its
+/// records written over both cores.
+fn print_records(doc: &mut Value) {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let _ = crate::pretty::write(doc, &mut out);
+}
+
 fn code(c: i32) -> ExitCode {
     ExitCode::from(c.clamp(0, 255) as u8)
 }
@@ -232,9 +239,9 @@ pub fn run(evaluator: &dyn Evaluator, budget: &Budget, command: WorkspaceCommand
                         id: args.id,
                         require_attested: args.require.is_some(),
                     };
-                    let (doc, c) = chant_workspace::records::records(&env, &opts);
+                    let (mut doc, c) = chant_workspace::records::records(&env, &opts);
                     if args.json {
-                        print(&doc);
+                        print_records(&mut doc);
                     } else if c == 1 && doc.get("error").is_some() {
                         eprint!("{}", chant_workspace::records::human(&doc));
                     } else {
