@@ -5,12 +5,11 @@
 //! `chant` member holding a chant config, and `minReader`.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
 use crate::error::{Location, Result, WsError};
-use crate::kind::{Validator, normalize};
+use crate::kind::normalize;
 use crate::tree::Tree;
 
 pub const FILE: &str = "chant.workspace.json";
@@ -158,13 +157,15 @@ pub fn find(dir: &Path, tree: &Tree) -> Result<PathBuf> {
     ))
 }
 
-fn validator() -> &'static Validator {
-    static V: OnceLock<Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        let schema: Value = serde_json::from_str(SCHEMA).unwrap_or(Value::Null);
-        Validator::compile(SCHEMA_ID, schema, Vec::new())
-            .unwrap_or_else(|e| panic!("the declaration schema compiles: {e}"))
-    })
+/// The published schema, compiled when chant is built: compiling its 55 KB (ECMA patterns,
+/// lookaround included, and the check of the schema itself) at run time was most of a server's
+/// start at a workspace root (measured, docs/benchmarks.md).
+#[jsonschema::validator(path = "schemas/chant.workspace.schema.json", draft = Draft202012)]
+struct DeclarationSchema;
+
+/// What is wrong with `value` by the declaration's schema, one failure per `;`.
+fn schema_errors(value: &Value) -> Option<String> {
+    crate::kind::errors_text(DeclarationSchema::iter_errors(value))
 }
 
 fn strs(v: Option<&Value>) -> Vec<String> {
@@ -368,7 +369,7 @@ fn invalid(shown: &str, msg: String) -> WsError {
 
 /// The declaration judged by its published schema.
 fn judge(value: &Value, shown: &str) -> Result<()> {
-    match validator().check(value) {
+    match schema_errors(value) {
         Some(why) => Err(invalid(shown, why)),
         None => Ok(()),
     }

@@ -195,21 +195,26 @@ impl Validator {
 
     /// `None` when `value` is valid, else what is wrong, one failure per `;`.
     pub fn check(&self, value: &Value) -> Option<String> {
-        let errors: Vec<String> = self
-            .0
-            .iter_errors(value)
-            .take(8)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("at {at}: {e}")
-                }
-            })
-            .collect();
-        (!errors.is_empty()).then(|| errors.join("; "))
+        errors_text(self.0.iter_errors(value))
     }
+}
+
+/// The first eight of `errors`, each with where it is, joined by `;` (`None` for none).
+pub fn errors_text<'a>(
+    errors: impl Iterator<Item = jsonschema::ValidationError<'a>>,
+) -> Option<String> {
+    let errors: Vec<String> = errors
+        .take(8)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("at {at}: {e}")
+            }
+        })
+        .collect();
+    (!errors.is_empty()).then(|| errors.join("; "))
 }
 
 fn invalid(file: &str, why: impl std::fmt::Display) -> WsError {
