@@ -203,7 +203,9 @@ pub fn plan_digest(op: &OpDef, gate: &str, env: &str, activities: &Activities<'_
 /// outside one): the same in every clone, wherever it is checked out.
 pub fn location(file: &Path) -> String {
     let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    let top = abs.ancestors().skip(1).find(|d| d.join(".git").exists());
+    // The work tree's top as every base read finds it (a `.git` file naming the repository
+    // around it is no top).
+    let top = abs.parent().and_then(chant_workspace::tree::toplevel);
     let rel = top.and_then(|t| abs.strip_prefix(t).ok()).unwrap_or(file);
     rel.components()
         .map(|c| c.as_os_str().to_string_lossy())

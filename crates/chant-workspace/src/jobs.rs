@@ -26,6 +26,14 @@ enum Forge {
     Workflow,
 }
 
+/// Which reading of a pipeline `path` gets (`None`: no pipeline), for a cache of reads.
+pub fn class(path: &str) -> Option<&'static str> {
+    forge(path).map(|f| match f {
+        Forge::GitLab => "gitlab",
+        Forge::Workflow => "workflow",
+    })
+}
+
 fn forge(path: &str) -> Option<Forge> {
     let yaml = path.ends_with(".yml") || path.ends_with(".yaml");
     // A member's own pipeline (`infra/.gitlab-ci.yml`) or one it includes (`.gitlab/ci/…`).

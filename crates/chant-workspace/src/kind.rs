@@ -326,7 +326,20 @@ pub fn load(reader: &dyn ModuleReader, boundary: &Path, file: &Path, shown: &str
             ));
         }
     }
-    from_value(&value, file, shown)
+    let kind = from_value(&value, file, shown)?;
+    // The records directory is inside the same walls: a kind does not list /etc.
+    let dir = std::fs::canonicalize(&kind.dir).unwrap_or_else(|_| kind.dir.clone());
+    if !dir.starts_with(&walls) {
+        return Err(invalid(
+            shown,
+            format!(
+                "location.dir leads to {}, outside the repository ({}); a kind's records are inside it",
+                dir.display(),
+                walls.display()
+            ),
+        ));
+    }
+    Ok(kind)
 }
 
 /// Checks the exported `recordKind` of `file`.

@@ -319,6 +319,9 @@ fn repo_top(d: &Declaration) -> PathBuf {
     crate::tree::toplevel(&d.root).unwrap_or_else(|| d.root.clone())
 }
 
+/// The most generated files listed for one member.
+const MAX_GENERATED: usize = 1000;
+
 /// A path as written in a generated-files entry: relative, `/` separators, inside.
 fn plain_path(p: &str) -> Option<String> {
     crate::tree::pin_path_ok(p).then(|| p.trim_start_matches("./").to_owned())
@@ -377,10 +380,25 @@ fn generated_files(d: &Declaration, m: &Member, tree: &Tree) -> Vec<Value> {
             }
         }
     }
+    // Each file is read once, and only inside the repository: a link out of it is no pipeline
+    // of this workspace (its jobs are unknown, and nothing outside is read).
+    let real_top = std::fs::canonicalize(&top).unwrap_or_else(|_| top.clone());
+    let mut read: std::collections::HashMap<(PathBuf, Option<&str>), Value> = Default::default();
     by_path
         .into_iter()
+        .take(MAX_GENERATED)
         .map(|(path, (command, env))| {
-            let jobs = crate::jobs::of(&path, tree.read(&top.join(&path)).as_deref());
+            let file = top.join(&path);
+            let jobs = match tree {
+                Tree::Work => match std::fs::canonicalize(&file) {
+                    Ok(real) if real.starts_with(&real_top) => read
+                        .entry((real.clone(), crate::jobs::class(&path)))
+                        .or_insert_with(|| crate::jobs::of(&path, tree.read(&real).as_deref()))
+                        .clone(),
+                    _ => Value::Null,
+                },
+                Tree::Rev { .. } => crate::jobs::of(&path, tree.read(&file).as_deref()),
+            };
             json!({"path": path, "command": command, "env": env, "jobs": jobs})
         })
         .collect()

@@ -2,7 +2,7 @@
 //! declared kind's name, or the declaration's kinds), and the read documents for one kind and
 //! for every declared kind.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -133,6 +133,62 @@ pub fn need_at_base(
     need_of(fallback)
 }
 
+/// The sessions of `kind` closed at base, by id, with their seal: a session closed and sealed
+/// at base stays closed with that seal (empty for a kind that is no session kind, or no base).
+pub fn closed_at_base(kind: &Kind, root: &Path, trust: &Trust) -> HashMap<String, Option<Value>> {
+    let (Some(spec), Some(top), Some(base)) = (&kind.session, &trust.top, &trust.base) else {
+        return HashMap::new();
+    };
+    let at = Tree::Rev {
+        top: top.clone(),
+        commit: base.clone(),
+    };
+    let none = Trust::default();
+    let ctx = Context {
+        tree: &at,
+        root,
+        trust: &none,
+        need: (2, "default"),
+        dirty: None,
+    };
+    read::read(kind, &ctx, None)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| kind.is_closed(r.state.as_deref()))
+        .filter_map(|r| {
+            let seal = r.data.as_ref().and_then(|d| d.get(&spec.seal)).cloned();
+            Some((r.id?, seal))
+        })
+        .collect()
+}
+
+/// Marks each session closed at base that is no longer closed with the same seal: a closed
+/// session never reopens or changes (`session-seal-mismatch`).
+pub fn reopened(
+    kind: &Kind,
+    records: &mut [read::Record],
+    closed: &HashMap<String, Option<Value>>,
+) {
+    let Some(spec) = &kind.session else { return };
+    for r in records.iter_mut() {
+        let Some(seal) = r.id.as_ref().and_then(|id| closed.get(id)) else {
+            continue;
+        };
+        let now = r.data.as_ref().and_then(|d| d.get(&spec.seal)).cloned();
+        if !kind.is_closed(r.state.as_deref()) || now != *seal {
+            r.reasons.push(read::Code {
+                code: "session-seal-mismatch",
+                message: format!(
+                    "{} is closed and sealed at base, and here it is {} with {}: a closed session never reopens or changes; restore it from base, and open a new session",
+                    r.path,
+                    r.state.as_deref().unwrap_or("no state"),
+                    if now.is_some() { "another seal" } else { "no seal" }
+                ),
+            });
+        }
+    }
+}
+
 /// Reads one kind: its document, and whether every printed record is attested.
 fn read_kind(
     env: &Env,
@@ -174,11 +230,13 @@ fn read_kind(
         dirty: dirty.as_ref(),
     };
     let mut records = read::read(&kind, &ctx, None)?;
-    if let Some(spec) = &kind.session
-        && let Ok((subjects, _)) = load_kind(env, &spec.subjects)
-        && let Ok(subject_records) = read::read(&subjects, &ctx, None)
-    {
-        read::link_sessions(&kind, &mut records, &subjects, &subject_records);
+    if let Some(spec) = &kind.session {
+        if let Ok((subjects, _)) = load_kind(env, &spec.subjects)
+            && let Ok(subject_records) = read::read(&subjects, &ctx, None)
+        {
+            read::link_sessions(&kind, &mut records, &subjects, &subject_records);
+        }
+        reopened(&kind, &mut records, &closed_at_base(&kind, &root, &trust));
     }
     let mut doc = read::document(&kind, records, &ctx, opts.current);
     let keep = |r: &Value| -> bool {

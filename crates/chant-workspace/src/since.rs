@@ -439,9 +439,20 @@ fn find_session(
         if kind.session.is_none() {
             continue;
         }
+        // A session is the record of that id whose file is named by it (`S-0002-….md`): an
+        // id written into another file does not shadow a branch or tag of that name.
+        let named = |r: &Record| {
+            r.file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| {
+                    n.starts_with(&format!("{}-", opts.since))
+                        || n.starts_with(&format!("{}.", opts.since))
+                })
+        };
         let found = read_side(&kind, &root, &Tree::Work)?
             .into_iter()
-            .find(|r| r.id.as_deref() == Some(opts.since.as_str()));
+            .find(|r| r.id.as_deref() == Some(opts.since.as_str()) && named(r));
         if let Some(record) = found {
             return Ok(Some(FoundSession { kind, record, root }));
         }
@@ -476,9 +487,13 @@ fn session_revisions(
     };
     let spec = s.kind.session.as_ref().expect("a session kind");
     let data = s.record.data.as_ref();
+    // A revision field holds a full commit id, as chant writes it; anything else (a branch
+    // name, `HEAD`) is not believed, and the file's history is read instead.
     let field = |f: &Option<String>| -> Option<String> {
         let f = f.as_ref()?;
-        data?.get(f)?.as_str().map(str::to_owned)
+        let v = data?.get(f)?.as_str()?;
+        ((v.len() == 40 || v.len() == 64) && v.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| v.to_owned())
     };
     let rel = read::shown(&top, &s.record.file);
     let (since, since_from) = match field(&spec.opened_rev)

@@ -40,14 +40,61 @@ pub fn git_out(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
 }
 
 /// The top of the git work tree holding `dir`, if any: the nearest directory with a `.git`
-/// (a directory, or a worktree's file). Found on the filesystem, as `git rev-parse
-/// --show-toplevel` would answer for a work tree, without a process per question (reads ask it
-/// several times, and each spawn costs milliseconds).
+/// (a directory, or a file naming a linked worktree's or a submodule's git directory). Found on
+/// the filesystem, without a process per question (reads ask it several times, and each spawn
+/// costs milliseconds).
+///
+/// Everything read "at base" is read from this top, so a `.git` file is believed only when it
+/// names a git directory of its own: a linked worktree's (whose `gitdir` names this file back)
+/// or a submodule's. One naming the git directory of a repository around it (`gitdir:
+/// ../.git`, one line an agent can write) would make a subdirectory read the base's trust
+/// files from the wrong place; it is passed over, and the walk goes on up.
 pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     let dir = std::fs::canonicalize(dir).ok()?;
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
+    dir.ancestors().find(|d| is_top(d)).map(Path::to_path_buf)
+}
+
+/// Whether `d` is the top of a work tree (see [`toplevel`]).
+fn is_top(d: &Path) -> bool {
+    let dot = d.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot) else {
+        return false;
+    };
+    if meta.is_dir() {
+        return true;
+    }
+    if !meta.is_file() || meta.len() > 4096 {
+        return false;
+    }
+    let Some(named) = std::fs::read_to_string(&dot)
+        .ok()
+        .and_then(|t| t.trim().strip_prefix("gitdir: ").map(PathBuf::from))
+    else {
+        return false;
+    };
+    let named = if named.is_absolute() {
+        named
+    } else {
+        d.join(named)
+    };
+    let Ok(git_dir) = std::fs::canonicalize(&named) else {
+        return false;
+    };
+    // The git directory of a repository around `d`: not a top of its own.
+    if d.ancestors()
+        .skip(1)
+        .any(|a| std::fs::canonicalize(a.join(".git")).is_ok_and(|g| g == git_dir))
+    {
+        return false;
+    }
+    // A linked worktree's directory names its `.git` file back.
+    if git_dir.join("commondir").exists() {
+        return std::fs::read_to_string(git_dir.join("gitdir"))
+            .ok()
+            .and_then(|t| std::fs::canonicalize(t.trim()).ok())
+            .is_some_and(|back| back == dot);
+    }
+    true
 }
 
 /// The full commit id `rev` names in the repository at `top`.
@@ -352,22 +399,38 @@ fn cat_batch(top: &Path, input: &str) -> Vec<Option<Vec<u8>>> {
 /// files (a write never runs git): `None` before the first commit, or when HEAD is in a form
 /// this does not read (then a write records no revision rather than a wrong one).
 pub fn head_commit(top: &Path) -> Option<String> {
+    // Each of these files is a line (packed-refs a few lines a ref): a regular file read up to a
+    // bound, never a link to a device or a FIFO, which would never end.
+    let small = |p: &Path, max: u64| -> Option<String> {
+        use std::io::Read;
+        let meta = std::fs::symlink_metadata(p).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mut text = String::new();
+        std::fs::File::open(p)
+            .ok()?
+            .take(max)
+            .read_to_string(&mut text)
+            .ok()?;
+        Some(text)
+    };
     let dot = top.join(".git");
     // A linked worktree or a submodule: `.git` is a file naming the git directory.
     let git_dir = if dot.is_file() {
-        let text = std::fs::read_to_string(&dot).ok()?;
+        let text = small(&dot, 4096)?;
         let d = PathBuf::from(text.trim().strip_prefix("gitdir: ")?);
         if d.is_absolute() { d } else { top.join(d) }
     } else {
         dot
     };
-    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+    let common = match small(&git_dir.join("commondir"), 4096).ok_or(()) {
         Ok(c) => git_dir.join(c.trim()),
         Err(_) => git_dir.clone(),
     };
     let hex =
         |s: &str| (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = small(&git_dir.join("HEAD"), 4096)?;
     let head = head.trim();
     let Some(name) = head.strip_prefix("ref: ") else {
         return hex(head).then(|| head.to_owned());
@@ -376,12 +439,12 @@ pub fn head_commit(top: &Path) -> Option<String> {
         return None;
     }
     for dir in [&git_dir, &common] {
-        if let Ok(v) = std::fs::read_to_string(dir.join(name)) {
+        if let Some(v) = small(&dir.join(name), 4096) {
             let v = v.trim();
             return hex(v).then(|| v.to_owned());
         }
     }
-    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+    let packed = small(&common.join("packed-refs"), 64 << 20)?;
     packed.lines().find_map(|l| {
         let (sha, r) = l.split_once(' ')?;
         (r == name && hex(sha)).then(|| sha.to_owned())

@@ -1036,13 +1036,21 @@ fn open_session(env: &Env, subjects: &Path, sid: &str) -> Result<(Target, Record
             .into_iter()
             .find(|r| r.id.as_deref() == Some(sid) && r.valid());
         if let Some(r) = found {
-            if t.kind.is_closed(r.state.as_deref()) {
+            let closed_at_base =
+                crate::records::closed_at_base(&t.kind, &t.root, &t.trust).contains_key(sid);
+            if t.kind.is_closed(r.state.as_deref()) || closed_at_base {
                 return Err(WsError::new(
                     "session-not-open",
-                    format!(
-                        "--session {sid} names a session in a closed state ({}), which takes no more verdicts",
-                        r.state.as_deref().unwrap_or("")
-                    ),
+                    if closed_at_base {
+                        format!(
+                            "--session {sid} names a session closed at base, which takes no more verdicts however its file reads now"
+                        )
+                    } else {
+                        format!(
+                            "--session {sid} names a session in a closed state ({}), which takes no more verdicts",
+                            r.state.as_deref().unwrap_or("")
+                        )
+                    },
                 ));
             }
             return Ok((t, r));

@@ -896,7 +896,8 @@ fn hostile_records_pins_and_kinds_stay_inside_the_workspace() {
         r#"{"title": "Escape"}"#,
         &["decisions/out.kind.mjs", "--prefix", "ws"],
     );
-    assert_eq!(code_of(&v), "write-usage-invalid", "{v}");
+    // Refused when the kind is loaded, for reads as for writes.
+    assert_eq!(code_of(&v), "kind-invalid", "{v}");
     assert!(files(&d.path().join("outside")).is_empty());
     // A kind file that never finishes, or reads values back through a getter that throws.
     std::fs::write(
@@ -2377,4 +2378,222 @@ fn hostile_inputs_neither_crash_a_read_nor_run_the_projects_programs() {
     std::fs::create_dir(root.join("chant.workspace.json")).unwrap();
     let (v, code) = doc(&root, &["workspace", "ls", "--json"], None);
     assert_eq!((code_of(&v), code), ("declaration-unparseable", 1));
+}
+
+/// A second hostile review's findings: a `.git` file naming the repository around it does not
+/// move where trust and quorum are read; a session closed at base stays closed; a ref file
+/// that is a device does not hang `new`; `ls` reads no pipeline outside the repository; a kind
+/// lists no directory outside it; a session id in another file does not shadow a branch.
+#[test]
+fn a_second_hostile_review_finds_the_walls_standing() {
+    let (d, root) = workspace();
+    // A nested workspace with its own signers and quorum, committed on main.
+    let p = root.join("platform");
+    std::fs::create_dir_all(p.join("decisions")).unwrap();
+    std::fs::create_dir_all(p.join(".chant")).unwrap();
+    std::fs::write(
+        p.join("chant.workspace.json"),
+        r#"{"name": "platform", "schema": 1, "quorum": 3, "records": [{"kind": "decisions/decision.kind.mjs"}], "members": []}"#,
+    )
+    .unwrap();
+    std::fs::write(p.join("decisions/decision.kind.mjs"), KIND).unwrap();
+    std::fs::write(p.join("decisions/decision.schema.json"), SCHEMA).unwrap();
+    std::fs::write(
+        p.join("decisions/ws-001-first.md"),
+        "---\nid: \"ws-001\"\ntitle: \"First\"\nstate: \"decided\"\ndecided_by: \"lex\"\nevidence: []\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join(".chant/allowed_signers"),
+        "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDJ8yNq1cEMmqUYLuZ8mSO6mYnW6PqC8qPB8S4bfsFZD\n",
+    )
+    .unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
+        r#"{"name": "docs", "dir": "docs""#,
+        r#"{"name": "platform", "dir": "platform", "kind": "workspace"}, {"name": "docs", "dir": "docs""#,
+    );
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "platform"]);
+    let read = |dir: &Path| {
+        let (v, code) = doc(
+            dir,
+            &["workspace", "records", "--kind", "decision", "--json"],
+            None,
+        );
+        assert_eq!(code, 0, "{v}");
+        v
+    };
+    let before = read(&p);
+    assert_eq!(before["trust"]["active"], true);
+    assert_eq!(record(&before, "ws-001")["quorum"]["need"], 3);
+    std::fs::write(p.join(".git"), "gitdir: ../.git\n").unwrap();
+    let after = read(&p);
+    assert_eq!(
+        after["trust"], before["trust"],
+        "a .git file moved the base"
+    );
+    assert_eq!(record(&after, "ws-001")["quorum"]["need"], 3);
+    std::fs::remove_file(p.join(".git")).unwrap();
+
+    // A kind whose records directory is outside the repository is no kind.
+    std::fs::write(
+        root.join("decisions/etc.kind.mjs"),
+        KIND.replace(r#"location: { dir: ".","#, r#"location: { dir: "/etc","#),
+    )
+    .unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decisions/etc.kind.mjs",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "kind-invalid", "{v}");
+
+    // ls reads no pipeline through a link out of the repository.
+    let outside = d.path().join("secret.yml");
+    std::fs::write(&outside, "SECRET_hunter2:\n  script: [x]\n").unwrap();
+    std::fs::create_dir_all(root.join("infra/.gitlab/ci")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("infra/.gitlab/ci/leak.yml")).unwrap();
+    std::fs::create_dir_all(root.join("infra/.chant")).unwrap();
+    std::fs::write(
+        root.join("infra/.chant/generated.json"),
+        r#"{"schema": 1, "files": [{"path": "infra/.gitlab/ci/leak.yml", "command": "x"}]}"#,
+    )
+    .unwrap();
+    let (v, _) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert!(!v.to_string().contains("hunter2"), "{v}");
+
+    // Sessions: closed and committed, then reopened by hand.
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
+    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
+    );
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    let new_session = |title: &str| {
+        doc(
+            &root,
+            &[
+                "workspace",
+                "records",
+                "new",
+                "--kind",
+                "sessions/session.kind.mjs",
+                "--prefix",
+                "S",
+                "--from",
+                "-",
+            ],
+            Some(&format!(r#"{{"title": "{title}"}}"#)),
+        )
+    };
+    let (v, code) = new_session("Walk");
+    assert_eq!(code, 0, "{v}");
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "close",
+            "S-001",
+            "--kind",
+            "sessions/session.kind.mjs",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{v}");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "S-001 closed"]);
+    let file = root.join("sessions/S-001-walk.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let reopened: String = text
+        .replace("state: \"closed\"", "state: \"open\"")
+        .lines()
+        .filter(|l| !l.starts_with("closed"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, reopened).unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "sessions/session.kind.mjs",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(
+        record(&v, "S-001")["reasons"][0]["code"],
+        "session-seal-mismatch",
+        "{v}"
+    );
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "review",
+            "ws-001",
+            "--kind",
+            "decision",
+            "--verdict",
+            "agree",
+            "--by",
+            "mallory",
+            "--session",
+            "S-001",
+        ],
+        None,
+    );
+    assert_eq!(
+        code_of(&v),
+        "session-not-open",
+        "a session closed at base takes no verdict: {v}"
+    );
+    std::fs::write(&file, &text).unwrap();
+
+    // A branch named like a session id, and a session that claims the id in another file.
+    git(&root, &["branch", "rel-1", "HEAD~1"]);
+    std::fs::write(
+        root.join("sessions/S-002-x.md"),
+        "---\nid: \"rel-1\"\ntitle: \"x\"\nstate: \"open\"\nopened_rev: \"HEAD\"\n---\n",
+    )
+    .unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decision",
+            "--since",
+            "rel-1",
+            "--json",
+        ],
+        None,
+    );
+    assert!(v.get("session").is_none(), "{v}");
+
+    // A ref that is a device: the session opens with no revision, at once.
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/zero\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join(".git/refs/heads/zero")).unwrap();
+    let t = std::time::Instant::now();
+    let (v, code) = new_session("Zero");
+    assert_eq!(code, 0, "{v}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    let text = std::fs::read_to_string(
+        root.join(format!("sessions/{}-zero.md", v["id"].as_str().unwrap())),
+    )
+    .unwrap();
+    assert!(text.contains("opened_rev: null"), "{text}");
 }
