@@ -1205,8 +1205,13 @@ pub fn review(
     }
     if dry_run {
         doc["text"] = json!(new_text);
-    } else {
-        replace(&r.file, text, &new_text)?;
+    } else if let Err(e) = replace(&r.file, text, &new_text) {
+        // The record changed meanwhile: the session's verdict is taken back, so the two lists
+        // never differ (the session's file still holds what this write put there).
+        if let Some((_, sr, s_old, s_text, _, _)) = &session {
+            let _ = replace(&sr.file, s_text, s_old);
+        }
+        return Err(e);
     }
     Ok(doc)
 }
