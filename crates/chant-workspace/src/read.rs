@@ -138,11 +138,18 @@ fn kind_of(v: &Value) -> &'static str {
 pub use crate::tree::pin_path_ok;
 
 /// The files the kind locates, in path order: every file directly in its directory whose name
-/// matches, and the overlay's file when it is one of them.
-fn locate(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<PathBuf>> {
+/// matches, and the overlay's file when it is one of them; and which of them are links.
+fn locate(
+    kind: &Kind,
+    ctx: &Context,
+    overlay: Option<&Overlay>,
+) -> Result<(Vec<PathBuf>, HashSet<PathBuf>)> {
     let Some(entries) = ctx.tree.list(&kind.dir) else {
         if overlay.is_some_and(|o| o.file.parent() == Some(kind.dir.as_path())) {
-            return Ok(vec![overlay.map(|o| o.file.clone()).unwrap_or_default()]);
+            return Ok((
+                vec![overlay.map(|o| o.file.clone()).unwrap_or_default()],
+                HashSet::new(),
+            ));
         }
         return Err(WsError::new(
             "location-missing",
@@ -157,10 +164,17 @@ fn locate(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<P
             ),
         ));
     };
+    let mut links = HashSet::new();
     let mut files: Vec<PathBuf> = entries
         .into_iter()
         .filter(|e| e.file && kind.matcher.is_match(&e.name))
-        .map(|e| kind.dir.join(e.name))
+        .map(|e| {
+            let f = kind.dir.join(e.name);
+            if e.link {
+                links.insert(f.clone());
+            }
+            f
+        })
         .collect();
     if let Some(o) = overlay
         && !files.contains(&o.file)
@@ -168,7 +182,7 @@ fn locate(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<P
         files.push(o.file.clone());
         files.sort();
     }
-    Ok(files)
+    Ok((files, links))
 }
 
 /// Whether a working-tree file stays inside the workspace once its links are followed.
@@ -181,11 +195,12 @@ fn inside(root: &Path, file: &Path) -> bool {
 
 /// Reads every record of `kind`, with `overlay` in place of what the tree holds at its path.
 pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<Record>> {
-    let files = locate(kind, ctx, overlay)?;
-    // The records directory resolved once: a record that is a plain file (no link) directly in
-    // it is inside the workspace when the directory is, with no path resolved per record.
+    let (files, links) = locate(kind, ctx, overlay)?;
+    // The records directory resolved once: a record that is a plain file (no link, as the
+    // listing says) directly in it is inside the workspace when the directory is, with no
+    // path resolved per record.
     let dir_inside = inside(ctx.root, &kind.dir);
-    let plain = |f: &Path| std::fs::symlink_metadata(f).is_ok_and(|m| m.file_type().is_file());
+    let plain = |f: &Path| !links.contains(f);
     // The texts of some of the files, in their order: the overlay's for its file, else what
     // the tree holds (a working-tree link out of the workspace is not read).
     let texts = |files: &[PathBuf]| -> Vec<std::result::Result<String, String>> {

@@ -125,6 +125,8 @@ pub fn resolve(top: &Path, rev: &str) -> Option<String> {
 pub struct Entry {
     pub name: String,
     pub file: bool,
+    /// A symbolic link (to a file, when `file`): where it leads is checked before it is read.
+    pub link: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -186,9 +188,10 @@ impl Tree {
                         let name = e.file_name().into_string().ok()?;
                         // A link is followed only to see whether it is a file; the reader
                         // checks where it leads before reading it.
-                        let file = e.file_type().ok()?.is_file()
-                            || (e.file_type().ok()?.is_symlink() && e.path().is_file());
-                        Some(Entry { name, file })
+                        let kind = e.file_type().ok()?;
+                        let link = kind.is_symlink();
+                        let file = kind.is_file() || (link && e.path().is_file());
+                        Some(Entry { name, file, link })
                     })
                     .collect();
                 out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -216,6 +219,7 @@ impl Tree {
                         Some(Entry {
                             name: name.to_owned(),
                             file: kind == "blob" && mode != "120000",
+                            link: mode == "120000",
                         })
                     })
                     .collect();
@@ -304,12 +308,26 @@ impl Tree {
 /// Files larger than this are not read as records or pins' targets are still hashed by stream.
 pub const MAX_FILE: u64 = 16 * 1024 * 1024;
 
+/// The bytes of the regular file at `p`, at most [`MAX_FILE`]: opened without waiting (a FIFO
+/// is no file), judged by the open handle's own metadata, read to its size.
 fn read_file(p: &Path) -> Option<Vec<u8>> {
-    let meta = std::fs::metadata(p).ok()?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .ok()?;
+    let meta = f.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_FILE {
         return None;
     }
-    std::fs::read(p).ok()
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    Read::by_ref(&mut f)
+        .take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= MAX_FILE).then_some(bytes)
 }
 
 /// `git cat-file --batch` answers for each line of `input`: the blob's bytes, or `None`.
