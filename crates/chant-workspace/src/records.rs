@@ -189,6 +189,17 @@ pub fn reopened(
     }
 }
 
+/// The declaration, when it names record kinds: a read without `--kind` reads them all, and
+/// without one needs `--kind`.
+pub fn naming_kinds(decl: Option<&Declaration>) -> Result<&Declaration> {
+    decl.filter(|d| !d.all_kinds().is_empty()).ok_or_else(|| {
+        WsError::new(
+            "kind-unreadable",
+            "--kind <kind file> is required: no workspace declaration above this directory names a record kind",
+        )
+    })
+}
+
 /// Reads one kind: its document, and whether every printed record is attested.
 fn read_kind(
     env: &Env,
@@ -293,12 +304,9 @@ pub fn records(env: &Env, opts: &ReadOptions) -> (Value, i32) {
             Err(e) => (failure(&e), 1),
         };
     }
-    let Some(d) = decl.as_ref().filter(|d| !d.all_kinds().is_empty()) else {
-        let e = WsError::new(
-            "kind-unreadable",
-            "--kind <kind file> is required: no workspace declaration above this directory names a record kind",
-        );
-        return (failure(&e), 1);
+    let d = match naming_kinds(decl.as_ref()) {
+        Ok(d) => d,
+        Err(e) => return (failure(&e), 1),
     };
     let mut kinds = Vec::new();
     let mut failed = false;

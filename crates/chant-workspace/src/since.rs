@@ -371,20 +371,16 @@ fn compare_all(
     since: &str,
     at: &Tree,
 ) -> (Value, i32) {
-    let decl = decl.cloned();
     if let Some(given) = &opts.kind {
-        let (file, _) = named_kind(env, given, decl.as_ref());
+        let (file, _) = named_kind(env, given, decl);
         return match compare_kind(env, &file, since, at, opts.id.as_deref()) {
             Ok(doc) => (doc, 0),
             Err(e) => (failure(&e), 1),
         };
     }
-    let Some(d) = decl.as_ref().filter(|d| !d.all_kinds().is_empty()) else {
-        let e = WsError::new(
-            "kind-unreadable",
-            "--kind <kind file> is required: no workspace declaration above this directory names a record kind",
-        );
-        return (failure(&e), 1);
+    let d = match crate::records::naming_kinds(decl) {
+        Ok(d) => d,
+        Err(e) => return (failure(&e), 1),
     };
     let mut failed = false;
     let kinds: Vec<Value> = d
