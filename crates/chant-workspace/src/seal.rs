@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::error::{Result, WsError};
-use crate::quorum::principal;
+use crate::principal::principal;
 use crate::trust::Trust;
 
 pub const REVIEW_NAMESPACE: &str = "chant-review";

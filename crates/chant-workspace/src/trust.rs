@@ -149,7 +149,7 @@ impl Trust {
                                 .flatten()
                                 .filter_map(Value::as_str)
                             {
-                                let p = crate::quorum::principal(p);
+                                let p = crate::principal::principal(p);
                                 if role == "agent" {
                                     t.agents.insert(p.clone());
                                 }
@@ -192,7 +192,7 @@ impl Trust {
 
     /// The first role a principal holds among `classes`, in that order.
     pub fn class_of(&self, principal: &str, classes: &[&str]) -> Option<String> {
-        let p = crate::quorum::principal(principal);
+        let p = crate::principal::principal(principal);
         classes
             .iter()
             .find(|c| self.roles.iter().any(|(r, q)| r == *c && *q == p))

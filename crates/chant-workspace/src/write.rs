@@ -566,7 +566,7 @@ fn stamp(fields: &mut Map<String, Value>, block: &Value) {
 
 /// Checks that `by` names someone.
 fn principal(by: &str, flag: &str) -> Result<String> {
-    if crate::quorum::principal(by).is_empty() {
+    if crate::principal::principal(by).is_empty() {
         return Err(usage(format!(
             "{flag} must name the person or agent, and it is empty"
         )));
