@@ -350,9 +350,14 @@ fn generated_files(d: &Declaration, m: &Member, tree: &Tree) -> Vec<Value> {
         by_path.insert(from_top(&member_dir.join(p)), (cmd.to_owned(), Value::Null));
     }
     // The record chant build writes; a malformed or missing one is no record.
-    let record = tree
-        .read(&member_dir.join(".chant/generated.json"))
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+    let record_file = member_dir.join(".chant/generated.json");
+    let real_top = std::fs::canonicalize(&top).unwrap_or_else(|_| top.clone());
+    let record = match tree {
+        // Only a record that lies inside the repository once opened.
+        Tree::Work => crate::tree::read_inside(&record_file, &real_top).ok(),
+        Tree::Rev { .. } => tree.read(&record_file),
+    }
+    .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
     for f in record
         .as_ref()
         .and_then(|r| r.get("files"))
@@ -382,7 +387,6 @@ fn generated_files(d: &Declaration, m: &Member, tree: &Tree) -> Vec<Value> {
     }
     // Each file is read once, and only inside the repository: a link out of it is no pipeline
     // of this workspace (its jobs are unknown, and nothing outside is read).
-    let real_top = std::fs::canonicalize(&top).unwrap_or_else(|_| top.clone());
     let mut read: std::collections::HashMap<(PathBuf, Option<&str>), Value> = Default::default();
     by_path
         .into_iter()
@@ -393,7 +397,10 @@ fn generated_files(d: &Declaration, m: &Member, tree: &Tree) -> Vec<Value> {
                 Tree::Work => match std::fs::canonicalize(&file) {
                     Ok(real) if real.starts_with(&real_top) => read
                         .entry((real.clone(), crate::jobs::class(&path)))
-                        .or_insert_with(|| crate::jobs::of(&path, tree.read(&real).as_deref()))
+                        .or_insert_with(|| {
+                            let bytes = crate::tree::read_inside(&real, &real_top).ok();
+                            crate::jobs::of(&path, bytes.as_deref())
+                        })
                         .clone(),
                     _ => Value::Null,
                 },

@@ -138,18 +138,11 @@ fn kind_of(v: &Value) -> &'static str {
 pub use crate::tree::pin_path_ok;
 
 /// The files the kind locates, in path order: every file directly in its directory whose name
-/// matches, and the overlay's file when it is one of them; and which of them are links.
-fn locate(
-    kind: &Kind,
-    ctx: &Context,
-    overlay: Option<&Overlay>,
-) -> Result<(Vec<PathBuf>, HashSet<PathBuf>)> {
+/// matches, and the overlay's file when it is one of them.
+fn locate(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<PathBuf>> {
     let Some(entries) = ctx.tree.list(&kind.dir) else {
         if overlay.is_some_and(|o| o.file.parent() == Some(kind.dir.as_path())) {
-            return Ok((
-                vec![overlay.map(|o| o.file.clone()).unwrap_or_default()],
-                HashSet::new(),
-            ));
+            return Ok(vec![overlay.map(|o| o.file.clone()).unwrap_or_default()]);
         }
         return Err(WsError::new(
             "location-missing",
@@ -164,17 +157,10 @@ fn locate(
             ),
         ));
     };
-    let mut links = HashSet::new();
     let mut files: Vec<PathBuf> = entries
         .into_iter()
         .filter(|e| e.file && kind.matcher.is_match(&e.name))
-        .map(|e| {
-            let f = kind.dir.join(e.name);
-            if e.link {
-                links.insert(f.clone());
-            }
-            f
-        })
+        .map(|e| kind.dir.join(e.name))
         .collect();
     if let Some(o) = overlay
         && !files.contains(&o.file)
@@ -182,28 +168,39 @@ fn locate(
         files.push(o.file.clone());
         files.sort();
     }
-    Ok((files, links))
-}
-
-/// Whether a working-tree file stays inside the workspace once its links are followed.
-fn inside(root: &Path, file: &Path) -> bool {
-    match (std::fs::canonicalize(root), std::fs::canonicalize(file)) {
-        (Ok(r), Ok(f)) => f.starts_with(r),
-        _ => false,
-    }
+    Ok(files)
 }
 
 /// Reads every record of `kind`, with `overlay` in place of what the tree holds at its path.
 pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec<Record>> {
-    let (files, links) = locate(kind, ctx, overlay)?;
-    // The records directory resolved once: a record that is a plain file (no link, as the
-    // listing says) directly in it is inside the workspace when the directory is, with no
-    // path resolved per record.
-    let dir_inside = inside(ctx.root, &kind.dir);
-    let plain = |f: &Path| !links.contains(f);
+    let files = locate(kind, ctx, overlay)?;
     // The texts of some of the files, in their order: the overlay's for its file, else what
-    // the tree holds (a working-tree link out of the workspace is not read).
+    // the tree holds (in the working tree, only what lies inside the workspace once opened).
+    let root_real = std::fs::canonicalize(ctx.root).unwrap_or_else(|_| ctx.root.to_path_buf());
+    let cannot = || {
+        format!(
+            "cannot be read (missing, unreadable or larger than {} bytes)",
+            crate::tree::MAX_FILE
+        )
+    };
+    let utf8 = |b: Vec<u8>| String::from_utf8(b).map_err(|_| "is not UTF-8 text".to_owned());
     let texts = |files: &[PathBuf]| -> Vec<std::result::Result<String, String>> {
+        if matches!(ctx.tree, Tree::Work) {
+            return files
+                .iter()
+                .map(|f| match overlay {
+                    Some(o) if &o.file == f => Ok(o.text.clone()),
+                    _ => match crate::tree::read_inside(f, &root_real) {
+                        Ok(b) => utf8(b),
+                        Err(crate::tree::Unread::Outside) => Err(
+                            "is a link that leads outside the workspace, so it is not read"
+                                .to_owned(),
+                        ),
+                        Err(crate::tree::Unread::Unreadable) => Err(cannot()),
+                    },
+                })
+                .collect();
+        }
         let from_tree: Vec<PathBuf> = files
             .iter()
             .filter(|f| overlay.is_none_or(|o| &o.file != *f))
@@ -214,25 +211,7 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
             .iter()
             .map(|f| match overlay {
                 Some(o) if &o.file == f => Ok(o.text.clone()),
-                _ => {
-                    let bytes = got.next().flatten();
-                    if matches!(ctx.tree, Tree::Work)
-                        && !(dir_inside && plain(f))
-                        && !inside(ctx.root, f)
-                    {
-                        return Err(
-                            "is a link that leads outside the workspace, so it is not read"
-                                .to_owned(),
-                        );
-                    }
-                    match bytes {
-                        None => Err(format!(
-                            "cannot be read (missing, unreadable or larger than {} bytes)",
-                            crate::tree::MAX_FILE
-                        )),
-                        Some(b) => String::from_utf8(b).map_err(|_| "is not UTF-8 text".to_owned()),
-                    }
-                }
+                _ => got.next().flatten().map_or_else(|| Err(cannot()), utf8),
             })
             .collect()
     };
@@ -264,7 +243,7 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
     ids(&mut records);
     supersession(kind, &mut records);
     for i in 0..records.len() {
-        pins(kind, ctx, &mut records, i);
+        pins(kind, ctx, &root_real, &mut records, i);
     }
     // Quorum and provenance look at one record each, so they too run over both cores.
     let judge_one = |r: &mut Record| {
@@ -482,7 +461,7 @@ fn supersession(kind: &Kind, records: &mut [Record]) {
     }
 }
 
-fn pins(kind: &Kind, ctx: &Context, records: &mut [Record], i: usize) {
+fn pins(kind: &Kind, ctx: &Context, root_real: &Path, records: &mut [Record], i: usize) {
     let Some(field) = &kind.pins else { return };
     let Some(data) = &records[i].data else { return };
     let entries = match data.get(field) {
@@ -524,12 +503,14 @@ fn pins(kind: &Kind, ctx: &Context, records: &mut [Record], i: usize) {
             continue;
         };
         let target = ctx.root.join(p);
-        let bytes =
-            if pin_path_ok(p) && (!matches!(ctx.tree, Tree::Work) || inside(ctx.root, &target)) {
-                ctx.tree.read(&target)
-            } else {
-                None
-            };
+        // In the working tree, only what lies inside the workspace once opened is hashed.
+        let bytes = if !pin_path_ok(p) {
+            None
+        } else if matches!(ctx.tree, Tree::Work) {
+            crate::tree::read_inside(&target, root_real).ok()
+        } else {
+            ctx.tree.read(&target)
+        };
         let (state, actual) = match bytes {
             None => ("missing", Value::Null),
             Some(b) => {

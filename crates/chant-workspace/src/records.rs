@@ -427,7 +427,16 @@ pub fn pin(env: &Env, path: &Path) -> Result<Value> {
             ),
         ));
     }
-    let bytes = std::fs::read(&file)
-        .map_err(|e| WsError::new("asset-missing", format!("{}: {e}", path.display())))?;
+    // Read as it is opened, inside the workspace (no FIFO, no file swapped for a link).
+    let bytes = crate::tree::read_inside(&file, &root).map_err(|_| {
+        WsError::new(
+            "asset-missing",
+            format!(
+                "{}: cannot be read inside the workspace (a regular file of at most {} bytes)",
+                path.display(),
+                crate::tree::MAX_FILE
+            ),
+        )
+    })?;
     Ok(json!({"path": read::shown(&root, &file), "sha256": crate::digest::sha256_hex(&bytes)}))
 }

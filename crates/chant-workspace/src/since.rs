@@ -446,11 +446,43 @@ fn find_session(
                         || n.starts_with(&format!("{}.", opts.since))
                 })
         };
-        let found = read_side(&kind, &root, &Tree::Work)?
+        let mut found: Vec<Record> = read_side(&kind, &root, &Tree::Work)?
             .into_iter()
-            .find(|r| r.id.as_deref() == Some(opts.since.as_str()) && named(r));
-        if let Some(record) = found {
-            return Ok(Some(FoundSession { kind, record, root }));
+            .filter(|r| r.id.as_deref() == Some(opts.since.as_str()) && named(r))
+            .collect();
+        // Only one valid session of that id is believed (a copy, or a sealed session edited
+        // after its close, picks no revisions).
+        match found.len() {
+            0 => {}
+            1 if found[0].valid() => {
+                let record = found.remove(0);
+                return Ok(Some(FoundSession { kind, record, root }));
+            }
+            n => {
+                return Err(WsError::new(
+                    "since-session-unknown",
+                    format!(
+                        "--since {} names {} session{} of the {} kind that {} not be believed: {}; fix the session files, or give a revision",
+                        opts.since,
+                        n,
+                        if n == 1 { "" } else { "s" },
+                        kind.name,
+                        if n == 1 { "can" } else { "can all" },
+                        found
+                            .iter()
+                            .map(|r| {
+                                let why: Vec<&str> = r.reasons.iter().map(|c| c.code).collect();
+                                if why.is_empty() {
+                                    format!("{} (one of several)", r.path)
+                                } else {
+                                    format!("{} ({})", r.path, why.join(", "))
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                ));
+            }
         }
     }
     Ok(None)

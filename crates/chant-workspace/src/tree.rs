@@ -51,7 +51,29 @@ pub fn git_out(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
 /// files from the wrong place; it is passed over, and the walk goes on up.
 pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     let dir = std::fs::canonicalize(dir).ok()?;
-    dir.ancestors().find(|d| is_top(d)).map(Path::to_path_buf)
+    let tops: Vec<&Path> = dir.ancestors().filter(|d| is_top(d)).collect();
+    // A top inside another repository whose HEAD tracks that directory's files is a directory
+    // of that repository, however its `.git` reads (a forged worktree, or a git directory
+    // borrowing the outer one's objects and refs): the repository that tracks it is the top.
+    // A submodule (a commit in the outer tree) or an untracked worktree stays a top.
+    let mut at = 0;
+    while at + 1 < tops.len() {
+        let (inner, outer) = (tops[at], tops[at + 1]);
+        let rel = inner
+            .strip_prefix(outer)
+            .ok()
+            .and_then(Path::to_str)
+            .unwrap_or("");
+        let spec = format!("HEAD:{rel}");
+        let tracked = !rel.is_empty()
+            && !rel.contains('\n')
+            && git_out(outer, &["cat-file", "-t", &spec]).is_some_and(|t| t == b"tree\n");
+        if !tracked {
+            break;
+        }
+        at += 1;
+    }
+    tops.get(at).map(|d| d.to_path_buf())
 }
 
 /// Whether `d` is the top of a work tree (see [`toplevel`]).
@@ -125,8 +147,6 @@ pub fn resolve(top: &Path, rev: &str) -> Option<String> {
 pub struct Entry {
     pub name: String,
     pub file: bool,
-    /// A symbolic link (to a file, when `file`): where it leads is checked before it is read.
-    pub link: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -189,9 +209,8 @@ impl Tree {
                         // A link is followed only to see whether it is a file; the reader
                         // checks where it leads before reading it.
                         let kind = e.file_type().ok()?;
-                        let link = kind.is_symlink();
-                        let file = kind.is_file() || (link && e.path().is_file());
-                        Some(Entry { name, file, link })
+                        let file = kind.is_file() || (kind.is_symlink() && e.path().is_file());
+                        Some(Entry { name, file })
                     })
                     .collect();
                 out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -219,7 +238,6 @@ impl Tree {
                         Some(Entry {
                             name: name.to_owned(),
                             file: kind == "blob" && mode != "120000",
-                            link: mode == "120000",
                         })
                     })
                     .collect();
@@ -311,13 +329,20 @@ pub const MAX_FILE: u64 = 16 * 1024 * 1024;
 /// The bytes of the regular file at `p`, at most [`MAX_FILE`]: opened without waiting (a FIFO
 /// is no file), judged by the open handle's own metadata, read to its size.
 fn read_file(p: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
+    read_open(open_file(p)?)
+}
+
+fn open_file(p: &Path) -> Option<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(p)
-        .ok()?;
+        .ok()
+}
+
+fn read_open(mut f: std::fs::File) -> Option<Vec<u8>> {
+    use std::io::Read;
     let meta = f.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_FILE {
         return None;
@@ -328,6 +353,31 @@ fn read_file(p: &Path) -> Option<Vec<u8>> {
         .read_to_end(&mut bytes)
         .ok()?;
     (bytes.len() as u64 <= MAX_FILE).then_some(bytes)
+}
+
+/// Why [`read_inside`] read nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// What was opened is outside `root` (a link, or a path swapped for one).
+    Outside,
+    /// Missing, not a regular file, unreadable, or larger than [`MAX_FILE`].
+    Unreadable,
+}
+
+/// The bytes of the working-tree file at `p` when what was opened lies inside `root` (resolved
+/// already). The place is judged on the open file itself (`/proc/self/fd`), never on the path
+/// before it is opened: a file swapped for a link between a check and the open, or a directory
+/// swapped for one, cannot make a read print a file outside.
+pub fn read_inside(p: &Path, root: &Path) -> std::result::Result<Vec<u8>, Unread> {
+    use std::os::fd::AsRawFd;
+    let f = open_file(p).ok_or(Unread::Unreadable)?;
+    let opened = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd()))
+        .or_else(|_| std::fs::canonicalize(p))
+        .map_err(|_| Unread::Unreadable)?;
+    if !opened.starts_with(root) {
+        return Err(Unread::Outside);
+    }
+    read_open(f).ok_or(Unread::Unreadable)
 }
 
 /// `git cat-file --batch` answers for each line of `input`: the blob's bytes, or `None`.
@@ -467,4 +517,51 @@ pub fn head_commit(top: &Path) -> Option<String> {
         let (sha, r) = l.split_once(' ')?;
         (r == name && hex(sha)).then(|| sha.to_owned())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The place is judged on what was opened: a link out, a path through a linked directory,
+    /// a FIFO (opened without waiting) are not read.
+    #[test]
+    fn read_inside_reads_only_regular_files_inside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let (root, outside) = (base.join("ws"), base.join("out"));
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("d/a.md"), "inside").unwrap();
+        std::fs::write(outside.join("secret.md"), "secret").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.md"), root.join("d/link.md")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(root.join("d/a.md"), root.join("d/inner.md")).unwrap();
+        let fifo = root.join("d/fifo.md");
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(read_inside(&root.join("d/a.md"), &root).unwrap(), b"inside");
+        assert_eq!(
+            read_inside(&root.join("d/inner.md"), &root).unwrap(),
+            b"inside"
+        );
+        assert_eq!(
+            read_inside(&root.join("d/link.md"), &root),
+            Err(Unread::Outside)
+        );
+        assert_eq!(
+            read_inside(&root.join("linked/secret.md"), &root),
+            Err(Unread::Outside)
+        );
+        assert_eq!(read_inside(&fifo, &root), Err(Unread::Unreadable));
+        assert_eq!(
+            read_inside(&root.join("d/none.md"), &root),
+            Err(Unread::Unreadable)
+        );
+    }
 }

@@ -2597,3 +2597,142 @@ fn a_second_hostile_review_finds_the_walls_standing() {
     .unwrap();
     assert!(text.contains("opened_rev: null"), "{text}");
 }
+
+/// A third hostile review: a forged linked worktree (its `.git` file, `commondir` and back
+/// `gitdir` all written by the agent) or a git directory borrowing the outer one's objects is
+/// no top for a directory the outer repository tracks; two sessions of one id, or one edited
+/// after its close, pick no revisions; `ls` reads no generated-files record through a link out.
+#[test]
+fn a_third_hostile_review_finds_the_walls_standing() {
+    let (d, root) = workspace();
+    let p = root.join("proj");
+    std::fs::create_dir_all(p.join("decisions")).unwrap();
+    std::fs::create_dir_all(p.join(".chant")).unwrap();
+    std::fs::write(
+        p.join("chant.workspace.json"),
+        r#"{"name": "proj", "schema": 1, "quorum": 2, "records": [{"kind": "decisions/decision.kind.mjs"}], "members": []}"#,
+    )
+    .unwrap();
+    std::fs::write(p.join("decisions/decision.kind.mjs"), KIND).unwrap();
+    std::fs::write(p.join("decisions/decision.schema.json"), SCHEMA).unwrap();
+    std::fs::write(
+        p.join("decisions/ws-001-first.md"),
+        "---\nid: \"ws-001\"\ntitle: \"First\"\nstate: \"decided\"\ndecided_by: \"lex\"\nevidence: []\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join(".chant/allowed_signers"),
+        "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDJ8yNq1cEMmqUYLuZ8mSO6mYnW6PqC8qPB8S4bfsFZD\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "proj"]);
+    let read = || {
+        let (v, code) = doc(
+            &p,
+            &["workspace", "records", "--kind", "decision", "--json"],
+            None,
+        );
+        assert_eq!(code, 0, "{v}");
+        (
+            v["trust"]["active"].clone(),
+            record(&v, "ws-001")["quorum"]["need"].clone(),
+        )
+    };
+    assert_eq!(read(), (json!(true), json!(2)));
+    let lowered = std::fs::read_to_string(p.join("chant.workspace.json"))
+        .unwrap()
+        .replace("\"quorum\": 2", "\"quorum\": 0");
+    std::fs::write(p.join("chant.workspace.json"), lowered).unwrap();
+    // A forged worktree.
+    let wt = root.join(".git/worktrees/x");
+    std::fs::create_dir_all(&wt).unwrap();
+    std::fs::write(wt.join("commondir"), "../..\n").unwrap();
+    std::fs::write(wt.join("gitdir"), format!("{}\n", p.join(".git").display())).unwrap();
+    std::fs::write(wt.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(p.join(".git"), "gitdir: ../.git/worktrees/x\n").unwrap();
+    assert_eq!(
+        read(),
+        (json!(true), json!(2)),
+        "a forged worktree moved the base"
+    );
+    std::fs::remove_file(p.join(".git")).unwrap();
+    // A git directory borrowing the outer one's objects and refs.
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    std::os::unix::fs::symlink(root.join(".git/objects"), p.join(".git/objects")).unwrap();
+    std::os::unix::fs::symlink(root.join(".git/refs"), p.join(".git/refs")).unwrap();
+    std::fs::write(p.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    assert_eq!(
+        read(),
+        (json!(true), json!(2)),
+        "a borrowed git directory moved the base"
+    );
+    std::fs::remove_dir_all(p.join(".git")).unwrap();
+
+    // ls: a generated-files record that is a link out of the repository is not read.
+    let outside = d.path().join("generated.json");
+    std::fs::write(
+        &outside,
+        r#"{"schema": 1, "files": [{"path": "x.yml", "command": "LEAK-cmd", "env": "LEAK-env"}]}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("infra/.chant")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("infra/.chant/generated.json")).unwrap();
+    let (v, _) = doc(&root, &["workspace", "ls", "--json"], None);
+    assert!(!v.to_string().contains("LEAK"), "{v}");
+
+    // Sessions: a copy of a session under its id, and a sealed one edited after its close.
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
+    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
+    let kind = ["--kind", "sessions/session.kind.mjs"];
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "new",
+            kind[0],
+            kind[1],
+            "--prefix",
+            "S",
+            "--from",
+            "-",
+        ],
+        Some(r#"{"title": "Walk"}"#),
+    );
+    assert_eq!(code, 0, "{v}");
+    let (v, code) = doc(
+        &root,
+        &["workspace", "records", "close", "S-001", kind[0], kind[1]],
+        None,
+    );
+    assert_eq!(code, 0, "{v}");
+    let since = |root: &Path| {
+        doc(
+            root,
+            &[
+                "workspace",
+                "records",
+                "--kind",
+                "decision",
+                "--since",
+                "S-001",
+                "--json",
+            ],
+            None,
+        )
+        .0
+    };
+    let file = root.join("sessions/S-001-walk.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let moved = text.replace(
+        "opened_rev: \"",
+        "opened_rev: \"0000000000000000000000000000000000000000\"\nx_old: \"",
+    );
+    std::fs::write(&file, &moved).unwrap();
+    assert_eq!(code_of(&since(&root)), "since-session-unknown");
+    std::fs::write(&file, &text).unwrap();
+    std::fs::write(root.join("sessions/S-001-copy.md"), &text).unwrap();
+    assert_eq!(code_of(&since(&root)), "since-session-unknown");
+}
