@@ -184,13 +184,20 @@ pub fn read(kind: &Kind, ctx: &Context, overlay: Option<&Overlay>) -> Result<Vec
         )
     };
     let utf8 = |b: Vec<u8>| String::from_utf8(b).map_err(|_| "is not UTF-8 text".to_owned());
+    let dir = matches!(ctx.tree, Tree::Work)
+        .then(|| crate::tree::DirReader::open(&kind.dir, &root_real))
+        .flatten();
     let texts = |files: &[PathBuf]| -> Vec<std::result::Result<String, String>> {
         if matches!(ctx.tree, Tree::Work) {
+            let read_one = |f: &PathBuf| match (&dir, f.file_name()) {
+                (Some(d), Some(name)) if f.parent() == Some(kind.dir.as_path()) => d.read(name),
+                _ => crate::tree::read_inside(f, &root_real),
+            };
             return files
                 .iter()
                 .map(|f| match overlay {
                     Some(o) if &o.file == f => Ok(o.text.clone()),
-                    _ => match crate::tree::read_inside(f, &root_real) {
+                    _ => match read_one(f) {
                         Ok(b) => utf8(b),
                         Err(crate::tree::Unread::Outside) => Err(
                             "is a link that leads outside the workspace, so it is not read"

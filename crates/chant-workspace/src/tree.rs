@@ -355,6 +355,67 @@ fn read_open(mut f: std::fs::File) -> Option<Vec<u8>> {
     (bytes.len() as u64 <= MAX_FILE).then_some(bytes)
 }
 
+/// Reads the files directly in one directory, judged inside once: the directory is opened and
+/// its place checked on the open handle, then each file is opened relative to it without
+/// following a link (`openat`, `O_NOFOLLOW`), so no swap of a name or of the directory lets a
+/// read leave it; a name that is a link is read by [`read_inside`], its target judged as opened.
+/// One check for the directory, not one a file: a records read opens thousands.
+pub struct DirReader {
+    dir: std::fs::File,
+    path: PathBuf,
+    root: PathBuf,
+}
+
+impl DirReader {
+    /// The directory `dir` when it lies inside `root` (resolved) once opened.
+    pub fn open(dir: &Path, root: &Path) -> Option<DirReader> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
+            .open(dir)
+            .ok()?;
+        let opened = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+        opened.starts_with(root).then(|| DirReader {
+            dir: f,
+            path: dir.to_path_buf(),
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The file `name` of this directory.
+    pub fn read(&self, name: &std::ffi::OsStr) -> std::result::Result<Vec<u8>, Unread> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(name.as_bytes()) else {
+            return Err(Unread::Unreadable);
+        };
+        if name.as_bytes().contains(&b'/') {
+            return Err(Unread::Unreadable);
+        }
+        // SAFETY: openat with a valid directory descriptor and a NUL-terminated name; the
+        // descriptor it returns is owned by the File made from it.
+        let fd = unsafe {
+            libc::openat(
+                self.dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return match std::io::Error::last_os_error().raw_os_error() {
+                // A link: its target is judged on what opening it finds.
+                Some(libc::ELOOP) => read_inside(&self.path.join(name), &self.root),
+                _ => Err(Unread::Unreadable),
+            };
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        let f = unsafe { std::fs::File::from_raw_fd(fd) };
+        read_open(f).ok_or(Unread::Unreadable)
+    }
+}
+
 /// Why [`read_inside`] read nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unread {
@@ -563,5 +624,14 @@ mod tests {
             read_inside(&root.join("d/none.md"), &root),
             Err(Unread::Unreadable)
         );
+        // The same through one directory handle.
+        let d = DirReader::open(&root.join("d"), &root).unwrap();
+        let name = |n: &str| std::ffi::OsString::from(n);
+        assert_eq!(d.read(&name("a.md")).unwrap(), b"inside");
+        assert_eq!(d.read(&name("inner.md")).unwrap(), b"inside");
+        assert_eq!(d.read(&name("link.md")), Err(Unread::Outside));
+        assert_eq!(d.read(&name("fifo.md")), Err(Unread::Unreadable));
+        assert_eq!(d.read(&name("../d/a.md")), Err(Unread::Unreadable));
+        assert!(DirReader::open(&root.join("linked"), &root).is_none());
     }
 }
