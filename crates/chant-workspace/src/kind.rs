@@ -288,15 +288,49 @@ const KNOWN: &[&str] = &[
 /// Loads the kind file `file` (absolute) through `reader`, with imports kept in `boundary`,
 /// and `shown` the path errors name it by.
 pub fn load(reader: &dyn ModuleReader, boundary: &Path, file: &Path, shown: &str) -> Result<Kind> {
-    if !file.is_file() {
+    load_as(reader, boundary, file, shown, None)
+}
+
+/// [`load`], with the kind's rules taken from `at_base` when given: the text of the kind file
+/// at the base revision, evaluated on its own in a directory of its own, so a change cannot
+/// rewrite the rules its own records are judged by (closed states, the seal, where records
+/// are). Its paths (`location.dir`, `schema.path`) still name the working tree's files.
+pub fn load_as(
+    reader: &dyn ModuleReader,
+    boundary: &Path,
+    file: &Path,
+    shown: &str,
+    at_base: Option<(&str, &[u8])>,
+) -> Result<Kind> {
+    if !file.is_file() && at_base.is_none() {
         return Err(WsError::new(
             "kind-unreadable",
             format!("{shown}: no kind file there; name a file that exports recordKind"),
         ));
     }
-    let value = reader
-        .export(boundary, file, "recordKind")
-        .map_err(|e| WsError::new("kind-unreadable", format!("{shown}: {e}")))?;
+    let value = match at_base {
+        None => reader
+            .export(boundary, file, "recordKind")
+            .map_err(|e| WsError::new("kind-unreadable", format!("{shown}: {e}")))?,
+        Some((commit, bytes)) => {
+            let unreadable = |e: String| {
+                WsError::new(
+                    "kind-unreadable",
+                    format!(
+                        "{shown} as it is at base ({}) does not evaluate on its own: {e}; a kind file is read at base, with no imports",
+                        &commit[..commit.len().min(12)]
+                    ),
+                )
+            };
+            let dir = tempfile::tempdir().map_err(|e| unreadable(e.to_string()))?;
+            let name = file.file_name().unwrap_or_default();
+            let copy = dir.path().join(name);
+            std::fs::write(&copy, bytes).map_err(|e| unreadable(e.to_string()))?;
+            reader
+                .export(dir.path(), &copy, "recordKind")
+                .map_err(unreadable)?
+        }
+    };
     // The schema files a kind names are read from inside the same walls as its imports.
     let kind_dir = file.parent().unwrap_or(Path::new("/"));
     let schema = value.get("schema");

@@ -78,11 +78,31 @@ pub fn named_kind<'d>(
 }
 
 /// Loads the kind at `file`, shown from its workspace root.
+/// Loads the kind at `file`, shown from its workspace root. A kind file the base revision
+/// holds is read as it is there (its rules judge the records, and a change cannot rewrite
+/// them); a kind new in the working tree is read from it.
 pub fn load_kind(env: &Env, file: &Path) -> Result<(Kind, PathBuf)> {
     let root = root_of(file);
     let shown = read::shown(&root, file);
-    let boundary = crate::tree::toplevel(&root).unwrap_or_else(|| root.clone());
-    let k = kind::load(env.reader, &boundary, file, &shown)?;
+    let top = crate::tree::toplevel(&root);
+    let boundary = top.clone().unwrap_or_else(|| root.clone());
+    let at_base = top.as_ref().and_then(|t| {
+        let (commit, _) = crate::trust::base_of(t, None).ok().flatten()?;
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let bytes = Tree::Rev {
+            top: t.clone(),
+            commit: commit.clone(),
+        }
+        .read(&file)?;
+        Some((commit, bytes))
+    });
+    let k = kind::load_as(
+        env.reader,
+        &boundary,
+        file,
+        &shown,
+        at_base.as_ref().map(|(c, b)| (c.as_str(), b.as_slice())),
+    )?;
     Ok((k, root))
 }
 

@@ -1275,10 +1275,25 @@ fn a_kinds_schema_is_read_only_from_inside_the_repository_and_only_as_a_file() {
         "path: \"decision.schema.json\"",
         "path: \"../../outside.json\"",
     );
-    std::fs::write(root.join("decisions/decision.kind.mjs"), kind).unwrap();
-    let (v, _) = doc(
+    // Edited where the base holds it, the kind keeps the base's rules: nothing changes.
+    std::fs::write(root.join("decisions/decision.kind.mjs"), &kind).unwrap();
+    let (v, code) = doc(
         &root,
         &["workspace", "records", "--kind", "decision", "--json"],
+        None,
+    );
+    assert_eq!(code, 0, "the committed kind is read at base: {v}");
+    // A kind new in the working tree is read from it, and its schema must stay inside.
+    std::fs::write(root.join("decisions/evil.kind.mjs"), &kind).unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decisions/evil.kind.mjs",
+            "--json",
+        ],
         None,
     );
     assert_eq!(code_of(&v), "schema-unreadable", "{v}");
@@ -1298,14 +1313,20 @@ fn a_kinds_schema_is_read_only_from_inside_the_repository_and_only_as_a_file() {
             .success()
     );
     std::fs::write(
-        root.join("decisions/decision.kind.mjs"),
+        root.join("decisions/evil.kind.mjs"),
         KIND.replace("decision.schema.json", "fifo.json"),
     )
     .unwrap();
     let t = std::time::Instant::now();
     let (v, _) = doc(
         &root,
-        &["workspace", "records", "--kind", "decision", "--json"],
+        &[
+            "workspace",
+            "records",
+            "--kind",
+            "decisions/evil.kind.mjs",
+            "--json",
+        ],
         None,
     );
     assert_eq!(code_of(&v), "schema-unreadable", "{v}");
@@ -2735,4 +2756,122 @@ fn a_third_hostile_review_finds_the_walls_standing() {
     std::fs::write(&file, &text).unwrap();
     std::fs::write(root.join("sessions/S-001-copy.md"), &text).unwrap();
     assert_eq!(code_of(&since(&root)), "since-session-unknown");
+}
+
+/// A kind the base holds is read as it is there: a change that rewrites its rules in the
+/// working tree (no closed state, another state field) cannot reopen a record or a session
+/// that the rules at base close.
+#[test]
+fn a_kind_edited_in_the_working_tree_keeps_the_rules_at_base() {
+    let (_d, root) = workspace();
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
+    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
+        r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
+    );
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    // A decision closed by hand with the closed state, committed with the kind.
+    std::fs::write(
+        root.join("decisions/ws-002-closed.md"),
+        "---\nid: \"ws-002\"\ntitle: \"Closed\"\nstate: \"superseded\"\ndecided_by: \"lex\"\nevidence: []\n---\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "kinds"]);
+    let (v, code) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "new",
+            "--kind",
+            "session",
+            "--prefix",
+            "S",
+            "--from",
+            "-",
+        ],
+        Some(r#"{"title": "Walk"}"#),
+    );
+    assert_eq!(code, 0, "{v}");
+    let (v, code) = doc(&root, &["workspace", "records", "close", "S-001"], None);
+    assert_eq!(code, 0, "{v}");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "closed"]);
+
+    // The working tree's kinds lose their closed states.
+    std::fs::write(
+        root.join("decisions/decision.kind.mjs"),
+        KIND.replace(
+            r#"closedStates: ["ratified", "superseded"]"#,
+            r#"closedStates: ["ratified"]"#,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("sessions/session.kind.mjs"),
+        SESSION_KIND
+            .replace(
+                r#"states: ["open", "closed"]"#,
+                r#"states: ["open", "closed", "done"]"#,
+            )
+            .replace(r#"closedStates: ["closed"]"#, r#"closedStates: ["done"]"#),
+    )
+    .unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "amend",
+            "ws-002",
+            "--kind",
+            "decision",
+            "--set",
+            "-",
+        ],
+        Some(r#"{"title": "Reopened"}"#),
+    );
+    assert_eq!(code_of(&v), "record-closed", "{v}");
+    let file = root.join("sessions/S-001-walk.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let reopened: String = text
+        .replace("state: \"closed\"", "state: \"open\"")
+        .lines()
+        .filter(|l| !l.starts_with("closed"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, reopened).unwrap();
+    let (v, _) = doc(
+        &root,
+        &[
+            "workspace",
+            "records",
+            "review",
+            "ws-001",
+            "--kind",
+            "decision",
+            "--verdict",
+            "agree",
+            "--by",
+            "mallory",
+            "--session",
+            "S-001",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(code_of(&v), "session-not-open", "{v}");
+    let (v, _) = doc(
+        &root,
+        &["workspace", "records", "--kind", "session", "--json"],
+        None,
+    );
+    assert_eq!(
+        record(&v, "S-001")["reasons"][0]["code"],
+        "session-seal-mismatch",
+        "{v}"
+    );
 }
