@@ -1936,6 +1936,29 @@ const SESSION_KIND: &str = r#"export const recordKind = {
 };
 "#;
 
+/// Adds the session kind to the workspace of `root` and to its declaration.
+fn declare_sessions(root: &Path) {
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
+    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
+    let decl = std::fs::read_to_string(root.join("chant.workspace.json"))
+        .unwrap()
+        .replace(
+            r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
+            r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
+        );
+    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+}
+
+/// A closed session's text, reopened by hand: open, and without its close fields.
+fn reopen(text: &str) -> String {
+    text.replace("state: \"closed\"", "state: \"open\"")
+        .lines()
+        .filter(|l| !l.starts_with("closed"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 const SESSION_SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:test:session:1",
  "type": "object", "required": ["id", "title", "state"], "additionalProperties": false,
  "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "state": {"enum": ["open", "closed"]},
@@ -1949,14 +1972,7 @@ const SESSION_SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-
 #[test]
 fn a_review_session_opens_gathers_verdicts_closes_sealed_and_is_compared_by_id() {
     let (_d, root) = workspace();
-    std::fs::create_dir_all(root.join("sessions")).unwrap();
-    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
-    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
-    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
-        r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
-        r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
-    );
-    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    declare_sessions(&root);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "sessions"]);
     let opened_at = head(&root);
@@ -2491,14 +2507,7 @@ fn a_second_hostile_review_finds_the_walls_standing() {
     assert!(!v.to_string().contains("hunter2"), "{v}");
 
     // Sessions: closed and committed, then reopened by hand.
-    std::fs::create_dir_all(root.join("sessions")).unwrap();
-    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
-    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
-    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
-        r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
-        r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
-    );
-    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    declare_sessions(&root);
     let new_session = |title: &str| {
         doc(
             &root,
@@ -2535,12 +2544,7 @@ fn a_second_hostile_review_finds_the_walls_standing() {
     git(&root, &["commit", "-qm", "S-001 closed"]);
     let file = root.join("sessions/S-001-walk.md");
     let text = std::fs::read_to_string(&file).unwrap();
-    let reopened: String = text
-        .replace("state: \"closed\"", "state: \"open\"")
-        .lines()
-        .filter(|l| !l.starts_with("closed"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let reopened = reopen(&text);
     std::fs::write(&file, reopened).unwrap();
     let (v, _) = doc(
         &root,
@@ -2764,14 +2768,7 @@ fn a_third_hostile_review_finds_the_walls_standing() {
 #[test]
 fn a_kind_edited_in_the_working_tree_keeps_the_rules_at_base() {
     let (_d, root) = workspace();
-    std::fs::create_dir_all(root.join("sessions")).unwrap();
-    std::fs::write(root.join("sessions/session.kind.mjs"), SESSION_KIND).unwrap();
-    std::fs::write(root.join("sessions/session.schema.json"), SESSION_SCHEMA).unwrap();
-    let decl = std::fs::read_to_string(root.join("chant.workspace.json")).unwrap().replace(
-        r#""records": [{"kind": "decisions/decision.kind.mjs"}]"#,
-        r#""records": [{"kind": "decisions/decision.kind.mjs"}, {"kind": "sessions/session.kind.mjs"}]"#,
-    );
-    std::fs::write(root.join("chant.workspace.json"), decl).unwrap();
+    declare_sessions(&root);
     // A decision closed by hand with the closed state, committed with the kind.
     std::fs::write(
         root.join("decisions/ws-002-closed.md"),
@@ -2837,12 +2834,7 @@ fn a_kind_edited_in_the_working_tree_keeps_the_rules_at_base() {
     assert_eq!(code_of(&v), "record-closed", "{v}");
     let file = root.join("sessions/S-001-walk.md");
     let text = std::fs::read_to_string(&file).unwrap();
-    let reopened: String = text
-        .replace("state: \"closed\"", "state: \"open\"")
-        .lines()
-        .filter(|l| !l.starts_with("closed"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let reopened = reopen(&text);
     std::fs::write(&file, reopened).unwrap();
     let (v, _) = doc(
         &root,
