@@ -589,7 +589,12 @@ fn a_completed_run_takes_no_more_turns() {
 
 /// The agent script with `extra` shell run before it stages its result.
 fn agent_with(extra: &str) -> Agent {
-    let a = agent("ok", "stdin");
+    agent_with_mode("ok", extra)
+}
+
+/// The agent of `mode`, running `extra` before it stages its result.
+fn agent_with_mode(mode: &str, extra: &str) -> Agent {
+    let a = agent(mode, "stdin");
     let script = a.out.path().join("agent.sh");
     let text = std::fs::read_to_string(&script).unwrap();
     std::fs::write(
@@ -618,7 +623,12 @@ fn nothing_the_agent_started_outlives_its_turn() {
 
 #[test]
 fn an_agent_that_breaks_the_state_is_ended_with_the_step() {
-    let a = agent_with(
+    // The agent breaks the state before its first output, which the step records in the state
+    // (read, then written back under its lock, which the agent does not take). Printing first,
+    // as the `ok` agent does, raced that write: a corruption landing between the step's read
+    // and its write was overwritten, and the run went on.
+    let a = agent_with_mode(
+        "quiet-ok",
         "echo $$ > \"$AGENT_OUT/pid\"; echo 'not json' > .agentxchain/state.json; echo broke; sleep 30",
     );
     let started = Instant::now();
