@@ -303,24 +303,37 @@ fn with_env<T>(state: &State, f: impl FnOnce(&Env) -> T) -> T {
     f(&env)
 }
 
-/// The MCP source of a write, with this host's configured key when `sign` is true (MCP names
-/// no key file: git's `user.signingkey` with `gpg.format ssh`, or the CLI's refusal).
+/// The key a write seals with when `sign` is true: this host's configured key (MCP names no
+/// key file: git's `user.signingkey` with `gpg.format ssh`, from the host's config only), or
+/// the CLI's refusal with `code`.
+fn host_key(
+    state: &State,
+    args: &Map<String, Value>,
+    code: &'static str,
+) -> chant_workspace::error::Result<Option<chant_workspace::seal::Key>> {
+    b(args, "sign")
+        .then(|| {
+            chant_workspace::seal::key(
+                &state.root,
+                None,
+                code,
+                chant_workspace::seal::KeyConfig::Host,
+            )
+        })
+        .transpose()
+}
+
+/// The MCP source of a write, with [`host_key`] when `sign` is true.
 fn source_for(
     state: &State,
     ctx: &RequestContext,
     args: &Map<String, Value>,
     code: &'static str,
 ) -> chant_workspace::error::Result<Source> {
-    let mut source = mcp_source(ctx);
-    if b(args, "sign") {
-        source.sign = Some(chant_workspace::seal::key(
-            &state.root,
-            None,
-            code,
-            chant_workspace::seal::KeyConfig::Host,
-        )?);
-    }
-    Ok(source)
+    Ok(Source {
+        sign: host_key(state, args, code)?,
+        ..mcp_source(ctx)
+    })
 }
 
 const NEW: ToolDecl = ToolDecl {
@@ -549,18 +562,10 @@ fn tool_review(
     with_env(state, |env| {
         answer(
             write::REVIEW_SCHEMA,
-            (|| {
-                let mut rv = rv;
-                if b(&args, "sign") {
-                    rv.sign = Some(chant_workspace::seal::key(
-                        &state.root,
-                        None,
-                        "review-sign-failed",
-                        chant_workspace::seal::KeyConfig::Host,
-                    )?);
-                }
+            host_key(state, &args, "review-sign-failed").and_then(|sign| {
+                let rv = Review { sign, ..rv };
                 write::review(env, id, s(&args, "kind"), &rv, b(&args, "dryRun"))
-            })(),
+            }),
         )
     })
 }

@@ -106,6 +106,29 @@ pub fn load_kind(env: &Env, file: &Path) -> Result<(Kind, PathBuf)> {
     Ok((k, root))
 }
 
+/// The review session kinds among `first` and the kinds `decl` names, loaded, each kind file
+/// once (by its resolved path): `(file, kind, its workspace root)`. A kind that does not load
+/// is not one.
+pub fn session_kinds(
+    env: &Env,
+    decl: Option<&Declaration>,
+    first: Option<PathBuf>,
+) -> Vec<(PathBuf, Kind, PathBuf)> {
+    let declared = decl
+        .into_iter()
+        .flat_map(|d| d.all_kinds().into_iter().map(|k| d.root.join(&k.path)));
+    let mut seen = HashSet::new();
+    first
+        .into_iter()
+        .chain(declared)
+        .filter(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())))
+        .filter_map(|f| {
+            let (kind, root) = load_kind(env, &f).ok()?;
+            kind.session.is_some().then_some((f, kind, root))
+        })
+        .collect()
+}
+
 /// How a read is asked for.
 #[derive(Debug, Default, Clone)]
 pub struct ReadOptions {
@@ -118,7 +141,8 @@ pub struct ReadOptions {
     pub require_attested: bool,
 }
 
-fn declared_block(k: Option<&KindDecl>) -> Value {
+/// The declaration's entry for a kind, as a read document's `declared` block.
+pub(crate) fn declared_block(k: Option<&KindDecl>) -> Value {
     match k {
         Some(k) => json!({"member": k.member, "path": k.path, "name": k.name}),
         None => Value::Null,
@@ -163,15 +187,7 @@ pub fn closed_at_base(kind: &Kind, root: &Path, trust: &Trust) -> HashMap<String
         top: top.clone(),
         commit: base.clone(),
     };
-    let none = Trust::default();
-    let ctx = Context {
-        tree: &at,
-        root,
-        trust: &none,
-        need: (2, "default"),
-        dirty: None,
-    };
-    read::read(kind, &ctx, None)
+    read::records_at(kind, root, &at)
         .unwrap_or_default()
         .into_iter()
         .filter(|r| kind.is_closed(r.state.as_deref()))
@@ -352,6 +368,17 @@ pub fn records(env: &Env, opts: &ReadOptions) -> (Value, i32) {
     )
 }
 
+/// The human form of a failure document's error block, `error[<code>]: <message>`.
+pub(crate) fn error_line(doc: &Value) -> Option<String> {
+    doc.get("error").map(|e| {
+        format!(
+            "error[{}]: {}\n",
+            e["code"].as_str().unwrap_or(""),
+            e["message"].as_str().unwrap_or("")
+        )
+    })
+}
+
 /// The human form of a records document (one kind or the declared set).
 pub fn human(doc: &Value) -> String {
     let mut out = String::new();
@@ -367,12 +394,8 @@ pub fn human(doc: &Value) -> String {
         }
         return out;
     }
-    if let Some(e) = doc.get("error") {
-        return format!(
-            "error[{}]: {}\n",
-            e["code"].as_str().unwrap_or(""),
-            e["message"].as_str().unwrap_or("")
-        );
+    if let Some(line) = error_line(doc) {
+        return line;
     }
     for r in doc["records"].as_array().into_iter().flatten() {
         let mark = if r["valid"] == true { "ok" } else { "INVALID" };

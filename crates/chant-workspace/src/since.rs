@@ -11,13 +11,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::declaration::KindDecl;
 use crate::error::{Result, WsError};
 use crate::kind::Kind;
-use crate::read::{self, Context, Record};
+use crate::read::{self, Record};
 use crate::records::{Env, load_kind, named_kind};
 use crate::tree::Tree;
-use crate::trust::Trust;
 
 pub const SINCE_SCHEMA: &str =
     "https://intentius.io/chant/schemas/workspace/records-since/v1/records-since.schema.json";
@@ -73,22 +71,6 @@ fn since_commit(cwd: &Path, rev: &str) -> Result<String> {
             "since-rev-unknown",
             format!("--since {rev} names no commit in this repository"),
         )),
-    }
-}
-
-/// The kind's records in `tree`; a records directory the tree lacks holds none.
-fn read_side(kind: &Kind, root: &Path, tree: &Tree) -> Result<Vec<Record>> {
-    let trust = Trust::default();
-    let ctx = Context {
-        tree,
-        root,
-        trust: &trust,
-        need: (2, "default"),
-        dirty: None,
-    };
-    match read::read(kind, &ctx, None) {
-        Err(e) if e.code == "location-missing" => Ok(Vec::new()),
-        other => other,
     }
 }
 
@@ -285,8 +267,8 @@ fn compare_kind(env: &Env, file: &Path, since: &str, at: &Tree, id: Option<&str>
         top: top.clone(),
         commit: since.to_owned(),
     };
-    let before = read_side(&kind, &root, &before_tree)?;
-    let after = read_side(&kind, &root, at)?;
+    let before = read::records_at(&kind, &root, &before_tree)?;
+    let after = read::records_at(&kind, &root, at)?;
     let changes = compare(&kind, &before, &after);
     let mut doc = json!({
         "$schema": SINCE_SCHEMA,
@@ -302,10 +284,6 @@ fn compare_kind(env: &Env, file: &Path, since: &str, at: &Tree, id: Option<&str>
         None => changes,
     });
     Ok(doc)
-}
-
-fn declared_block(k: &KindDecl) -> Value {
-    json!({"member": k.member, "path": k.path, "name": k.name})
 }
 
 /// `records --since <rev> [--kind] [--at]`: the document and the exit code (0 compared, 1 a
@@ -392,7 +370,7 @@ fn compare_all(
                     failed = true;
                     failure(&e)
                 });
-            doc["declared"] = declared_block(k);
+            doc["declared"] = crate::records::declared_block(Some(k));
             doc
         })
         .collect();
@@ -416,25 +394,8 @@ fn find_session(
     decl: Option<&crate::declaration::Declaration>,
     opts: &SinceOptions,
 ) -> Result<Option<FoundSession>> {
-    let mut files: Vec<std::path::PathBuf> = Vec::new();
-    if let Some(k) = &opts.kind {
-        files.push(named_kind(env, k, decl).0);
-    }
-    if let Some(d) = decl {
-        files.extend(d.all_kinds().iter().map(|k| d.root.join(&k.path)));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for file in files {
-        let real = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
-        if !seen.insert(real) {
-            continue;
-        }
-        let Ok((kind, root)) = load_kind(env, &file) else {
-            continue;
-        };
-        if kind.session.is_none() {
-            continue;
-        }
+    let first = opts.kind.as_ref().map(|k| named_kind(env, k, decl).0);
+    for (_, kind, root) in crate::records::session_kinds(env, decl, first) {
         // A session is the record of that id whose file is named by it (`S-0002-….md`): an
         // id written into another file does not shadow a branch or tag of that name.
         let named = |r: &Record| {
@@ -446,7 +407,7 @@ fn find_session(
                         || n.starts_with(&format!("{}.", opts.since))
                 })
         };
-        let mut found: Vec<Record> = read_side(&kind, &root, &Tree::Work)?
+        let mut found: Vec<Record> = read::records_at(&kind, &root, &Tree::Work)?
             .into_iter()
             .filter(|r| r.id.as_deref() == Some(opts.since.as_str()) && named(r))
             .collect();
@@ -607,12 +568,8 @@ pub fn human(doc: &Value) -> String {
         }
         return out;
     }
-    if let Some(e) = doc.get("error") {
-        return format!(
-            "error[{}]: {}\n",
-            e["code"].as_str().unwrap_or(""),
-            e["message"].as_str().unwrap_or("")
-        );
+    if let Some(line) = crate::records::error_line(doc) {
+        return line;
     }
     let or = |v: &Value, d: &'static str| v.as_str().map_or(d.to_owned(), str::to_owned);
     let short = |v: &Value| {

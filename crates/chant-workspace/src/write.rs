@@ -1018,11 +1018,7 @@ fn open_session(env: &Env, subjects: &Path, sid: &str) -> Result<(Target, Record
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     };
-    for k in decl.all_kinds() {
-        let file = decl.root.join(&k.path);
-        let Ok((kind, _)) = load_kind(env, &file) else {
-            continue;
-        };
+    for (file, kind, _) in crate::records::session_kinds(env, Some(&decl), None) {
         if !kind
             .session
             .as_ref()
@@ -1228,15 +1224,10 @@ fn session_target(env: &Env, kind: Option<&str>) -> Result<Target> {
             "--kind <session kind file> is required: no workspace declaration above this directory names a record kind",
         ));
     };
-    let mut sessions = Vec::new();
-    for k in d.all_kinds() {
-        let file = d.root.join(&k.path);
-        if let Ok((kind, _)) = load_kind(env, &file)
-            && kind.session.is_some()
-        {
-            sessions.push(file);
-        }
-    }
+    let sessions: Vec<PathBuf> = crate::records::session_kinds(env, Some(d), None)
+        .into_iter()
+        .map(|(file, _, _)| file)
+        .collect();
     match sessions.as_slice() {
         [one] => target_file(env, Some(d), one),
         [] => Err(usage(
