@@ -16,6 +16,9 @@ fn code(c: i32) -> ExitCode {
 }
 
 pub(crate) fn refuse(r: &Refusal) -> ExitCode {
+    if let Some(w) = &r.warning {
+        eprintln!("{w}");
+    }
     println!("{}", r.message);
     code(r.exit_code)
 }
@@ -46,6 +49,18 @@ macro_rules! project {
             Err(c) => return c,
         }
     };
+}
+
+/// The project, once its config validates: a command that prints before its kernel operation
+/// reads the config refuses first, with the reference's texts and nothing else printed.
+macro_rules! configured {
+    () => {{
+        let store = project!();
+        if let Err(r) = cfg::load(&store) {
+            return refuse(&r);
+        }
+        store
+    }};
 }
 
 /// `init --governed`.
@@ -933,7 +948,7 @@ pub(crate) fn escalation_notice(record: &Json) {
 
 /// `reject-turn`.
 pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
-    let store = project!();
+    let store = configured!();
     match run::reject::reject(&store, turn, reason) {
         Err(r) => {
             println!("Failed to reject turn: {}", r.message);
@@ -984,7 +999,7 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
 
 /// `reissue-turn`.
 pub fn reissue_turn(turn: Option<&str>, role: Option<&str>, reason: Option<&str>) -> ExitCode {
-    let store = project!();
+    let store = configured!();
     if let Ok(state) = store.state()
         && let Some(t) = match turn {
             Some(t) => state["active_turns"].get(t),

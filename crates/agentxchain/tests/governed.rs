@@ -395,6 +395,109 @@ fn a_result_that_claims_the_orchestrators_files_is_refused_and_the_turn_kept() {
 }
 
 #[test]
+fn a_result_naming_files_outside_the_project_is_refused_before_history() {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    for (key, bad, why) in [
+        ("files_changed", "../x/evil.md", "climbs out of the project"),
+        (
+            "files_changed",
+            "src/../../x.md",
+            "climbs out of the project",
+        ),
+        ("files_changed", "/etc/passwd", "is an absolute path"),
+        ("files_changed", ".git/config", "is inside .git"),
+        (
+            "files_changed",
+            "sub/.GIT/hooks/pre-commit",
+            "is inside .git",
+        ),
+        (
+            "artifacts_created",
+            "../../etc/passwd",
+            "climbs out of the project",
+        ),
+        ("artifacts_created", "C:\\x", "is an absolute path"),
+    ] {
+        let turn = p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+        let path = p
+            .root
+            .join(format!(".agentxchain/staging/{turn}/turn-result.json"));
+        let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut list = r[key].as_array().cloned().unwrap_or_default();
+        list.push(json!(bad));
+        r[key] = json!(list);
+        std::fs::write(&path, r.to_string()).unwrap();
+        let out = p.fails(&["accept-turn"]);
+        assert!(
+            out.contains("Validation failed at stage schema"),
+            "{bad}: {out}"
+        );
+        assert!(out.contains(&format!("\"{bad}\" {why}")), "{bad}: {out}");
+        assert_eq!(
+            std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap(),
+            "",
+            "{bad}"
+        );
+        assert_eq!(
+            p.state()["active_turns"][&turn]["status"],
+            "failed_acceptance"
+        );
+    }
+    // A path that only passes through a directory and comes back is the project's own.
+    let turn = p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    let path = p
+        .root
+        .join(format!(".agentxchain/staging/{turn}/turn-result.json"));
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    r["files_changed"] = json!([".planning/x/../PM_SIGNOFF.md"]);
+    std::fs::write(&path, r.to_string()).unwrap();
+    // (It then fails later, as the reference's would: the diff shows no such spelling.)
+    let out = p.fails(&["accept-turn"]);
+    assert!(out.contains("stage artifact"), "{out}");
+}
+
+#[test]
+fn a_config_that_does_not_validate_stops_every_command_that_writes() {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    // The pm is review_only; a local_cli runtime would give it write access.
+    p.config(|c| c["runtimes"]["manual-pm"] = json!({"type": "local_cli", "command": ["true"]}));
+    let before = hash_tree(&p.root);
+    for args in [
+        &["resume"][..],
+        &["step"],
+        &["accept-turn"],
+        &["reject-turn", "--reason", "x"],
+        &["approve-transition"],
+        &["approve-completion"],
+        &["escalate", "--reason", "x"],
+        &["run", "--max-turns", "1"],
+        &["unblock", "hesc_1"],
+        &["checkpoint-turn"],
+        &["reissue-turn", "--reason", "x"],
+        &["status"],
+    ] {
+        let out = p.run(args);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}{stderr}");
+        assert_eq!(
+            stdout, "No agentxchain.json found. Run `agentxchain init` first.\n",
+            "{args:?}"
+        );
+        assert!(
+            stderr.contains("Warning: agentxchain.json has issues: Role \"pm\" is review_only but uses local_cli runtime \"manual-pm\""),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(hash_tree(&p.root), before, "{args:?} wrote");
+    }
+}
+
+#[test]
 fn a_fixed_turn_result_is_accepted_after_a_rejection() {
     let p = Project::new();
     p.ok(&["resume"]);

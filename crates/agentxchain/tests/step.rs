@@ -530,8 +530,7 @@ fn ctrl_c_leaves_a_manual_turn_assigned() {
 #[test]
 fn a_result_that_fails_validation_is_kept_or_rejected_as_asked() {
     let a = agent("ok", "stdin");
-    // A review-only result that claims a workspace artifact with no files.
-    a.p.config(|c| c["roles"]["pm"]["write_authority"] = json!("review_only"));
+    // A result whose status is not one the protocol knows.
     let script = a.out.path().join("agent.sh");
     let text = std::fs::read_to_string(&script).unwrap();
     std::fs::write(

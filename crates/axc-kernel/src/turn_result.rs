@@ -647,8 +647,11 @@ fn schema(tr: &Json) -> Vec<String> {
             None => e.push(format!("{key} must be an array.")),
             Some(list) => {
                 for (i, f) in list.iter().enumerate() {
-                    if !f.is_string() {
-                        e.push(format!("{key}[{i}] must be a string."));
+                    match f.as_str() {
+                        None => e.push(format!("{key}[{i}] must be a string.")),
+                        Some(f) => e.extend(outside(f).map(|why| {
+                            format!("{key}[{i}] \"{f}\" {why}. Name each file by its path relative to the project root.")
+                        })),
                     }
                 }
             }
@@ -954,6 +957,25 @@ fn lexical(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Why `path`, as a turn names a file it changed or created, is not a file of the project, if it
+/// is not: an absolute path, one that climbs out with `..`, or one inside `.git`. The reference
+/// accepts these and writes them to history (git itself tracks no path through a `.git`); a later checkpoint or a reader trusting history
+/// would then act outside the project, so they stop at validation.
+fn outside(path: &str) -> Option<&'static str> {
+    let absolute = path.starts_with(['/', '\\'])
+        || path.as_bytes().get(1) == Some(&b':') && path.as_bytes()[0].is_ascii_alphabetic();
+    if absolute {
+        return Some("is an absolute path, outside the project");
+    }
+    match lexical(&path.replace('\\', "/")) {
+        None => Some("climbs out of the project with \"..\""),
+        Some(p) if p.split('/').any(|s| s.eq_ignore_ascii_case(".git")) => {
+            Some("is inside .git, which no turn may change")
+        }
+        Some(_) => None,
+    }
+}
+
 /// Whether `path`, however it is spelled (`./`, `//`, `x/..`, a trailing `/`), names a file only
 /// the orchestrator writes.
 fn reserved(path: &str) -> bool {
@@ -1033,7 +1055,7 @@ fn artifact(tr: &Json, config: &Json, state: &Json, root: &Path) -> (Vec<String>
         }
     }
     for f in &changed {
-        if RESERVED_PATHS.contains(f) {
+        if reserved(f) {
             e.push(format!(
                 "Turn result claims modification of reserved path: {f}"
             ));
@@ -1413,6 +1435,37 @@ mod tests {
             "../.agentxchain/state.json",
         ] {
             assert!(!reserved(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_file_a_turn_names_must_be_the_projects_own() {
+        for p in [
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            "\\\\host\\share",
+            "C:\\x",
+            "c:/x",
+            "..\\x",
+            ".git",
+            ".git/config",
+            "./.git/hooks/x",
+            "a/.Git/config",
+            "x/../.git/config",
+        ] {
+            assert!(outside(p).is_some(), "{p}");
+        }
+        for p in [
+            "src/a.rs",
+            "a/../b",
+            "./b",
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            "x.git/y",
+            "ab:c",
+        ] {
+            assert_eq!(outside(p), None, "{p}");
         }
     }
 

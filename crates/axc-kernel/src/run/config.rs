@@ -6,15 +6,32 @@ use serde_json::{Value as Json, json};
 use super::Refusal;
 use super::store::{CONFIG, Store};
 
-/// Reads the project's config, refusing a project that is not governed with the reference's
-/// texts, and adds what the reference's normalized config carries: `runtime_id` and
-/// `runtime_class` on each role.
+const NO_CONFIG: &str = "No agentxchain.json found. Run `agentxchain init` first.";
+
+/// Reads the project's config, refusing a project that is not governed or whose config does
+/// not validate with the reference's texts (the reference's stdout line, and on stderr its
+/// warning naming each problem), and adds what the reference's normalized config carries:
+/// `runtime_id` and `runtime_class` on each role. Every governed command reads the config
+/// here, so none runs a config `status` and `validate` call invalid.
 pub fn load(store: &Store) -> Result<Json, Refusal> {
-    let Some(raw) = store.read_json(CONFIG)? else {
-        return Err(Refusal::new(
-            "No agentxchain.json found. Run `agentxchain init` first.",
-        ));
-    };
+    let raw = read(store)?;
+    if let Err(e) = axc_core::config::from_value(raw.clone()) {
+        return Err(Refusal::new(NO_CONFIG).warning(format!("  Warning: {e}")));
+    }
+    governed(raw)
+}
+
+/// The config as `load` reads it, without validating it (for `doctor`, which reports the
+/// problems itself).
+pub fn read(store: &Store) -> Result<Json, Refusal> {
+    governed(
+        store
+            .read_json(CONFIG)?
+            .ok_or_else(|| Refusal::new(NO_CONFIG))?,
+    )
+}
+
+fn governed(raw: Json) -> Result<Json, Refusal> {
     if !raw.is_object() || raw.get("roles").is_none_or(|r| !r.is_object()) {
         return Err(Refusal::new(
             "The resume command is only available for governed projects.",

@@ -35,11 +35,13 @@ use serde_json::{Value as Json, json};
 
 pub use store::Store;
 
-/// A refusal: the reference's text and the exit code it exits with.
+/// A refusal: the reference's text and the exit code it exits with, and the warning the
+/// reference prints on stderr before it (what exactly was wrong), if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     pub message: String,
     pub exit_code: i32,
+    pub warning: Option<String>,
 }
 
 impl Refusal {
@@ -47,6 +49,15 @@ impl Refusal {
         Refusal {
             message: message.into(),
             exit_code: 1,
+            warning: None,
+        }
+    }
+
+    /// The same refusal, with `warning` printed on stderr before it.
+    pub fn warning(self, warning: impl Into<String>) -> Refusal {
+        Refusal {
+            warning: Some(warning.into()),
+            ..self
         }
     }
 }

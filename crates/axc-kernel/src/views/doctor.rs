@@ -652,7 +652,7 @@ pub fn report(store: &Store, raw: &Json, cli_version: &str) -> Json {
         "info",
         "Could not verify the published docs CLI floor.",
     )];
-    let loaded = crate::run::config::load(store);
+    let loaded = crate::run::config::read(store);
     let problems = raw
         .as_object()
         .map(axc_core::config::validate_governed)
