@@ -533,6 +533,59 @@ pub fn resume(opts: assign::Options) -> ExitCode {
     }
 }
 
+/// `restart`.
+pub fn restart(role: Option<&str>) -> ExitCode {
+    use run::restart::{self, Outcome};
+    let store = project!();
+    let notes = |notes: &[(bool, String)]| {
+        for (_, line) in notes {
+            println!("{line}");
+        }
+    };
+    match restart::restart(&store, role) {
+        Err(stop) => {
+            notes(&stop.notes);
+            for line in &stop.lines {
+                println!("{line}");
+            }
+            ExitCode::from(1)
+        }
+        Ok(r) => {
+            notes(&r.notes);
+            match &r.outcome {
+                Outcome::Pending => {}
+                Outcome::Assigned {
+                    turn_id,
+                    role,
+                    intent,
+                } => {
+                    if let Some(id) = intent {
+                        println!("Bound approved intent to next turn: {id}");
+                    }
+                    println!("✓ Restarted run {}", r.run_id);
+                    println!("  Phase: {}", r.phase);
+                    println!("  Turn: {turn_id}");
+                    println!("  Role: {role}");
+                    println!("  Dispatch: .agentxchain/dispatch/turns/{turn_id}/");
+                    if let Some((reason, at)) = &r.checkpoint {
+                        println!("  Last checkpoint: {reason} at {at}");
+                    }
+                }
+                Outcome::Reconnected { turns } => {
+                    println!("✓ Reconnected to run {}", r.run_id);
+                    println!("  Phase: {}", r.phase);
+                    println!("  Active turns: {}", turns.join(", "));
+                    println!(
+                        "  Complete the active turn(s) with `agentxchain accept-turn` or `agentxchain step`."
+                    );
+                }
+            }
+            println!("  Recovery report: {}", restart::REPORT);
+            ExitCode::SUCCESS
+        }
+    }
+}
+
 /// The reference's list of active turns: `  ● <turn> — <role> (<status>)` each.
 pub(crate) fn turn_lines(turns: &[Json]) {
     for t in turns {

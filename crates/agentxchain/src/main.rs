@@ -67,6 +67,15 @@ enum Command {
         #[arg(long, value_name = "ID")]
         turn: Option<String>,
     },
+    /// Pick up a governed run in a new session from what is on disk (state, session checkpoint,
+    /// dispatch bundles): reconnect to active turns or a pending gate, or assign the next turn;
+    /// writes .agentxchain/SESSION_RECOVERY.md. Refuses a completed or blocked run and ghost
+    /// turns (active turns without a dispatch bundle)
+    Restart {
+        /// Assign this role instead of the routing's entry role
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+    },
     /// Run one whole turn: assign it, dispatch it by its runtime (local_cli: run the agent;
     /// manual: print what to do and wait for the staged result), validate, accept (or reject),
     /// checkpoint
@@ -378,6 +387,7 @@ fn main() -> ExitCode {
             via: None,
             bind_intents: true,
         }),
+        Command::Restart { role } => governed::restart(role.as_deref()),
         Command::Step {
             role,
             resume,

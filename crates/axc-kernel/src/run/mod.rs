@@ -26,6 +26,7 @@ pub mod local_cli;
 pub mod paths;
 pub mod reject;
 pub mod repo_decisions;
+pub mod restart;
 pub mod run_history;
 pub mod scaffold;
 pub mod session;

@@ -29,7 +29,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// The largest JSON file read (state, session, config).
 const MAX_JSON: u64 = 16 << 20;
 /// The largest log read whole (history, ledger, escalations); the event log is only appended.
-const MAX_LOG: u64 = 256 << 20;
+pub const MAX_LOG: u64 = 256 << 20;
 
 /// Opens `path` to append, never through a link at the last component.
 fn open_append(path: &Path) -> std::io::Result<File> {

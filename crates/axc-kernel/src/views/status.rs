@@ -506,7 +506,9 @@ fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
     })
 }
 
-fn recommended(state: &Json) -> (bool, Json, &'static str, Json) {
+/// What the reference recommends next for `state`: `(restart_recommended, command, reason,
+/// detail)`.
+pub fn recommended(state: &Json) -> (bool, Json, &'static str, Json) {
     let u = |v: &Json| {
         or(v, json!("unknown"))
             .as_str()
