@@ -586,6 +586,65 @@ pub fn restart(role: Option<&str>) -> ExitCode {
     }
 }
 
+/// `reconcile-state [--accept-operator-head]`.
+pub fn reconcile_state(accept: bool) -> ExitCode {
+    use run::reconcile::{self, Reconciled};
+    let store = project!();
+    if let Err(r) = cfg::load(&store) {
+        if r.message.starts_with("The resume command") {
+            println!("The reconcile-state command is only available for governed projects.");
+            return ExitCode::from(1);
+        }
+        return refuse(&r);
+    }
+    if !accept {
+        println!("No reconciliation action selected.");
+        println!(
+            "Run `agentxchain reconcile-state --accept-operator-head` to accept safe operator commits on top of the last checkpoint."
+        );
+        return ExitCode::from(1);
+    }
+    match reconcile::accept_operator_head(&store) {
+        Err(r) => refuse(&r),
+        Ok(Err(refused)) => {
+            println!("Reconcile refused ({}).", refused.error_class);
+            println!("{}", refused.message);
+            if let Some(p) = &refused.offending_path {
+                println!("Offending path: {}", clean(p));
+            }
+            if let Some(c) = &refused.offending_commit {
+                println!("Offending commit: {c}");
+            }
+            println!(
+                "Manual recovery: inspect the commit range, restore governed state artifacts if needed, then restart from an explicit checkpoint."
+            );
+            ExitCode::from(1)
+        }
+        Ok(Ok(Reconciled::NoOp { head })) => {
+            println!(
+                "State already reconciled at {}.",
+                &head[..head.len().min(8)]
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(Ok(Reconciled::Accepted {
+            previous_baseline,
+            head,
+            commits,
+            paths_touched,
+        })) => {
+            println!("Reconciled {} operator commit(s).", commits.len());
+            println!("Previous baseline: {}", clean(&previous_baseline));
+            println!("Accepted HEAD:      {head}");
+            if !paths_touched.is_empty() {
+                let paths: Vec<String> = paths_touched.iter().map(|p| clean(p)).collect();
+                println!("Paths touched:      {}", paths.join(", "));
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
 /// The reference's list of active turns: `  ● <turn> — <role> (<status>)` each.
 pub(crate) fn turn_lines(turns: &[Json]) {
     for t in turns {

@@ -76,6 +76,14 @@ enum Command {
         #[arg(long, value_name = "ROLE")]
         role: Option<String>,
     },
+    /// Accept a person's commits on top of the run's last checkpoint as its new baseline (what
+    /// status recommends when it reports that drift) — only fast-forward commits that leave
+    /// .agentxchain/ and the acceptance matrix alone
+    ReconcileState {
+        /// Accept safe fast-forward operator commits as the new governed baseline
+        #[arg(long)]
+        accept_operator_head: bool,
+    },
     /// Run one whole turn: assign it, dispatch it by its runtime (local_cli: run the agent;
     /// manual: print what to do and wait for the staged result), validate, accept (or reject),
     /// checkpoint
@@ -388,6 +396,10 @@ fn main() -> ExitCode {
             bind_intents: true,
         }),
         Command::Restart { role } => governed::restart(role.as_deref()),
+        Command::ReconcileState {
+            accept_operator_head,
+        } => person_only("reconcile-state")
+            .unwrap_or_else(|| governed::reconcile_state(accept_operator_head)),
         Command::Step {
             role,
             resume,

@@ -349,6 +349,54 @@ pub fn broken(root: &Path) -> bool {
     has_git && snapshot(root).is_none()
 }
 
+/// Whether commit `a` is an ancestor of (or is) commit `b`; both must be object names.
+pub fn is_ancestor(root: &Path, a: &str, b: &str) -> bool {
+    is_object_name(a)
+        && is_object_name(b)
+        && git(root, &["merge-base", "--is-ancestor", a, b]).is_some()
+}
+
+/// The commits after `from` up to `to`, oldest first (`None` when git cannot list them).
+pub fn commits_between(root: &Path, from: &str, to: &str) -> Option<Vec<String>> {
+    if !is_object_name(from) || !is_object_name(to) {
+        return None;
+    }
+    let out = git(root, &["rev-list", "--reverse", &format!("{from}..{to}")])?;
+    Some(out.lines().map(str::to_owned).collect())
+}
+
+/// What one commit changed: `(status, paths)` per entry (`M`, `A`, `D`, `R100`, …).
+pub type Changes = Vec<(String, Vec<String>)>;
+
+/// One commit's subject and what it changed, paths exactly as stored (`-z`: never quoted, so a
+/// path a check compares is the path).
+pub fn commit_changes(root: &Path, sha: &str) -> Option<(String, Changes)> {
+    if !is_object_name(sha) {
+        return None;
+    }
+    let subject = git(root, &["log", "-1", "--format=%s", sha, "--"])?;
+    let raw = git(
+        root,
+        &[
+            "diff-tree",
+            "--no-commit-id",
+            "--name-status",
+            "-r",
+            "-z",
+            sha,
+        ],
+    )?;
+    let mut fields = raw.split('\0').filter(|f| !f.is_empty());
+    let mut entries = Vec::new();
+    while let Some(status) = fields.next() {
+        // A copy or rename names two paths, everything else one.
+        let n = if status.starts_with(['R', 'C']) { 2 } else { 1 };
+        let paths: Vec<String> = fields.by_ref().take(n).map(str::to_owned).collect();
+        entries.push((status.to_owned(), paths));
+    }
+    Some((subject.trim_end_matches('\n').to_owned(), entries))
+}
+
 pub fn is_repo(root: &Path) -> bool {
     // A repository whose HEAD reads from its files is one (no git process); else git says.
     head_from_files(root).is_some() || snapshot(root).is_some()

@@ -24,6 +24,7 @@ pub mod intake;
 pub mod lifecycle;
 pub mod local_cli;
 pub mod paths;
+pub mod reconcile;
 pub mod reject;
 pub mod repo_decisions;
 pub mod restart;
