@@ -725,13 +725,17 @@ pub fn accept_turn(turn: Option<&str>) -> ExitCode {
             println!("  Validation failed at stage {stage}");
             println!("  {RULE}");
             println!();
-            recovery_block(
-                &error_class,
-                "human",
-                "Fix staged result and rerun agentxchain accept-turn, or reject with agentxchain reject-turn --reason \"...\"",
-                "retained",
-                &errors.join("; "),
+            println!("  Reason:   {error_class}");
+            println!("  Owner:    human");
+            println!(
+                "  Action:   Fix staged result and rerun agentxchain accept-turn, or reject with agentxchain reject-turn --reason \"...\""
             );
+            // (The reference adds a `Recovery:` line naming `--normalize-staged-result`, an
+            // option it accepts and ignores: a command that changes nothing is not printed.)
+            println!("  Turn:     retained");
+            for e in &errors {
+                println!("  Detail:   {}", clean(e));
+            }
             println!();
             println!("Inspect the staged result with: agentxchain validate --mode turn");
             ExitCode::from(1)
@@ -757,7 +761,6 @@ pub fn accept_turn(turn: Option<&str>) -> ExitCode {
                 println!("  Cost:     ${c:.2}");
             }
             println!();
-            let _ = &config;
             match outcome {
                 accept::Outcome::PausedForTransition { gate, .. } => {
                     recovery_block(
@@ -776,6 +779,21 @@ pub fn accept_turn(turn: Option<&str>) -> ExitCode {
                         "agentxchain approve-completion",
                         "cleared",
                         &gate,
+                    );
+                    println!();
+                }
+                accept::Outcome::Stalled => {
+                    let r = axc_kernel::views::status::recovery(&state, &config);
+                    recovery_block(
+                        r["typed_reason"].as_str().unwrap_or(""),
+                        r["owner"].as_str().unwrap_or("human"),
+                        r["recovery_action"].as_str().unwrap_or(""),
+                        if r["turn_retained"] == true {
+                            "retained"
+                        } else {
+                            "cleared"
+                        },
+                        r["detail"].as_str().unwrap_or(""),
                     );
                     println!();
                 }

@@ -498,6 +498,236 @@ fn a_config_that_does_not_validate_stops_every_command_that_writes() {
 }
 
 #[test]
+fn what_normalization_repairs_is_logged_as_the_reference_logs_it() {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    let (turn, _) = p.active_turn();
+    p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    // A result with a stale run id, synonyms, objects where strings belong, no decisions, a
+    // structured observation among the command records, and a passing verification whose
+    // command exited 1.
+    let result = json!({
+        "schema_version": "1.0", "run_id": "run_stale", "turn_id": turn, "role": "pm",
+        "status": "done", "summary": "",
+        "objections": [{"id": "O1", "severity": "low", "against_turn_id": turn, "summary": "a nit", "status": "raised"}],
+        "files_modified": [{"path": ".planning/PM_SIGNOFF.md"}],
+        "artifacts_created": [{"name": "thing"}],
+        "artifact": {"type": "review", "ref": null},
+        "verification": {"status": "pass", "commands": ["true", "false"], "evidence_summary": "ok",
+            "machine_evidence": [{"command": "true", "exit_code": 0}, {"command": "false", "exit_code": 1},
+                {"type": "file_marker_grep", "path": ".planning/PM_SIGNOFF.md", "marker": "Approved"}]},
+        "cost": {"input_tokens": 1, "output_tokens": 1, "usd": 0.01},
+    });
+    p.write(
+        &format!(".agentxchain/staging/{turn}/turn-result.json"),
+        &result.to_string(),
+    );
+    p.ok(&["accept-turn"]);
+    let events: Vec<Value> = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &Value| e["event_type"] == "staged_result_auto_normalized")
+        .collect();
+    let seen: Vec<(String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["payload"]["field"].as_str().unwrap().to_owned(),
+                e["payload"]["rationale"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want = [
+        ("run_id", "run_id_rewritten_from_active_turn_context"),
+        ("files_changed", "files_modified_renamed_to_files_changed"),
+        ("decisions", "missing_decisions_array_defaulted"),
+        ("runtime_id", "missing_runtime_id_defaulted_from_context"),
+        ("summary", "missing_summary_synthesized_from_fallback"),
+        ("proposed_next_role", "missing_proposed_next_role_defaulted"),
+        ("status", "status_synonym_rewritten"),
+        ("files_changed", "files_changed_object_to_string"),
+        (
+            "verification.machine_evidence[2]",
+            "structured_machine_evidence_moved_to_evidence_summary",
+        ),
+        (
+            "verification.machine_evidence[1].expected_exit_code",
+            "verification_pass_expected_exit_code_inferred",
+        ),
+        ("objections[0].id", "invalid_objection_id_rewritten"),
+        ("objections[0].statement", "copied_from_summary"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(f, r)| (f.to_string(), r.to_string()))
+        .collect();
+    assert_eq!(seen, want);
+    let e = &events[0];
+    assert_eq!(e["turn"], json!({"turn_id": turn, "role_id": "pm"}));
+    assert_eq!(e["payload"]["original_value"], "run_stale");
+    assert_eq!(
+        e["payload"]["staging_path"],
+        format!(".agentxchain/staging/{turn}/turn-result.json")
+    );
+    assert_eq!(
+        events[8]["payload"]["normalized_value"],
+        "[type=file_marker_grep, path=.planning/PM_SIGNOFF.md, marker=Approved]"
+    );
+    // The history holds the repaired result: the evidence moved, the inferred next phase.
+    let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
+    let h: Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(h["artifacts_created"], json!(["thing"]));
+    assert_eq!(
+        h["verification"]["evidence_summary"],
+        "ok\nStructured evidence: [type=file_marker_grep, path=.planning/PM_SIGNOFF.md, marker=Approved]"
+    );
+    assert_eq!(
+        h["verification"]["machine_evidence"][1]["expected_exit_code"],
+        1
+    );
+    // The inferred next phase (a review-only turn that completed) meets the planning gate,
+    // which fails on files the turn left alone: the request is dropped, the work kept.
+    assert!(h.get("phase_transition_request").is_none(), "{h}");
+    assert_eq!(
+        events_of(&p, "gate_transition_request_auto_stripped").len(),
+        1
+    );
+}
+
+fn events_of(p: &Project, kind: &str) -> Vec<Value> {
+    std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event_type"] == kind)
+        .collect()
+}
+
+#[test]
+fn a_phase_request_whose_gate_fails_on_files_the_turn_left_alone_is_dropped_in_planning_and_refused_later()
+ {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    // The pm asks for implementation but touched none of the planning gate's files.
+    let turn = p.agent_turn(
+        &[(".planning/notes.md", "notes\n")],
+        json!({"phase_transition_request": "implementation"}),
+    );
+    let out = p.ok(&["accept-turn"]);
+    assert!(!out.contains("Gate not passed"), "{out}");
+    let stripped = events_of(&p, "gate_transition_request_auto_stripped");
+    assert_eq!(stripped.len(), 1);
+    assert_eq!(stripped[0]["payload"]["gate_id"], "planning_signoff");
+    assert_eq!(
+        stripped[0]["payload"]["declared_files"],
+        json!([".planning/notes.md"])
+    );
+    assert!(
+        stripped[0]["payload"]["uncovered_files"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(".planning/PM_SIGNOFF.md"))
+    );
+    let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
+    let h: Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(h["turn_id"], turn);
+    assert!(h.get("phase_transition_request").is_none(), "{h}");
+    let s = p.state();
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["non_progress_count"], 1);
+
+    // In implementation the same shape of turn is refused, and the turn kept.
+    let q = Project::new();
+    q.ok(&["resume"]);
+    q.agent_turn(
+        &[
+            (".planning/PM_SIGNOFF.md", SIGNOFF),
+            (".planning/SYSTEM_SPEC.md", SPEC),
+            (".planning/ROADMAP.md", "# Roadmap\n\n## Phases\n\n| Phase | Goal | Status |\n|---|---|---|\n| 1 | x | planned |\n"),
+        ],
+        json!({"phase_transition_request": "implementation"}),
+    );
+    q.ok(&["accept-turn"]);
+    q.ok(&["checkpoint-turn"]);
+    if q.state()["phase"] != "implementation" {
+        q.ok(&["approve-transition"]);
+    }
+    q.ok(&["resume"]);
+    let (dev_turn, role) = q.active_turn();
+    assert_eq!(role, "dev");
+    q.agent_turn(
+        &[("hello.sh", "echo hello\n")],
+        json!({"phase_transition_request": "qa"}),
+    );
+    let out = q.fails(&["accept-turn"]);
+    assert!(
+        out.contains("Validation failed at stage gate_semantic_coverage"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  Detail:   Gate \"implementation_complete\" is failing on \".planning/IMPLEMENTATION_NOTES.md\". Your turn did not modify that file.\n"),
+        "{out}"
+    );
+    assert_eq!(
+        q.state()["active_turns"][&dev_turn]["status"],
+        "failed_acceptance"
+    );
+    let failed = events_of(&q, "acceptance_failed");
+    assert_eq!(
+        failed.last().unwrap()["payload"]["error_code"],
+        "gate_semantic_coverage"
+    );
+}
+
+#[test]
+fn turns_that_leave_the_same_gate_failure_standing_stall_the_run_until_a_person_resumes() {
+    let p = Project::new();
+    for round in 1..=3 {
+        p.ok(&["resume"]);
+        p.agent_turn(
+            &[(".planning/notes.md", &format!("round {round}\n"))],
+            json!({"proposed_next_role": "pm"}),
+        );
+        let out = p.ok(&["accept-turn"]);
+        p.ok(&["checkpoint-turn"]);
+        let s = p.state();
+        assert_eq!(s["non_progress_count"], round, "round {round}");
+        if round < 3 {
+            assert_eq!(s["status"], "active");
+        } else {
+            assert_eq!(s["status"], "blocked");
+            assert_eq!(s["blocked_on"], "non_progress");
+            assert!(
+                out.contains("  Reason:   Non-progress detected: 3 accepted turns have not reduced gate failure \"planning_signoff\".\n  Owner:    human\n  Action:   agentxchain resume\n  Turn:     cleared\n"),
+                "{out}"
+            );
+        }
+    }
+    let stalled = events_of(&p, "run_stalled");
+    assert_eq!(stalled.len(), 1);
+    assert_eq!(stalled[0]["payload"]["threshold"], 3);
+    assert_eq!(
+        events_of(&p, "run_blocked").last().unwrap()["payload"]["category"],
+        "non_progress"
+    );
+    let ledger =
+        std::fs::read_to_string(p.root.join(".agentxchain/decision-ledger.jsonl")).unwrap();
+    assert!(
+        ledger
+            .lines()
+            .any(|l| l.contains("\"type\":\"non_progress_block\"")),
+        "{ledger}"
+    );
+    // A person resumes: the count starts again.
+    p.ok(&["resume"]);
+    let s = p.state();
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["non_progress_count"], 0);
+    assert_eq!(s["non_progress_signature"], Value::Null);
+}
+
+#[test]
 fn a_fixed_turn_result_is_accepted_after_a_rejection() {
     let p = Project::new();
     p.ok(&["resume"]);

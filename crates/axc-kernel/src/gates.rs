@@ -250,6 +250,13 @@ fn exit_gate<'a>(config: &'a Json, phase: &str) -> Option<Result<(&'a str, &'a J
     })
 }
 
+/// Whether judging `phase`'s exit gate needs the run's accepted turns (`state.history`): an
+/// artifact of it must be owned by a role that took part in the phase.
+pub fn needs_history(config: &Json, phase: &str) -> bool {
+    matches!(exit_gate(config, phase), Some(Ok((_, gate)))
+        if artifacts(config, gate, phase).iter().any(|a| a.owned_by.is_some()))
+}
+
 /// Whether the accepted `turn`'s `phase_transition_request` may move the run from its phase.
 pub fn evaluate_phase_exit(state: &Json, config: &Json, turn: &Json, root: &Path) -> GateResult {
     let current = state["phase"].as_str().unwrap_or("");

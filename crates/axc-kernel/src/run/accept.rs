@@ -40,6 +40,8 @@ pub enum Outcome {
     Blocked {
         detail: String,
     },
+    /// The non-progress guard blocked the run (`non_progress`).
+    Stalled,
     Advanced {
         from: String,
         to: String,
@@ -285,7 +287,32 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         let class = v.error_class.unwrap_or("schema_error");
         return fail(store, &state, &turn, stage, class, v.errors);
     }
-    let tr = v.turn_result.unwrap_or_default();
+    // What normalization repaired is logged, as the reference logs it, once the result passed.
+    if v.corrections
+        .iter()
+        .any(|c| c.contains(turn_result::ARTIFACT_AUTO_REVIEW))
+    {
+        store.emit_for(
+            "artifact_type_auto_normalized",
+            &state,
+            super::event_turn(&turn),
+            super::intent_of(&turn),
+            json!({"original_artifact_type": "workspace", "normalized_artifact_type": "review",
+                   "reason": "empty_files_changed_no_repo_mutation_declared", "staging_path": rel}),
+        )?;
+    }
+    for e in &v.normalization_events {
+        let mut payload = e.clone();
+        payload["staging_path"] = json!(rel);
+        store.emit_for(
+            "staged_result_auto_normalized",
+            &state,
+            super::event_turn(&turn),
+            super::intent_of(&turn),
+            payload,
+        )?;
+    }
+    let mut tr = v.turn_result.unwrap_or_default();
     if let Some(e) = cost_error(&tr) {
         return fail(store, &state, &turn, "schema", "schema_error", vec![e]);
     }
@@ -427,6 +454,88 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             )?;
         }
     }
+    // A phase request whose gate fails on files the turn did not touch: the agent did not do the
+    // gate's work. In planning the request is dropped and the turn's work kept; later phases
+    // refuse the turn (the reference's gate semantic coverage).
+    let phase_now = state["phase"].as_str().unwrap_or("").to_owned();
+    let history_for = |s: &Json| {
+        let mut s = s.clone();
+        if gates::needs_history(&config, &phase_now) {
+            s["history"] = Json::Array(store.read_jsonl(HISTORY));
+        }
+        s
+    };
+    let new_intake = tr["idle_expansion_result"]["kind"] == "new_intake_intent";
+    if tr["phase_transition_request"]
+        .as_str()
+        .is_some_and(|r| !r.is_empty())
+        && !new_intake
+    {
+        let pre = gates::evaluate_phase_exit(&history_for(&state), &config, &tr, store.root());
+        if pre.action == Action::GateFailed {
+            let strip = |f: &str| f.strip_prefix("./").unwrap_or(f).to_owned();
+            let mut declared: Vec<String> = Vec::new();
+            for f in tr["files_changed"].as_array().into_iter().flatten() {
+                let f = strip(f.as_str().unwrap_or(""));
+                if !declared.contains(&f) {
+                    declared.push(f);
+                }
+            }
+            let mut uncovered: Vec<String> = Vec::new();
+            for f in pre.failing_files.iter().map(|f| strip(f)) {
+                if !declared.contains(&f) && !uncovered.contains(&f) {
+                    uncovered.push(f);
+                }
+            }
+            let gate_id = pre.gate_id.clone().unwrap_or_else(|| "unknown_gate".into());
+            let strict = config["gate_semantic_coverage_mode"]
+                .as_str()
+                .filter(|m| !m.is_empty())
+                .unwrap_or("strict")
+                == "strict";
+            if !uncovered.is_empty() && strict {
+                if phase_now == "planning" {
+                    store.emit(
+                        "gate_transition_request_auto_stripped",
+                        &state,
+                        event_turn(&turn),
+                        json!({"gate_id": gate_id, "uncovered_files": uncovered,
+                               "declared_files": declared,
+                               "rationale": "Turn did not modify gate-required files; phase transition stripped to preserve partial planning work"}),
+                    )?;
+                    if let Some(o) = tr.as_object_mut() {
+                        o.shift_remove("phase_transition_request");
+                    }
+                } else {
+                    let reason = format!(
+                        "Gate \"{gate_id}\" is failing on {}. Your turn did not modify {}. Either edit the file(s) to satisfy the gate, or remove the phase transition request.",
+                        uncovered.join(", "),
+                        if uncovered.len() == 1 {
+                            "that file"
+                        } else {
+                            "those files"
+                        }
+                    );
+                    let errors = uncovered
+                        .iter()
+                        .map(|f| format!("Gate \"{gate_id}\" is failing on \"{f}\". Your turn did not modify that file."))
+                        .collect();
+                    let payload = json!({"reason": reason, "error_code": "gate_semantic_coverage",
+                        "stage": "gate_semantic_coverage", "gate_id": gate_id,
+                        "uncovered_files": uncovered, "declared_files": declared,
+                        "gate_reasons": pre.reasons});
+                    return fail_as(
+                        store,
+                        &state,
+                        &turn,
+                        ("gate_semantic_coverage", "gate_coverage_error", errors),
+                        &reason,
+                        payload,
+                    );
+                }
+            }
+        }
+    }
     let at = now();
     let accepted_ref = observed["head_ref"]
         .as_str()
@@ -467,6 +576,12 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         "concurrent_with": turn["concurrent_with"],
         "cost": tr["cost"],
     });
+    // A request the gate check dropped is absent from the record, as the reference's is.
+    if tr.get("phase_transition_request").is_none()
+        && let Some(o) = entry.as_object_mut()
+    {
+        o.shift_remove("phase_transition_request");
+    }
     // A turn a runtime started (`step` marks it `starting`) carries its timing, as the
     // reference's: `started_at`, `accepted_at`, `duration_ms`, in that order.
     let timing = started_timing(&turn, &at);
@@ -561,7 +676,12 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         )?;
     }
     let eval_state = {
-        let mut s = state.clone();
+        let mut s = history_for(&state);
+        if let Some(h) = s["history"].as_array_mut()
+            && !recorded
+        {
+            h.push(entry.clone());
+        }
         s["turn_sequence"] = json!(sequence);
         s
     };
@@ -723,10 +843,11 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             }
         }
     }
-    if next["status"] != "paused" {
-        // Non-progress tracking restarts with every turn that moves the run.
-        next["non_progress_signature"] = Json::Null;
-        next["non_progress_count"] = json!(0);
+    if next["status"] == "active"
+        && let Some(stalled) = non_progress(store, &config, &state, &mut next, &tr, &turn_id, &at)?
+    {
+        before.push(("run_stalled", event_turn(&turn), stalled));
+        outcome = Outcome::Stalled;
     }
     store.write_json(STATE, &next)?;
     for (kind, t, payload) in before {
@@ -768,6 +889,15 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             json!({"category": "needs_human"}),
         )?;
     }
+    if outcome == Outcome::Stalled {
+        store.emit_for(
+            "run_blocked",
+            &next,
+            event_turn(&turn),
+            intent_of(&turn),
+            json!({"category": "non_progress"}),
+        )?;
+    }
     if outcome == Outcome::Completed {
         super::run_history::record_completed(store, &next, &config)?;
     }
@@ -788,6 +918,105 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         state: next,
         outcome,
     })
+}
+
+/// The reference's non-progress guard (its BUG-38): every accepted turn of an active run probes
+/// the phase's exit gate; a turn that leaves the same failure standing without touching the
+/// failing files counts, and `run_loop.non_progress_threshold` (3) such turns in a row block the
+/// run (`non_progress`, a `non_progress_block` ledger entry). The `run_stalled` payload when it
+/// blocked.
+///
+/// As the reference does, the probe asks for the first routed phase other than the current one
+/// (its config has no `phases` list), so only a phase whose next phase is routed first — the
+/// first phase — is ever judged; a later phase's probe is an out-of-order request with no gate,
+/// which resets the count.
+fn non_progress(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    next: &mut Json,
+    tr: &Json,
+    turn_id: &str,
+    at: &str,
+) -> Result<Option<Json>, Refusal> {
+    let phase = next["phase"].as_str().unwrap_or("").to_owned();
+    let routing = &config["routing"][&phase];
+    let probe_to = routing["exit_gate"]
+        .as_str()
+        .filter(|g| !g.is_empty())
+        .and_then(|_| {
+            routing
+                .get("allowed_next_roles")
+                .filter(|a| !a.is_null() && *a != false)
+        })
+        .and_then(|_| {
+            config["routing"]
+                .as_object()
+                .and_then(|r| r.keys().find(|k| **k != phase).cloned())
+        });
+    let failure = probe_to.and_then(|to| {
+        let mut probe = tr.clone();
+        probe["phase_transition_request"] = json!(to);
+        let g = gates::evaluate_phase_exit(next, config, &probe, store.root());
+        (g.action == Action::GateFailed).then_some(g)
+    });
+    let Some(g) = failure.filter(|g| g.gate_id.is_some()) else {
+        next["non_progress_signature"] = Json::Null;
+        next["non_progress_count"] = json!(0);
+        return Ok(None);
+    };
+    let gate_id = g.gate_id.clone().unwrap_or_default();
+    let mut failing = g.missing_files.clone();
+    failing.sort();
+    let mut reasons = g.reasons.clone();
+    reasons.sort();
+    let signature = format!("{gate_id}::{}::{}", failing.join(","), reasons.join(","));
+    let strip = |f: &str| f.strip_prefix("./").unwrap_or(f).to_owned();
+    let declared: Vec<String> = tr["files_changed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .map(strip)
+        .collect();
+    let touched = failing.iter().any(|f| declared.contains(&strip(f)));
+    let previous = state["non_progress_signature"].as_str();
+    if previous != Some(signature.as_str()) || touched {
+        next["non_progress_signature"] = json!(signature);
+        next["non_progress_count"] = json!(1);
+        return Ok(None);
+    }
+    let count = state["non_progress_count"].as_u64().unwrap_or(0) + 1;
+    next["non_progress_signature"] = json!(signature);
+    next["non_progress_count"] = json!(count);
+    let threshold = config["run_loop"]["non_progress_threshold"]
+        .as_u64()
+        .unwrap_or(3);
+    if count < threshold {
+        return Ok(None);
+    }
+    next["status"] = json!("blocked");
+    next["blocked_on"] = json!("non_progress");
+    next["blocked_reason"] = json!({
+        "category": "non_progress",
+        "recovery": {
+            "typed_reason": format!("Non-progress detected: {count} accepted turns have not reduced gate failure \"{gate_id}\"."),
+            "recovery_action": "agentxchain resume",
+            "detail": format!("Gate \"{gate_id}\" has been failing on {} for {count} consecutive turns. The gated file(s) were never modified.", failing.join(", ")),
+        },
+        "blocked_at": at,
+        "turn_id": turn_id,
+    });
+    store.append_jsonl(
+        LEDGER,
+        &json!({"type": "non_progress_block", "gate_id": gate_id, "consecutive_turns": count,
+                "threshold": threshold, "failing_files": failing, "signature": signature,
+                "timestamp": at}),
+    )?;
+    Ok(Some(json!({
+        "consecutive_non_progress_turns": count, "threshold": threshold, "gate_id": gate_id,
+        "failing_files": failing, "signature": signature,
+    })))
 }
 
 #[cfg(test)]

@@ -267,6 +267,11 @@ fn redispatch(
 fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
     let mut next = transitions::resume(state).map_err(Refusal::new)?;
     next["escalation"] = Json::Null;
+    // A person resuming a run the non-progress guard stopped starts its count again.
+    if state["blocked_on"] == "non_progress" {
+        next["non_progress_signature"] = Json::Null;
+        next["non_progress_count"] = json!(0);
+    }
     store.write_json(STATE, &next)?;
     escalate::resolve_current(store, state, via)?;
     let was_escalation = state["blocked_on"]
