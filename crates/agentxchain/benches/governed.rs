@@ -16,9 +16,15 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_agentxchain");
 const N: usize = 30;
 
+/// The binary measured: this build's, or `AGENTXCHAIN_BENCH_BIN` (another build, to compare
+/// side by side on the same machine and moment).
+fn bin() -> String {
+    std::env::var("AGENTXCHAIN_BENCH_BIN").unwrap_or_else(|_| BIN.to_owned())
+}
+
 fn run(root: &Path, args: &[&str]) -> Duration {
     let t = Instant::now();
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args(args)
         .current_dir(root)
         .output()
@@ -202,7 +208,8 @@ fn main() {
         f2.extend(f);
     }
     println!(
-        "agentxchain governed-run benchmark ({BIN}), cold processes, {} runs each",
+        "agentxchain governed-run benchmark ({}), cold processes, {} runs each",
+        bin(),
         2 * N
     );
     println!(

@@ -1077,8 +1077,27 @@ pub(crate) fn escalation_notice(record: &Json) {
 }
 
 /// `reject-turn`.
-pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
+pub fn reject_turn(turn: Option<&str>, reason: Option<&str>, reassign: bool) -> ExitCode {
     let store = configured!();
+    if reassign {
+        match run::reject::reassign_drift(&store, turn) {
+            Err(r) => return refuse(&r),
+            Ok(Some((id, from, to))) => {
+                let short = |h: &str| h.chars().take(12).collect::<String>();
+                println!(
+                    "Baseline drift detected: HEAD moved from {} to {}.",
+                    short(&from),
+                    short(&to)
+                );
+                println!("Use: agentxchain reissue-turn --turn {id} --reason \"baseline drift\"");
+                println!(
+                    "--reassign detected baseline drift. Use reissue-turn instead for a clean reissue from current HEAD."
+                );
+                return ExitCode::from(1);
+            }
+            Ok(None) => {}
+        }
+    }
     match run::reject::reject(&store, turn, reason) {
         Err(r) => {
             println!("Failed to reject turn: {}", r.message);
@@ -1099,7 +1118,7 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
             println!("  Turn:         {}", s(&r.turn["turn_id"]));
             println!("  Role:         {}", s(&r.turn["assigned_role"]));
             println!("  Failed stage: {}", r.failed_stage);
-            if let Some(e) = r.errors.first() {
+            if let Some(e) = r.errors.first().filter(|_| !reassign) {
                 println!("  Reason:       {e}");
             }
             if let Some(note) = reason {
@@ -1119,7 +1138,13 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>) -> ExitCode {
                     "  Dispatch:     .agentxchain/dispatch/turns/{}/",
                     s(&r.turn["turn_id"])
                 );
-                println!("  The retry bundle has been rewritten for the same assigned turn.");
+                if reassign {
+                    println!(
+                        "  The turn was rejected for conflict and immediately re-dispatched with conflict context."
+                    );
+                } else {
+                    println!("  The retry bundle has been rewritten for the same assigned turn.");
+                }
             }
             println!();
             ExitCode::SUCCESS

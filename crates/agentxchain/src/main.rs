@@ -168,6 +168,10 @@ enum Command {
         /// Why (recorded with the rejection)
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
+        /// Re-dispatch the rejected turn at once; refused when HEAD moved since the turn's
+        /// baseline (reissue-turn is the clean way then)
+        #[arg(long)]
+        reassign: bool,
     },
     /// Replace the active turn with a new one (fresh baseline, attempt + 1)
     #[command(name = "reissue-turn")]
@@ -449,9 +453,11 @@ fn main() -> ExitCode {
         Command::Inject(a) => intake_cli::inject(a),
         Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),
-        Command::RejectTurn { turn, reason } => {
-            governed::reject_turn(turn.as_deref(), reason.as_deref())
-        }
+        Command::RejectTurn {
+            turn,
+            reason,
+            reassign,
+        } => governed::reject_turn(turn.as_deref(), reason.as_deref(), reassign),
         Command::ReissueTurn { turn, role, reason } => {
             governed::reissue_turn(turn.as_deref(), role.as_deref(), reason.as_deref())
         }

@@ -728,6 +728,36 @@ fn turns_that_leave_the_same_gate_failure_standing_stall_the_run_until_a_person_
 }
 
 #[test]
+fn reassign_refuses_a_turn_whose_baseline_head_moved_and_names_reissue() {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    let (turn, _) = p.active_turn();
+    let out = p.ok(&["reject-turn", "--reassign"]);
+    assert!(out.contains("  The turn was rejected for conflict and immediately re-dispatched with conflict context.\n"), "{out}");
+    assert!(!out.contains("  Reason:"), "{out}");
+    assert_eq!(p.state()["active_turns"][&turn]["attempt"], 2);
+    p.write("operator.md", "x\n");
+    git(&p.root, &["add", "operator.md"]);
+    git(&p.root, &["commit", "-qm", "operator"]);
+    let before = p.state();
+    let out = p.fails(&["reject-turn", "--reassign"]);
+    assert!(
+        out.starts_with("Baseline drift detected: HEAD moved from "),
+        "{out}"
+    );
+    assert!(out.contains(&format!("\nUse: agentxchain reissue-turn --turn {turn} --reason \"baseline drift\"\n--reassign detected baseline drift. Use reissue-turn instead for a clean reissue from current HEAD.\n")), "{out}");
+    assert_eq!(p.state(), before);
+    // What it names works.
+    p.ok(&[
+        "reissue-turn",
+        "--turn",
+        &turn,
+        "--reason",
+        "baseline drift",
+    ]);
+}
+
+#[test]
 fn a_fixed_turn_result_is_accepted_after_a_rejection() {
     let p = Project::new();
     p.ok(&["resume"]);

@@ -29,6 +29,33 @@ pub(crate) fn deadline(config: &Json) -> String {
     )
 }
 
+/// `reject-turn --reassign` on a turn with no file conflict: the baseline it was dispatched
+/// from and HEAD now, when HEAD moved since — the reference then refuses and names
+/// `reissue-turn` (a clean reissue from the current HEAD). `(turn id, from, to)`.
+pub fn reassign_drift(
+    store: &Store,
+    turn: Option<&str>,
+) -> Result<Option<(String, String, String)>, Refusal> {
+    let state = store.state()?;
+    let current = super::target_turn(&state, turn, "No active turns to reject.", "reject")?;
+    if !current["conflict_state"].is_null() {
+        return Ok(None);
+    }
+    let from = current["baseline"]["head_ref"]
+        .as_str()
+        .filter(|h| !h.is_empty())
+        .map(str::to_owned);
+    let to = git::head(store.root());
+    Ok(match (from, to) {
+        (Some(from), Some(to)) if from != to => Some((
+            current["turn_id"].as_str().unwrap_or("").to_owned(),
+            from,
+            to,
+        )),
+        _ => None,
+    })
+}
+
 /// `reject-turn [--turn id] [--reason text]`.
 pub fn reject(
     store: &Store,
