@@ -451,6 +451,46 @@ fn awaiting(state: &Json) {
     }
 }
 
+/// The stale-turn watchdog before a command acts on the run: the ghost or stale turns it found
+/// (now recorded, the run blocked), printed as the reference prints them, exit 1.
+pub(crate) fn watchdog_stop(store: &Store, config: &Json) -> Option<ExitCode> {
+    let (ghosts, stale) = match run::watchdog::reconcile(store, config) {
+        Ok(found) => found,
+        Err(r) => return Some(refuse(&r)),
+    };
+    let (title, list, age) = if !ghosts.is_empty() {
+        (
+            "Ghost turn detected — subprocess never started.",
+            ghosts,
+            "ghost",
+        )
+    } else if !stale.is_empty() {
+        ("Stale turn detected.", stale, "stale")
+    } else {
+        return None;
+    };
+    println!("{title}");
+    println!();
+    for v in &list {
+        println!("  Turn:    {} ({})", v.turn_id, clean(&v.role));
+        println!("  Runtime: {}", clean(&v.runtime_id));
+        if age == "ghost" {
+            println!(
+                "  Age:     {}s with no subprocess output",
+                v.running_ms / 1000
+            );
+        } else {
+            println!("  Age:     {}m with no output", v.running_ms / 60000);
+        }
+        println!(
+            "  Recover: agentxchain reissue-turn --turn {} --reason {age}",
+            v.turn_id
+        );
+        println!();
+    }
+    Some(ExitCode::from(1))
+}
+
 /// `resume` (and the second half of `unblock`).
 pub fn resume(opts: assign::Options) -> ExitCode {
     let store = project!();
@@ -458,6 +498,9 @@ pub fn resume(opts: assign::Options) -> ExitCode {
         Ok(c) => c,
         Err(r) => return refuse(&r),
     };
+    if let Some(code) = watchdog_stop(&store, &config) {
+        return code;
+    }
     match assign::resume(&store, &opts) {
         Ok(mut r) => {
             if let Some(id) = &r.initialized {

@@ -156,6 +156,7 @@ pub fn render(v: &Json) -> String {
     }
     turns(&mut o, state);
     drift(&mut o, &v["binding_drift"]);
+    watchdog(&mut o, &v["ghost_turns"], &v["stale_turns"]);
     queued_and_reserved(&mut o, state);
     blocked(&mut o, state, &v["recovery"]);
     if truthy(&state["last_gate_failure"]) {
@@ -661,6 +662,48 @@ fn drift(o: &mut String, drifts: &Json) {
             );
         }
         let _ = writeln!(o, "  Recover:  {}", or(&d["recovery_command"], ""));
+    }
+}
+
+/// The stale-turn watchdog's ghost and stale turns (the reference's BUG-51 and BUG-47 blocks).
+fn watchdog(o: &mut String, ghosts: &Json, stale: &Json) {
+    let ghosts = ghosts.as_array().map(Vec::as_slice).unwrap_or_default();
+    if !ghosts.is_empty() {
+        o.push('\n');
+        for g in ghosts {
+            o.push_str("  ⚠ Ghost turn detected — subprocess never started\n");
+            let id = or(&g["turn_id"], "");
+            let _ = writeln!(o, "  Turn:     {id} ({})", or(&g["role"], ""));
+            let _ = writeln!(o, "  Runtime:  {}", or(&g["runtime_id"], ""));
+            let _ = writeln!(
+                o,
+                "  Age:      {}s with no subprocess output",
+                g["running_ms"].as_u64().unwrap_or(0) / 1000
+            );
+            let _ = writeln!(
+                o,
+                "  Recover:  agentxchain reissue-turn --turn {id} --reason ghost"
+            );
+        }
+    }
+    let stale = stale.as_array().map(Vec::as_slice).unwrap_or_default();
+    if !stale.is_empty() {
+        o.push('\n');
+        for st in stale {
+            o.push_str("  ⚠ Stale turn detected\n");
+            let id = or(&st["turn_id"], "");
+            let _ = writeln!(o, "  Turn:     {id} ({})", or(&st["role"], ""));
+            let _ = writeln!(o, "  Runtime:  {}", or(&st["runtime_id"], ""));
+            let _ = writeln!(
+                o,
+                "  Running:  {}m with no output",
+                st["running_ms"].as_u64().unwrap_or(0) / 60000
+            );
+            let _ = writeln!(
+                o,
+                "  Recover:  agentxchain reissue-turn --turn {id} --reason stale"
+            );
+        }
     }
 }
 

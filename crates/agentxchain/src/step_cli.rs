@@ -146,6 +146,9 @@ pub fn step(a: &Args) -> ExitCode {
         Ok(c) => c,
         Err(r) => return refuse(&r),
     };
+    if let Some(code) = crate::governed::watchdog_stop(&store, &config) {
+        return code;
+    }
     let state = match store.state() {
         Ok(s) => s,
         Err(r) => return refuse(&r),

@@ -731,3 +731,25 @@ fn an_agent_cannot_approve_or_unblock_from_inside_its_turn() {
     );
     assert_eq!(said.matches("rc=1").count(), 6, "{said}");
 }
+
+#[test]
+fn an_agent_that_closes_its_stdin_unread_does_not_end_the_step() {
+    // A prompt larger than a pipe holds (the mandate is part of it), to an agent that closes its
+    // stdin at once: writing the prompt meets a closed pipe. The step goes on to judge the
+    // result instead of dying of SIGPIPE.
+    let a = agent("ok", "stdin");
+    let script = a.out.path().join("agent.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(
+        &script,
+        text.replace("cat > \"$AGENT_OUT/stdin.txt\"", "exec 0<&-; sleep 1"),
+    )
+    .unwrap();
+    a.p.config(|c| c["roles"]["pm"]["mandate"] = json!("x".repeat(200_000)));
+    let (code, out, err) = a.step(&[]);
+    assert!(
+        code == 0 || code == 1,
+        "killed by a signal: {code}\n{out}\n{err}"
+    );
+    assert!(out.contains("Turn: "), "{out}");
+}

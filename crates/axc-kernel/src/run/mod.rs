@@ -32,6 +32,7 @@ pub mod run_history;
 pub mod scaffold;
 pub mod session;
 pub mod store;
+pub mod watchdog;
 
 use serde_json::{Value as Json, json};
 

@@ -1397,6 +1397,21 @@ pub fn build(root: &Path, now: SystemTime, warnings: &mut Vec<String>) -> Result
             Json::Null
         }
     };
+    // The stale-turn watchdog's verdicts, applied in memory only (reads are pure; `resume` and
+    // `step` record them).
+    let now_ms = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let (ghosts, stale) = if state.is_object() {
+        crate::run::watchdog::detect(&store, &state, &config, now_ms)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let state = if ghosts.is_empty() && stale.is_empty() {
+        state
+    } else {
+        crate::run::watchdog::apply(&state, &ghosts, &stale, &axc_core::util::iso_timestamp(now))
+    };
     let run_id = trimmed(&state["run_id"]).map(str::to_owned);
     let session = store
         .read_json(crate::run::store::SESSION)
@@ -1460,8 +1475,14 @@ pub fn build(root: &Path, now: SystemTime, warnings: &mut Vec<String>) -> Result
         "coordinator_warnings".into(),
         coordinator_warnings(root, &state, run_id.as_deref()),
     );
-    out.insert("stale_turns".into(), json!([]));
-    out.insert("ghost_turns".into(), json!([]));
+    out.insert(
+        "stale_turns".into(),
+        stale.iter().map(|v| v.to_json()).collect(),
+    );
+    out.insert(
+        "ghost_turns".into(),
+        ghosts.iter().map(|v| v.to_json()).collect(),
+    );
     Ok(Json::Object(out))
 }
 
