@@ -135,6 +135,18 @@ enum Command {
         /// written for the reference)
         #[arg(long = "no-report")]
         no_report: bool,
+        /// Start a child run continuing a completed (or blocked) run of run-history
+        /// (provenance trigger `continuation`)
+        #[arg(long = "continue-from", value_name = "RUN_ID")]
+        continue_from: Option<String>,
+        /// Start a child run recovering a blocked (or completed) run of run-history
+        /// (provenance trigger `recovery`)
+        #[arg(long = "recover-from", value_name = "RUN_ID")]
+        recover_from: Option<String>,
+        /// Carry the parent's read-only summary (outcome, phases, last decisions and turns)
+        /// into the child run and its dispatch bundles; needs --continue-from or --recover-from
+        #[arg(long = "inherit-context")]
+        inherit_context: bool,
     },
     /// Check that the governed project is ready to run: config, roles, each runtime's command,
     /// state and dispatch bundles, clean tree, workflow-kit artifacts, admission control
@@ -441,6 +453,9 @@ fn main() -> ExitCode {
             dry_run,
             auto_checkpoint,
             no_report: _,
+            continue_from,
+            recover_from,
+            inherit_context,
         } => run_cli::run(&run_cli::Args {
             role,
             max_turns,
@@ -448,6 +463,9 @@ fn main() -> ExitCode {
             verbose,
             dry_run,
             auto_checkpoint,
+            continue_from,
+            recover_from,
+            inherit_context,
         }),
         Command::Doctor { json } => doctor_cli::doctor(json),
         Command::Inject(a) => intake_cli::inject(a),

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use axc_core::util::printable as clean;
 use axc_kernel::run::config as cfg;
 use axc_kernel::run::local_cli::{self, Outcome};
-use axc_kernel::run::{Refusal, Store, accept, approve, assign, checkpoint, lifecycle, reject};
+use axc_kernel::run::{
+    Refusal, Store, accept, approve, assign, checkpoint, lifecycle, reject, run_history,
+};
 use serde_json::Value as Json;
 
 use crate::governed::{refuse, s, store};
@@ -26,6 +28,56 @@ pub struct Args {
     pub verbose: bool,
     pub dry_run: bool,
     pub auto_checkpoint: bool,
+    pub continue_from: Option<String>,
+    pub recover_from: Option<String>,
+    pub inherit_context: bool,
+}
+
+/// What starts a child run: its provenance, and the parent's summary it inherits.
+struct Lineage {
+    provenance: Json,
+    inherited: Json,
+}
+
+/// `--continue-from` / `--recover-from` / `--inherit-context`, checked as the reference checks
+/// them: `Err` is the line printed before exit 1.
+fn lineage(store: &Store, a: &Args) -> Result<Option<Lineage>, Vec<String>> {
+    if a.continue_from.is_some() && a.recover_from.is_some() {
+        return Err(vec![
+            "Cannot specify both --continue-from and --recover-from".into(),
+        ]);
+    }
+    let parent = a.continue_from.as_deref().or(a.recover_from.as_deref());
+    let Some(parent) = parent else {
+        if a.inherit_context {
+            return Err(vec![
+                "--inherit-context requires --continue-from or --recover-from".into(),
+                "Usage: agentxchain run --continue-from <run_id> --inherit-context".into(),
+            ]);
+        }
+        return Ok(None);
+    };
+    run_history::parent(store, parent).map_err(|e| vec![clean(&e)])?;
+    let trigger = if a.continue_from.is_some() {
+        "continuation"
+    } else {
+        "recovery"
+    };
+    let provenance = serde_json::json!({"trigger": trigger, "parent_run_id": parent,
+        "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
+    let inherited = if a.inherit_context {
+        let (ctx, warnings) = run_history::inherited_context(store, parent);
+        for w in warnings {
+            println!("  ⚠ Inheritance: {}", clean(&w));
+        }
+        ctx
+    } else {
+        Json::Null
+    };
+    Ok(Some(Lineage {
+        provenance,
+        inherited,
+    }))
 }
 
 /// Why the loop stopped (the reference's `stop_reason`).
@@ -71,6 +123,8 @@ struct Loop<'a> {
     interrupts: Arc<AtomicUsize>,
     abort: Arc<AtomicBool>,
     told_stopping: bool,
+    /// A child run's provenance and inherited summary (`--continue-from`, `--recover-from`).
+    lineage: Option<Lineage>,
 }
 
 /// `run`.
@@ -100,6 +154,15 @@ pub fn run(a: &Args) -> ExitCode {
         }
         return ExitCode::from(1);
     }
+    let lineage = match lineage(&store, a) {
+        Ok(l) => l,
+        Err(lines) => {
+            for l in lines {
+                println!("{l}");
+            }
+            return ExitCode::from(1);
+        }
+    };
     if a.dry_run {
         return dry_run(&store, &config, a, max_turns);
     }
@@ -128,6 +191,38 @@ pub fn run(a: &Args) -> ExitCode {
             "interactive"
         }
     );
+    if let Some(l) = &lineage {
+        let p = &l.provenance;
+        println!(
+            "  Origin:    {} from {}",
+            s(&p["trigger"]),
+            s(&p["parent_run_id"])
+        );
+        let ic = &l.inherited;
+        if ic.is_object() {
+            let count = |k: &str| ic[k].as_array().map_or(0, Vec::len);
+            let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+            let parts: Vec<String> = [
+                ("parent_phases_completed", "phase"),
+                ("recent_decisions", "decision"),
+                ("recent_accepted_turns", "turn"),
+            ]
+            .iter()
+            .filter(|(k, _)| count(k) > 0)
+            .map(|(k, w)| plural(count(k), w))
+            .collect();
+            let detail = if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", parts.join(", "))
+            };
+            println!(
+                "  Inherits: parent {} ({}){detail}",
+                s(&ic["parent_run_id"]),
+                ic["parent_status"].as_str().map_or("unknown".into(), clean)
+            );
+        }
+    }
     println!();
     let mut l = Loop {
         store: &store,
@@ -139,6 +234,7 @@ pub fn run(a: &Args) -> ExitCode {
         interrupts,
         abort,
         told_stopping: false,
+        lineage,
     };
     let stop = l.drive(max_turns);
     if l.abort.load(Ordering::SeqCst) {
@@ -235,16 +331,27 @@ impl Loop<'_> {
             }
         }
         match self.store.state() {
-            // A run over a completed one starts afresh, as the reference's `run`.
-            Ok(state) if state["status"] == "idle" || state["status"] == "completed" => {
+            // A run over a completed one starts afresh, as the reference's `run`; so does a
+            // child run over a blocked one.
+            Ok(state)
+                if state["status"] == "idle"
+                    || state["status"] == "completed"
+                    || (state["status"] == "blocked" && self.lineage.is_some()) =>
+            {
                 let started = (|| {
                     let _lock = self.store.lock()?;
                     let mut state = self.store.state()?;
-                    if state["status"] == "completed" {
+                    if state["status"] == "completed" || state["status"] == "blocked" {
                         state = assign::fresh_idle(&state, self.config);
                     }
-                    let provenance = serde_json::json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
-                    assign::start_run(self.store, self.config, &state, provenance)
+                    let (provenance, inherited) = match &self.lineage {
+                        Some(l) => (l.provenance.clone(), l.inherited.clone()),
+                        None => (
+                            serde_json::json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"}),
+                            Json::Null,
+                        ),
+                    };
+                    assign::start_child_run(self.store, self.config, &state, provenance, inherited)
                 })();
                 if let Err(r) = started {
                     self.errors.push(r.message);

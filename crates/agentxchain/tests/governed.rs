@@ -167,6 +167,117 @@ fn a_whole_governed_run_with_human_gates_and_every_instruction_run() {
         out.starts_with("No pending run completion to approve.\n  This run is already completed."),
         "{out}"
     );
+    // The follow-on the run's record recommends is a command this binary runs: a child run
+    // that continues this one, carrying its summary.
+    let hint = run["retrospective"]["follow_on_hint"].as_str().unwrap();
+    let command = hint.split('`').nth(1).unwrap();
+    let argv: Vec<&str> = command.split(' ').collect();
+    assert_eq!(argv[0], "agentxchain", "{hint}");
+    let mut args = argv[1..].to_vec();
+    args.extend(["--max-turns", "1"]);
+    let out = p.run(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let parent = run["run_id"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("  Origin:    continuation from {parent}\n  Inherits: parent {parent} (completed) — 3 phases, ")),
+        "{text}"
+    );
+    let s = p.state();
+    assert_ne!(s["run_id"], run["run_id"]);
+    assert_eq!(s["provenance"]["trigger"], "continuation");
+    assert_eq!(s["provenance"]["parent_run_id"], parent);
+    assert_eq!(s["inherited_context"]["parent_status"], "completed");
+}
+
+#[test]
+fn a_child_run_is_refused_without_a_finished_parent_and_recovers_a_stalled_one() {
+    let p = Project::new();
+    for (args, want) in [
+        (
+            &["run", "--continue-from", "run_a", "--recover-from", "run_b"][..],
+            "Cannot specify both --continue-from and --recover-from\n",
+        ),
+        (
+            &["run", "--inherit-context"],
+            "--inherit-context requires --continue-from or --recover-from\nUsage: agentxchain run --continue-from <run_id> --inherit-context\n",
+        ),
+        (
+            &["run", "--continue-from", "run_0000000000000000"],
+            "Run run_0000000000000000 not found in run history\n",
+        ),
+    ] {
+        let before = hash_tree(&p.root);
+        assert_eq!(p.fails(args), want, "{args:?}");
+        assert_eq!(hash_tree(&p.root), before, "{args:?}");
+    }
+    // A run the non-progress guard stopped is in run-history as blocked: a child recovers it.
+    for round in 1..=3 {
+        p.ok(&["resume"]);
+        p.agent_turn(
+            &[(".planning/notes.md", &format!("round {round}\n"))],
+            json!({"proposed_next_role": "pm"}),
+        );
+        p.ok(&["accept-turn"]);
+        p.ok(&["checkpoint-turn"]);
+    }
+    let blocked = p.state();
+    assert_eq!(blocked["blocked_on"], "non_progress");
+    let parent = blocked["run_id"].as_str().unwrap().to_owned();
+    let runs = std::fs::read_to_string(p.root.join(".agentxchain/run-history.jsonl")).unwrap();
+    let record: Value = serde_json::from_str(runs.lines().last().unwrap()).unwrap();
+    assert_eq!(record["status"], "blocked");
+    assert_eq!(record["blocked_reason"], "non_progress");
+    assert_eq!(
+        record["retrospective"]["next_operator_action"],
+        "agentxchain resume"
+    );
+    let out = p.run(&[
+        "run",
+        "--recover-from",
+        &parent,
+        "--inherit-context",
+        "--max-turns",
+        "1",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("  Origin:    recovery from {parent}\n")),
+        "{text}"
+    );
+    let s = p.state();
+    assert_eq!(s["provenance"]["trigger"], "recovery");
+    assert_eq!(
+        s["inherited_context"]["parent_blocked_reason"],
+        "non_progress"
+    );
+    assert_eq!(
+        s["inherited_context"]["recent_accepted_turns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // The child's first bundle shows what it inherits.
+    let turns = p.root.join(".agentxchain/dispatch/turns");
+    let bundle = std::fs::read_dir(&turns)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let context = std::fs::read_to_string(bundle.join("CONTEXT.md")).unwrap();
+    assert!(
+        context.contains(
+            "## Inherited Run Context\n\n> **This is a fresh run, not a resumed parent.**"
+        ),
+        "{context}"
+    );
+    assert!(
+        context.contains(&format!(
+            "- **Parent run:** {parent}\n- **Parent status:** blocked\n"
+        )),
+        "{context}"
+    );
 }
 
 #[test]

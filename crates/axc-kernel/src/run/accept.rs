@@ -850,6 +850,9 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         outcome = Outcome::Stalled;
     }
     store.write_json(STATE, &next)?;
+    if next["status"] == "blocked" {
+        super::run_history::record_blocked(store, &next, &config)?;
+    }
     for (kind, t, payload) in before {
         store.emit(kind, &next, t, payload)?;
     }

@@ -347,11 +347,34 @@ pub fn start_run(
     state: &Json,
     provenance: Json,
 ) -> Result<Json, Refusal> {
+    start_child_run(store, config, state, provenance, Json::Null)
+}
+
+/// [`start_run`] for a run that continues or recovers another: `inherited` is the parent's
+/// summary it carries (`run --inherit-context`, else null), and a child with no accepted
+/// integration ref takes HEAD as its baseline.
+pub fn start_child_run(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    provenance: Json,
+    inherited: Json,
+) -> Result<Json, Refusal> {
     let run_id = new_id("run");
     let at = now();
     let mut next = transitions::initialize(state, config, &run_id, &at).map_err(Refusal::new)?;
+    let child = matches!(
+        provenance["trigger"].as_str(),
+        Some("continuation" | "recovery")
+    );
     next["provenance"] = provenance;
-    next["inherited_context"] = Json::Null;
+    next["inherited_context"] = inherited;
+    if child
+        && next["accepted_integration_ref"].is_null()
+        && let Some(head) = git::head(store.root())
+    {
+        next["accepted_integration_ref"] = json!(format!("git:{head}"));
+    }
     // The decisions earlier runs left binding, as the run starts.
     let binding = super::repo_decisions::active(store);
     next["repo_decisions"] = if binding.is_empty() {

@@ -177,6 +177,15 @@ fn context(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
             .map_or("unlimited".to_owned(), |r| format!("${r:.2}")),
     );
     c.push_str(&super::repo_decisions::context_section(state, config));
+    if state["inherited_context"].is_object() {
+        // The whole summary on the run's first turn, its outline after.
+        let compact = !state["last_completed_turn_id"].is_null();
+        c.push('\n');
+        c.push_str(&super::run_history::inherited_markdown(
+            &state["inherited_context"],
+            compact,
+        ));
+    }
     let ctx = &turn["intake_context"];
     if ctx.is_object() {
         let f = |k: &str| ctx[k].as_str().unwrap_or("").to_owned();

@@ -180,6 +180,7 @@ pub fn reject_as(
         "validation_errors": errors, "escalated_at": now(),
     });
     store.write_json(STATE, &next)?;
+    super::run_history::record_blocked(store, &next, &config)?;
     // A person resolves it: the escalation is raised as the block is written (the reference's
     // order: `human_escalation_raised`, `turn_rejected`, `run_blocked`).
     let escalation = Some(super::escalate::raise(

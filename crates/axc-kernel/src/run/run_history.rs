@@ -31,6 +31,33 @@ fn or_null(v: &Json) -> Json {
 
 /// Appends the record of the completed run `state`.
 pub fn record_completed(store: &Store, state: &Json, config: &Json) -> Result<(), Refusal> {
+    record(store, state, config, "completed")
+}
+
+/// Appends the record of the run `state` that just blocked (a person is needed, retries spent,
+/// no progress): a child run can recover from it (`run --recover-from`).
+pub fn record_blocked(store: &Store, state: &Json, config: &Json) -> Result<(), Refusal> {
+    record(store, state, config, "blocked")
+}
+
+/// The parent a child run came from (`parent_context`), when it has one.
+fn parent_context(state: &Json) -> Json {
+    let ic = &state["inherited_context"];
+    let parent = or_null(&state["provenance"]["parent_run_id"]);
+    let parent = if parent.is_null() {
+        or_null(&ic["parent_run_id"])
+    } else {
+        parent
+    };
+    if parent.is_null() {
+        return Json::Null;
+    }
+    json!({"parent_run_id": parent, "parent_status": or_null(&ic["parent_status"]),
+           "parent_completed_at": or_null(&ic["parent_completed_at"]),
+           "inherited_at": or_null(&ic["inherited_at"])})
+}
+
+fn record(store: &Store, state: &Json, config: &Json, status: &str) -> Result<(), Refusal> {
     let history: Vec<Json> = store
         .read_jsonl(HISTORY)
         .into_iter()
@@ -59,22 +86,63 @@ pub fn record_completed(store: &Store, state: &Json, config: &Json) -> Result<()
         _ => Json::Null,
     };
     let last = history.last();
-    let headline = last
+    let last_summary = last
         .and_then(|e| e["summary"].as_str())
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("Run completed after {} accepted turn(s).", history.len()));
-    let run_id = state["run_id"].as_str().unwrap_or("");
-    let mut hint = format!(
-        "If more scope remains, start a child run with `agentxchain run --continue-from {run_id} --inherit-context`."
-    );
-    if let Some(next) = last
-        .and_then(|e| e["proposed_next_role"].as_str())
-        .filter(|r| !r.trim().is_empty() && *r != "human")
-    {
-        hint.push_str(&format!(" The last accepted turn suggested `{next}` next."));
-    }
+        .map(str::to_owned);
+    let blocked = status == "blocked";
+    let recovery = if blocked {
+        crate::views::status::recovery(state, config)
+    } else {
+        Json::Null
+    };
+    let headline = if blocked {
+        recovery["detail"]
+            .as_str()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned)
+            .or_else(|| last_summary.map(|s| format!("Run blocked after: {s}")))
+            .unwrap_or_else(|| "Run blocked.".to_owned())
+    } else {
+        last_summary
+            .unwrap_or_else(|| format!("Run completed after {} accepted turn(s).", history.len()))
+    };
+    let run_id = state["run_id"].as_str().unwrap_or("").trim();
+    let hint = if blocked || run_id.is_empty() {
+        Json::Null
+    } else {
+        let mut hint = format!(
+            "If more scope remains, start a child run with `agentxchain run --continue-from {run_id} --inherit-context`."
+        );
+        if let Some(next) = last
+            .and_then(|e| e["proposed_next_role"].as_str())
+            .filter(|r| !r.trim().is_empty() && *r != "human")
+        {
+            hint.push_str(&format!(" The last accepted turn suggested `{next}` next."));
+        }
+        json!(hint)
+    };
+    let retrospective = if blocked {
+        json!({"headline": headline,
+               "terminal_reason": or_null(&recovery["typed_reason"]).as_str().unwrap_or("blocked"),
+               "next_operator_action": or_null(&recovery["recovery_action"]),
+               "follow_on_hint": null})
+    } else {
+        json!({"headline": headline, "terminal_reason": "completed",
+               "next_operator_action": null, "follow_on_hint": hint})
+    };
+    let blocked_reason = if blocked {
+        let d = or_null(&state["blocked_reason"]["detail"]);
+        if d.is_null() {
+            or_null(&state["blocked_on"])
+        } else {
+            d
+        }
+    } else {
+        Json::Null
+    };
     let decisions: Vec<Json> = ledger
         .iter()
         .skip(ledger.len().saturating_sub(MAX_DECISIONS))
@@ -102,7 +170,7 @@ pub fn record_completed(store: &Store, state: &Json, config: &Json) -> Result<()
         "project_id": or_null(&config["project"]["id"]),
         "project_name": or_null(&config["project"]["name"]),
         "template": or_null(&config["template"]),
-        "status": "completed",
+        "status": status,
         "started_at": started,
         "completed_at": completed,
         "duration_ms": duration,
@@ -112,15 +180,186 @@ pub fn record_completed(store: &Store, state: &Json, config: &Json) -> Result<()
         "decisions_count": ledger.len(),
         "total_cost_usd": state["budget_status"]["spent_usd"],
         "budget_limit_usd": config["budget"]["per_run_max_usd"],
-        "blocked_reason": null,
+        "blocked_reason": blocked_reason,
         "gate_results": state["phase_gate_status"],
         "connector_used": or_null(if first_role["runtime_id"].is_null() { &first_role["runtime"] } else { &first_role["runtime_id"] }),
         "model_used": or_null(&first_role["model"]),
         "provenance": state["provenance"],
-        "parent_context": null,
-        "retrospective": {"headline": headline, "terminal_reason": "completed", "next_operator_action": null, "follow_on_hint": hint},
+        "parent_context": parent_context(state),
+        "retrospective": retrospective,
         "inheritance_snapshot": {"recent_decisions": decisions, "recent_accepted_turns": turns},
         "recorded_at": now(),
     });
     store.append_jsonl(RUN_HISTORY, &record)
+}
+
+/// The record of `run_id` in `run-history.jsonl`, if one is there.
+fn find(store: &Store, run_id: &str) -> Option<Json> {
+    store
+        .read_jsonl(RUN_HISTORY)
+        .into_iter()
+        .find(|e| e["run_id"] == run_id)
+}
+
+/// A parent a child run may start from (`run --continue-from` / `--recover-from`): a recorded
+/// run that ended completed or blocked. The reference's refusal otherwise.
+pub fn parent(store: &Store, run_id: &str) -> Result<Json, String> {
+    let entry =
+        find(store, run_id).ok_or_else(|| format!("Run {run_id} not found in run history"))?;
+    match entry["status"].as_str() {
+        Some("completed" | "blocked") => Ok(entry),
+        other => Err(format!(
+            "Run {run_id} is still active (status: {}). Cannot chain from a non-terminal run.",
+            other.unwrap_or("undefined")
+        )),
+    }
+}
+
+/// The read-only summary a child run carries of its parent (`--inherit-context`): the
+/// parent's outcome, phases, roles, retrospective and its last decisions and turns, and the
+/// warnings about what was missing.
+pub fn inherited_context(store: &Store, parent_run_id: &str) -> (Json, Vec<String>) {
+    let mut warnings = Vec::new();
+    let entry = find(store, parent_run_id);
+    if entry.is_none() {
+        warnings.push(format!(
+            "Parent run {parent_run_id} not found in run-history.jsonl"
+        ));
+    }
+    let e = entry.unwrap_or(Json::Null);
+    let snapshot = &e["inheritance_snapshot"];
+    if entry_exists(&e) && !snapshot.is_object() {
+        warnings.push("Parent run has no inheritance snapshot in run-history.jsonl — inherited context is metadata only".to_owned());
+    }
+    let list = |v: &Json| {
+        if entry_exists(&e) && v.is_array() {
+            v.clone()
+        } else {
+            json!([])
+        }
+    };
+    let mut ctx = json!({
+        "schema_version": "0.1",
+        "parent_run_id": parent_run_id,
+        "parent_status": or_null(&e["status"]),
+        "parent_completed_at": or_null(&e["completed_at"]),
+        "parent_phases_completed": list(&e["phases_completed"]),
+        "parent_roles_used": list(&e["roles_used"]),
+        "parent_blocked_reason": or_null(&e["blocked_reason"]),
+        "parent_retrospective": or_null(&e["retrospective"]),
+        "recent_decisions": list(&snapshot["recent_decisions"]),
+        "recent_accepted_turns": list(&snapshot["recent_accepted_turns"]),
+        "inherited_at": now(),
+    });
+    if !warnings.is_empty() {
+        ctx["warnings"] = json!(warnings);
+    }
+    (ctx, warnings)
+}
+
+fn entry_exists(e: &Json) -> bool {
+    e.is_object()
+}
+
+/// The inherited context as the dispatch bundle's `CONTEXT.md` shows it (the reference's
+/// section; `compact` after the run's first turn).
+pub fn inherited_markdown(ctx: &Json, compact: bool) -> String {
+    if !ctx.is_object() {
+        return String::new();
+    }
+    let t = |v: &Json| {
+        v.as_str()
+            .filter(|s| !s.is_empty())
+            .map(axc_core::util::printable)
+    };
+    let join = |v: &Json| {
+        v.as_array().filter(|a| !a.is_empty()).map(|a| {
+            a.iter()
+                .map(|x| {
+                    x.as_str()
+                        .map_or_else(|| x.to_string(), axc_core::util::printable)
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
+    let mut l = vec![
+        "## Inherited Run Context".to_owned(),
+        String::new(),
+        "> **This is a fresh run, not a resumed parent.** The context below is a read-only summary from the parent run to provide continuity.".to_owned(),
+        String::new(),
+        format!("- **Parent run:** {}", t(&ctx["parent_run_id"]).unwrap_or_default()),
+        format!("- **Parent status:** {}", t(&ctx["parent_status"]).unwrap_or_else(|| "unknown".into())),
+    ];
+    if let Some(at) = t(&ctx["parent_completed_at"]) {
+        l.push(format!("- **Completed at:** {at}"));
+    }
+    if let Some(r) = t(&ctx["parent_blocked_reason"]) {
+        l.push(format!("- **Blocked reason:** {r}"));
+    }
+    if let Some(p) = join(&ctx["parent_phases_completed"]) {
+        l.push(format!("- **Phases completed:** {p}"));
+    }
+    if let Some(r) = join(&ctx["parent_roles_used"]) {
+        l.push(format!("- **Roles used:** {r}"));
+    }
+    l.push(String::new());
+    let retro = &ctx["parent_retrospective"];
+    if !compact && retro.is_object() {
+        l.push("### Parent Retrospective".into());
+        l.push(String::new());
+        l.push(format!(
+            "- **Headline:** {}",
+            t(&retro["headline"]).unwrap_or_else(|| "n/a".into())
+        ));
+        l.push(format!(
+            "- **Terminal reason:** {}",
+            t(&retro["terminal_reason"]).unwrap_or_else(|| "unknown".into())
+        ));
+        if let Some(a) = t(&retro["next_operator_action"]) {
+            l.push(format!("- **Next operator action:** {a}"));
+        }
+        if let Some(h) = t(&retro["follow_on_hint"]) {
+            l.push(format!("- **Follow-on hint:** {h}"));
+        }
+        l.push(String::new());
+    }
+    let decisions = ctx["recent_decisions"].as_array().filter(|a| !a.is_empty());
+    if let (false, Some(ds)) = (compact, decisions) {
+        l.push("### Recent Decisions".into());
+        l.push(String::new());
+        for d in ds {
+            l.push(format!(
+                "- **{}:** {}",
+                t(&d["id"]).unwrap_or_else(|| "(no id)".into()),
+                t(&d["statement"]).unwrap_or_else(|| "(no statement)".into())
+            ));
+        }
+        l.push(String::new());
+    }
+    let turns = ctx["recent_accepted_turns"]
+        .as_array()
+        .filter(|a| !a.is_empty());
+    if let (false, Some(ts)) = (compact, turns) {
+        l.push("### Recent Accepted Turns".into());
+        l.push(String::new());
+        for x in ts {
+            l.push(format!(
+                "- **{}** ({}): {}",
+                t(&x["role"]).unwrap_or_else(|| "(unknown)".into()),
+                t(&x["turn_id"]).unwrap_or_else(|| "?".into()),
+                t(&x["summary"]).unwrap_or_else(|| "(no summary)".into())
+            ));
+        }
+        l.push(String::new());
+    }
+    if let Some(ws) = ctx["warnings"].as_array().filter(|a| !a.is_empty()) {
+        l.push("### Inheritance Warnings".into());
+        l.push(String::new());
+        for w in ws {
+            l.push(format!("- ⚠ {}", t(w).unwrap_or_default()));
+        }
+        l.push(String::new());
+    }
+    l.join("\n")
 }
