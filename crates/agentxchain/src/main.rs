@@ -147,6 +147,19 @@ enum Command {
         /// into the child run and its dispatch bundles; needs --continue-from or --recover-from
         #[arg(long = "inherit-context")]
         inherit_context: bool,
+        /// When a run ends in a chainable status, start a continuation of it that inherits its
+        /// summary (run_loop.chain in the config sets the same)
+        #[arg(long)]
+        chain: bool,
+        /// The most continuations a chain starts (default 5)
+        #[arg(long = "max-chains", value_name = "N")]
+        max_chains: Option<u64>,
+        /// The run statuses that start a continuation, comma-separated (default: completed)
+        #[arg(long = "chain-on", value_name = "STATUSES")]
+        chain_on: Option<String>,
+        /// Seconds between chained runs (default 5)
+        #[arg(long = "chain-cooldown", value_name = "SECONDS")]
+        chain_cooldown: Option<u64>,
     },
     /// Check that the governed project is ready to run: config, roles, each runtime's command,
     /// state and dispatch bundles, clean tree, workflow-kit artifacts, admission control
@@ -456,6 +469,10 @@ fn main() -> ExitCode {
             continue_from,
             recover_from,
             inherit_context,
+            chain,
+            max_chains,
+            chain_on,
+            chain_cooldown,
         } => run_cli::run(&run_cli::Args {
             role,
             max_turns,
@@ -466,6 +483,10 @@ fn main() -> ExitCode {
             continue_from,
             recover_from,
             inherit_context,
+            chain,
+            max_chains,
+            chain_on,
+            chain_cooldown,
         }),
         Command::Doctor { json } => doctor_cli::doctor(json),
         Command::Inject(a) => intake_cli::inject(a),

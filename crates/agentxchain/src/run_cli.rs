@@ -31,6 +31,11 @@ pub struct Args {
     pub continue_from: Option<String>,
     pub recover_from: Option<String>,
     pub inherit_context: bool,
+    /// `--chain`: when a run ends in a status of `chain_on`, start a continuation of it.
+    pub chain: bool,
+    pub max_chains: Option<u64>,
+    pub chain_on: Option<String>,
+    pub chain_cooldown: Option<u64>,
 }
 
 /// What starts a child run: its provenance, and the parent's summary it inherits.
@@ -154,33 +159,66 @@ pub fn run(a: &Args) -> ExitCode {
         }
         return ExitCode::from(1);
     }
-    let lineage = match lineage(&store, a) {
+    let chain = Chain::resolve(a, &config);
+    if chain.enabled && !a.dry_run {
+        return chained(&store, &config, a, max_turns, &chain);
+    }
+    execute(&store, &config, a, max_turns, &signals()).code
+}
+
+/// SIGINT once: finish the current turn, then stop; twice, or SIGTERM/SIGHUP: end the agent.
+struct Signals {
+    interrupts: Arc<AtomicUsize>,
+    abort: Arc<AtomicBool>,
+}
+
+fn signals() -> Signals {
+    let interrupts = Arc::new(AtomicUsize::new(0));
+    let abort = Arc::new(AtomicBool::new(false));
+    let (n, ab) = (Arc::clone(&interrupts), Arc::clone(&abort));
+    // SAFETY: the handler only touches atomics (async-signal-safe).
+    let _ = unsafe {
+        signal_hook::low_level::register(signal_hook::consts::SIGINT, move || {
+            if n.fetch_add(1, Ordering::SeqCst) >= 1 {
+                ab.store(true, Ordering::SeqCst);
+            }
+        })
+    };
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&abort));
+    }
+    Signals { interrupts, abort }
+}
+
+/// One governed run's end: its exit code, why it stopped (none when it never started), its
+/// accepted turns, and the state it left.
+struct Executed {
+    code: ExitCode,
+    stop: Option<Stop>,
+    turns: u64,
+    state: Json,
+}
+
+/// One governed run, from its header to its summary.
+fn execute(store: &Store, config: &Json, a: &Args, max_turns: u64, sig: &Signals) -> Executed {
+    let state = || store.state().unwrap_or(Json::Null);
+    let early = |code: ExitCode| Executed {
+        code,
+        stop: None,
+        turns: 0,
+        state: state(),
+    };
+    let lineage = match lineage(store, a) {
         Ok(l) => l,
         Err(lines) => {
             for l in lines {
                 println!("{l}");
             }
-            return ExitCode::from(1);
+            return early(ExitCode::from(1));
         }
     };
     if a.dry_run {
-        return dry_run(&store, &config, a, max_turns);
-    }
-    let interrupts = Arc::new(AtomicUsize::new(0));
-    let abort = Arc::new(AtomicBool::new(false));
-    {
-        let (n, ab) = (Arc::clone(&interrupts), Arc::clone(&abort));
-        // SAFETY: the handler only touches atomics (async-signal-safe).
-        let _ = unsafe {
-            signal_hook::low_level::register(signal_hook::consts::SIGINT, move || {
-                if n.fetch_add(1, Ordering::SeqCst) >= 1 {
-                    ab.store(true, Ordering::SeqCst);
-                }
-            })
-        };
-        for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-            let _ = signal_hook::flag::register(sig, Arc::clone(&abort));
-        }
+        return early(dry_run(store, config, a, max_turns));
     }
     println!("agentxchain run");
     println!(
@@ -225,22 +263,206 @@ pub fn run(a: &Args) -> ExitCode {
     }
     println!();
     let mut l = Loop {
-        store: &store,
-        config: &config,
+        store,
+        config,
         args: a,
         turns: 0,
         gates: 0,
         errors: Vec::new(),
-        interrupts,
-        abort,
+        interrupts: Arc::clone(&sig.interrupts),
+        abort: Arc::clone(&sig.abort),
         told_stopping: false,
         lineage,
     };
     let stop = l.drive(max_turns);
-    if l.abort.load(Ordering::SeqCst) {
-        return ExitCode::from(130);
+    let code = if l.abort.load(Ordering::SeqCst) {
+        ExitCode::from(130)
+    } else {
+        l.summary(stop)
+    };
+    Executed {
+        code,
+        stop: Some(stop),
+        turns: l.turns,
+        state: state(),
     }
-    l.summary(stop)
+}
+
+/// `--chain` and `run_loop.chain` in the config, the flags first (the reference's defaults:
+/// 5 continuations, on `completed`, 5 s apart).
+struct Chain {
+    enabled: bool,
+    max_chains: u64,
+    chain_on: Vec<String>,
+    cooldown: u64,
+}
+
+impl Chain {
+    fn resolve(a: &Args, config: &Json) -> Chain {
+        let c = &config["run_loop"]["chain"];
+        let chain_on = match &a.chain_on {
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            None => match c["chain_on"].as_array() {
+                Some(list) => list
+                    .iter()
+                    .filter_map(Json::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                None => vec!["completed".to_owned()],
+            },
+        };
+        Chain {
+            enabled: a.chain || c["enabled"] == true,
+            max_chains: a
+                .max_chains
+                .or_else(|| c["max_chains"].as_u64())
+                .unwrap_or(5),
+            chain_on,
+            cooldown: a
+                .chain_cooldown
+                .or_else(|| c["cooldown_seconds"].as_u64())
+                .unwrap_or(5),
+        }
+    }
+}
+
+/// `run --chain`: runs one after another, each a continuation of the last that inherits its
+/// summary, while each ends in a chainable status, up to `max_chains` continuations; a SIGINT
+/// lets the current run finish and starts no other. The chain's report is written to
+/// `.agentxchain/reports/<chain_id>.json`. Exits as the last run did.
+fn chained(store: &Store, config: &Json, a: &Args, max_turns: u64, chain: &Chain) -> ExitCode {
+    println!("agentxchain run --chain");
+    println!(
+        "  Chain mode: enabled (max {} continuations, on: {}, cooldown: {}s)",
+        chain.max_chains,
+        chain.chain_on.join(","),
+        chain.cooldown
+    );
+    let sig = signals();
+    let chain_id = format!("chain-{}", axc_core::util::random_hex(8));
+    let started = std::time::Instant::now();
+    let started_at = axc_core::util::iso_timestamp(std::time::SystemTime::now());
+    let max_runs = chain.max_chains.saturating_add(1);
+    let mut runs: Vec<Json> = Vec::new();
+    let mut total_turns = 0u64;
+    let mut previous: Option<String> = None;
+    let mut code = ExitCode::SUCCESS;
+    let mut terminal: Option<String> = None;
+    for i in 0..max_runs {
+        println!();
+        println!("  ── Chain run {}/{max_runs} {}", i + 1, "─".repeat(50));
+        let mut args = a.clone();
+        if let Some(p) = &previous {
+            args.continue_from = Some(p.clone());
+            args.recover_from = None;
+            args.inherit_context = true;
+        }
+        let t = std::time::Instant::now();
+        let run = execute(store, config, &args, max_turns, &sig);
+        let ms = t.elapsed().as_millis() as u64;
+        let run_id = run.state["run_id"]
+            .as_str()
+            .map_or_else(|| format!("unknown-{i}"), str::to_owned);
+        let status = run.stop.map_or("unknown", Stop::as_str);
+        let ic = &run.state["inherited_context"];
+        let count = |k: &str| ic[k].as_array().map_or(0, Vec::len);
+        runs.push(serde_json::json!({
+            "run_id": run_id, "status": status, "turns": run.turns, "duration_ms": ms,
+            "provenance_trigger": run.state["provenance"]["trigger"],
+            "parent_run_id": run.state["provenance"]["parent_run_id"],
+            "inherited_context_summary": if ic.is_object() {
+                serde_json::json!({"parent_run_id": ic["parent_run_id"], "parent_status": ic["parent_status"],
+                    "inherited_at": ic["inherited_at"],
+                    "parent_roles_used": ic["parent_roles_used"].as_array().cloned().unwrap_or_default(),
+                    "parent_phases_completed_count": count("parent_phases_completed"),
+                    "recent_decisions_count": count("recent_decisions"),
+                    "recent_accepted_turns_count": count("recent_accepted_turns")})
+            } else { Json::Null },
+        }));
+        total_turns += run.turns;
+        code = run.code;
+        previous = Some(run_id.clone());
+        if sig.interrupts.load(Ordering::SeqCst) > 0 || sig.abort.load(Ordering::SeqCst) {
+            terminal = Some("operator_abort".into());
+            break;
+        }
+        if i + 1 == max_runs {
+            terminal = Some("chain_limit_reached".into());
+            break;
+        }
+        if !chain.chain_on.iter().any(|c| c == status) {
+            terminal = Some("non_chainable_status".into());
+            break;
+        }
+        // The next run continues this one: it must be on record as finished.
+        let mut valid = run_history::parent(store, &run_id);
+        if valid.is_err() && matches!(status, "completed" | "blocked") {
+            let recorded = if status == "completed" {
+                run_history::record_completed(store, &run.state, config)
+            } else {
+                run_history::record_blocked(store, &run.state, config)
+            };
+            if recorded.is_ok() {
+                valid = run_history::parent(store, &run_id);
+            }
+        }
+        if let Err(e) = valid {
+            println!("  Chain: cannot continue — {}", clean(&e));
+            terminal = Some("parent_validation_failed".into());
+            break;
+        }
+        println!();
+        println!(
+            "  Chain: run {status} → starting continuation ({} remaining)...",
+            max_runs.saturating_sub(i + 2)
+        );
+        if chain.cooldown > 0 {
+            println!("  Waiting {}s...", chain.cooldown);
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(chain.cooldown);
+            while std::time::Instant::now() < until
+                && sig.interrupts.load(Ordering::SeqCst) == 0
+                && !sig.abort.load(Ordering::SeqCst)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        if sig.interrupts.load(Ordering::SeqCst) > 0 || sig.abort.load(Ordering::SeqCst) {
+            terminal = Some("operator_abort".into());
+            break;
+        }
+    }
+    let total_ms = started.elapsed().as_millis() as u64;
+    let terminal = terminal.unwrap_or_else(|| "unknown".into());
+    let report = serde_json::json!({
+        "chain_id": chain_id, "started_at": started_at, "runs": runs,
+        "total_turns": total_turns, "total_duration_ms": total_ms, "terminal_reason": terminal,
+        "completed_at": axc_core::util::iso_timestamp(std::time::SystemTime::now()),
+    });
+    // Advisory, as the reference's: a report that cannot be written does not fail the chain.
+    let _ = store.write_json(&format!(".agentxchain/reports/{chain_id}.json"), &report);
+    println!();
+    println!("  ─── Chain Summary ───");
+    println!("  Total runs:   {}", runs.len());
+    println!("  Total turns:  {total_turns}");
+    println!("  Duration:     {}", duration(total_ms));
+    println!("  Terminal:     {terminal}");
+    code
+}
+
+/// The reference's short duration: `850ms`, `12s`, `3m 4s`, `1h 2m`.
+fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match (ms, s / 60, s / 3600) {
+        (ms, _, _) if ms < 1000 => format!("{ms}ms"),
+        (_, 0, _) => format!("{s}s"),
+        (_, m, 0) => format!("{m}m {}s", s % 60),
+        (_, m, h) => format!("{h}h {}m", m % 60),
+    }
 }
 
 fn dry_run(store: &Store, config: &Json, a: &Args, max_turns: u64) -> ExitCode {

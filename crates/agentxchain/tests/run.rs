@@ -418,3 +418,78 @@ fn a_config_no_role_can_satisfy_is_refused_before_the_run() {
     );
     assert_eq!(r.p.state()["status"], "idle", "no run was started");
 }
+
+#[test]
+fn a_chain_runs_continuations_that_inherit_until_its_limit() {
+    let r = project("ok");
+    let (code, out, err) = run(
+        &r.p.root,
+        &[
+            "--auto-approve",
+            "--auto-checkpoint",
+            "--chain",
+            "--max-chains",
+            "1",
+            "--chain-cooldown",
+            "0",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("agentxchain run --chain\n  Chain mode: enabled (max 1 continuations, on: completed, cooldown: 0s)\n\n  ── Chain run 1/2 ──"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  Chain: run completed → starting continuation (0 remaining)...\n"),
+        "{out}"
+    );
+    assert!(out.contains("  ── Chain run 2/2 "), "{out}");
+    let runs = jsonl(&r.p.root, ".agentxchain/run-history.jsonl");
+    assert_eq!(runs.len(), 2, "{out}");
+    let (first, second) = (&runs[0], &runs[1]);
+    assert!(
+        out.contains(&format!(
+            "  Origin:    continuation from {}\n  Inherits: parent {} (completed) — ",
+            first["run_id"].as_str().unwrap(),
+            first["run_id"].as_str().unwrap()
+        )),
+        "{out}"
+    );
+    assert_eq!(second["provenance"]["trigger"], "continuation");
+    assert_eq!(second["provenance"]["parent_run_id"], first["run_id"]);
+    assert_eq!(second["parent_context"]["parent_status"], "completed");
+    assert!(
+        out.contains(
+            "  ─── Chain Summary ───\n  Total runs:   2\n  Total turns:  6\n  Duration:     "
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("  Terminal:     chain_limit_reached\n"),
+        "{out}"
+    );
+    // The chain's report.
+    let reports: Vec<_> = std::fs::read_dir(r.p.root.join(".agentxchain/reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&reports[0]).unwrap()).unwrap();
+    assert_eq!(report["terminal_reason"], "chain_limit_reached");
+    assert_eq!(report["total_turns"], 6);
+    assert_eq!(report["runs"][1]["provenance_trigger"], "continuation");
+    assert_eq!(
+        report["runs"][1]["inherited_context_summary"]["recent_accepted_turns_count"],
+        3
+    );
+    // A run that does not end in a chainable status ends the chain.
+    let r = project("fail");
+    let (code, out, _) = run(&r.p.root, &["--chain", "--chain-cooldown", "0"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("  Terminal:     non_chainable_status\n"),
+        "{out}"
+    );
+    assert!(!out.contains("Chain run 2/"), "{out}");
+}
