@@ -1247,6 +1247,83 @@ mod tests {
         (dir, ledger)
     }
 
+    /// The reader reads the commit it was made at, only objects of the kind asked for (a path
+    /// or id naming another kind is absent), and reads a record file up to exactly
+    /// `MAX_RECORD_BYTES`: one byte more is passed on as its size, unread, and the reads after
+    /// it still work (the oversized object was drained exactly).
+    #[test]
+    fn a_reader_reads_only_the_kind_asked_and_records_up_to_the_limit() {
+        use crate::reader::{Flow, Kind, MAX_RECORD_BYTES};
+        let (_dir, ledger) = repo();
+        let max = MAX_RECORD_BYTES as usize;
+        ledger.write("big/a-small.json", b"small", "a").unwrap();
+        ledger.write("big/b-exact", &vec![b'b'; max], "b").unwrap();
+        ledger
+            .write("big/c-over", &vec![b'c'; max + 1], "c")
+            .unwrap();
+        let head = ledger.head().unwrap().unwrap();
+        let mut r = ledger.reader().unwrap();
+        assert_eq!(r.head(), Some(head.as_str()));
+
+        // Newest first: the oversized file as its size, then the others read in full.
+        let mut seen: Vec<(String, Result<usize, u64>)> = Vec::new();
+        r.newest_first("big", &mut |_, _| true, &mut |path, bytes| {
+            seen.push((path.to_owned(), bytes.map(<[u8]>::len)));
+            Flow::Next
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                ("big/c-over".to_owned(), Err(MAX_RECORD_BYTES + 1)),
+                ("big/b-exact".to_owned(), Ok(max)),
+                ("big/a-small.json".to_owned(), Ok(5)),
+            ]
+        );
+        // A walk that takes no files visits none.
+        let mut visited = 0;
+        r.newest_first("big", &mut |_, k| k != Kind::Blob, &mut |_, _| {
+            visited += 1;
+            Flow::Next
+        })
+        .unwrap();
+        assert_eq!(visited, 0);
+        let files: Vec<(String, Result<usize, u64>)> = r
+            .files_under("big")
+            .unwrap()
+            .into_iter()
+            .map(|(p, b)| (p, b.map(|b| b.len())))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("big/a-small.json".to_owned(), Ok(5)),
+                ("big/b-exact".to_owned(), Ok(max)),
+                ("big/c-over".to_owned(), Err(MAX_RECORD_BYTES + 1)),
+            ]
+        );
+
+        // Each read answers only for its own kind.
+        let top = r.tree("").unwrap().unwrap();
+        let big = top.iter().find(|e| e.name == "big").unwrap().sha.clone();
+        let small = r
+            .tree_at(&big)
+            .into_iter()
+            .flatten()
+            .find(|e| e.name == "a-small.json")
+            .unwrap()
+            .sha;
+        assert_eq!(r.tree("big/a-small.json").unwrap(), None);
+        assert_eq!(r.blob("big").unwrap(), None);
+        assert_eq!(r.blob_at(&big).unwrap(), None);
+        assert_eq!(r.blob_at(&small).unwrap().unwrap(), b"small");
+        assert!(r.tree_at(&small).unwrap().is_empty());
+        assert_eq!(r.raw_tree(&small).unwrap(), None);
+        assert!(r.raw_tree(&big).unwrap().is_some());
+        assert_eq!(r.tree_sha(&big).unwrap(), None);
+        assert!(r.tree_sha(&head).unwrap().is_some());
+    }
+
     /// A member's ledger (`_members/<m>`) reads and writes only under its directory, and the
     /// paths it hands back are from there: the top and another member see none of it.
     #[test]
