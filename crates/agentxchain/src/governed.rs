@@ -580,16 +580,18 @@ pub fn resume(opts: assign::Options) -> ExitCode {
 pub fn restart(role: Option<&str>) -> ExitCode {
     use run::restart::{self, Outcome};
     let store = project!();
+    // Every line may carry values from the run's files (a forged branch name, run id, role):
+    // printed with their control characters escaped.
     let notes = |notes: &[(bool, String)]| {
         for (_, line) in notes {
-            println!("{line}");
+            println!("{}", clean(line));
         }
     };
     match restart::restart(&store, role) {
         Err(stop) => {
             notes(&stop.notes);
             for line in &stop.lines {
-                println!("{line}");
+                println!("{}", clean(line));
             }
             ExitCode::from(1)
         }
@@ -603,21 +605,24 @@ pub fn restart(role: Option<&str>) -> ExitCode {
                     intent,
                 } => {
                     if let Some(id) = intent {
-                        println!("Bound approved intent to next turn: {id}");
+                        println!("Bound approved intent to next turn: {}", clean(id));
                     }
-                    println!("✓ Restarted run {}", r.run_id);
-                    println!("  Phase: {}", r.phase);
-                    println!("  Turn: {turn_id}");
-                    println!("  Role: {role}");
-                    println!("  Dispatch: .agentxchain/dispatch/turns/{turn_id}/");
+                    println!("✓ Restarted run {}", clean(&r.run_id));
+                    println!("  Phase: {}", clean(&r.phase));
+                    println!("  Turn: {}", clean(turn_id));
+                    println!("  Role: {}", clean(role));
+                    println!(
+                        "  Dispatch: .agentxchain/dispatch/turns/{}/",
+                        clean(turn_id)
+                    );
                     if let Some((reason, at)) = &r.checkpoint {
-                        println!("  Last checkpoint: {reason} at {at}");
+                        println!("  Last checkpoint: {} at {}", clean(reason), clean(at));
                     }
                 }
                 Outcome::Reconnected { turns } => {
-                    println!("✓ Reconnected to run {}", r.run_id);
-                    println!("  Phase: {}", r.phase);
-                    println!("  Active turns: {}", turns.join(", "));
+                    println!("✓ Reconnected to run {}", clean(&r.run_id));
+                    println!("  Phase: {}", clean(&r.phase));
+                    println!("  Active turns: {}", clean(&turns.join(", ")));
                     println!(
                         "  Complete the active turn(s) with `agentxchain accept-turn` or `agentxchain step`."
                     );
@@ -1086,7 +1091,7 @@ pub fn validate_turn(turn: Option<&str>, json_out: bool) -> ExitCode {
     } else if v.ok() {
         println!("✓ Turn result for {id} is valid ({rel}).");
         for w in &v.warnings {
-            println!("  warning: {w}");
+            println!("  warning: {}", clean(w));
         }
     } else {
         println!(
@@ -1094,7 +1099,7 @@ pub fn validate_turn(turn: Option<&str>, json_out: bool) -> ExitCode {
             v.stage.unwrap_or("")
         );
         for e in &v.errors {
-            println!("  - {e}");
+            println!("  - {}", clean(e));
         }
     }
     if v.ok() {
@@ -1126,7 +1131,7 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>, reassign: bool) -> 
         match run::reject::reassign_drift(&store, turn) {
             Err(r) => return refuse(&r),
             Ok(Some((id, from, to))) => {
-                let short = |h: &str| h.chars().take(12).collect::<String>();
+                let short = |h: &str| clean(&h.chars().take(12).collect::<String>());
                 println!(
                     "Baseline drift detected: HEAD moved from {} to {}.",
                     short(&from),
@@ -1162,7 +1167,7 @@ pub fn reject_turn(turn: Option<&str>, reason: Option<&str>, reassign: bool) -> 
             println!("  Role:         {}", s(&r.turn["assigned_role"]));
             println!("  Failed stage: {}", r.failed_stage);
             if let Some(e) = r.errors.first().filter(|_| !reassign) {
-                println!("  Reason:       {e}");
+                println!("  Reason:       {}", clean(e));
             }
             if let Some(note) = reason {
                 println!("  Operator note: {note}");

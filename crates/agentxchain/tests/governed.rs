@@ -544,7 +544,7 @@ fn a_result_naming_files_outside_the_project_is_refused_before_history() {
             out.contains("Validation failed at stage schema"),
             "{bad}: {out}"
         );
-        assert!(out.contains(&format!("\"{bad}\" {why}")), "{bad}: {out}");
+        assert!(out.contains(&format!("{bad:?} {why}")), "{bad}: {out}");
         assert_eq!(
             std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap(),
             "",
@@ -866,6 +866,36 @@ fn reassign_refuses_a_turn_whose_baseline_head_moved_and_names_reissue() {
         "--reason",
         "baseline drift",
     ]);
+}
+
+#[test]
+fn a_policy_rule_whose_roles_did_not_take_part_leaves_the_gate_to_a_person() {
+    let p = Project::new();
+    // The template's rule approves planning → implementation, now only once the eng_director
+    // has taken part; the default would approve anything else.
+    p.config(|c| {
+        c["approval_policy"]["phase_transitions"]["rules"][0]["when"]["roles_participated"] =
+            json!(["eng_director"]);
+        c["approval_policy"]["phase_transitions"]["default"] = json!("auto_approve");
+    });
+    p.ok(&["resume"]);
+    p.agent_turn(
+        &[
+            (".planning/PM_SIGNOFF.md", SIGNOFF),
+            (".planning/SYSTEM_SPEC.md", SPEC),
+            (".planning/ROADMAP.md", "# Roadmap\n\n## Phases\n\n| Phase | Goal | Status |\n|---|---|---|\n| 1 | x | planned |\n"),
+        ],
+        json!({"phase_transition_request": "implementation"}),
+    );
+    let out = p.ok(&["accept-turn"]);
+    assert!(
+        out.contains("  Action:   agentxchain approve-transition\n"),
+        "{out}"
+    );
+    let s = p.state();
+    assert_eq!(s["status"], "paused");
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["blocked_on"], "human_approval:planning_signoff");
 }
 
 #[test]

@@ -179,3 +179,76 @@ fn an_agent_cannot_reconcile_from_inside_its_turn() {
     );
     assert_eq!(tree(&p), before);
 }
+
+/// The hostile review's ways round the checks: a merge commit that adds governed state itself,
+/// an unrelated history merged in, the config the run is judged by, the acceptance matrix
+/// turned into a link.
+#[test]
+fn merges_unrelated_histories_the_config_and_a_matrix_made_a_link_are_refused() {
+    let refused = |setup: &dyn Fn(&Project), class: &str| {
+        let p = Project::new();
+        p.ok(&["resume"]);
+        setup(&p);
+        let before = tree(&p);
+        let out = p.fails(&["reconcile-state", "--accept-operator-head"]);
+        assert!(
+            out.starts_with(&format!("Reconcile refused ({class}).\n")),
+            "{class}: {out}"
+        );
+        assert_eq!(tree(&p), before, "{class}: a refusal wrote");
+    };
+    refused(
+        &|p| {
+            git(&p.root, &["checkout", "-q", "-b", "side"]);
+            operator_commit(p, "harmless.txt", "x\n");
+            git(&p.root, &["checkout", "-q", "main"]);
+            git(&p.root, &["merge", "-q", "--no-ff", "--no-commit", "side"]);
+            p.write(".agentxchain/evil.txt", "evil\n");
+            git(&p.root, &["add", "-f", ".agentxchain/evil.txt"]);
+            git(&p.root, &["commit", "-qm", "Merge side"]);
+        },
+        "governance_state_modified",
+    );
+    refused(
+        &|p| {
+            git(&p.root, &["checkout", "-q", "--orphan", "orphan"]);
+            git(&p.root, &["rm", "-rfq", "--cached", "."]);
+            p.write(".agentxchain/intake-evil.json", "{}\n");
+            git(&p.root, &["add", "-f", ".agentxchain/intake-evil.json"]);
+            git(&p.root, &["commit", "-qm", "root"]);
+            git(&p.root, &["checkout", "-qf", "main"]);
+            git(
+                &p.root,
+                &[
+                    "merge",
+                    "-q",
+                    "--allow-unrelated-histories",
+                    "-m",
+                    "m",
+                    "orphan",
+                ],
+            );
+        },
+        "governance_state_modified",
+    );
+    refused(
+        &|p| {
+            let path = p.root.join("agentxchain.json");
+            let mut c: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            c["approval_policy"]["phase_transitions"]["default"] = Value::from("auto_approve");
+            std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+            git(&p.root, &["commit", "-qam", "loosen the gates"]);
+        },
+        "governance_config_modified",
+    );
+    refused(
+        &|p| {
+            let m = p.root.join(".planning/acceptance-matrix.md");
+            std::fs::remove_file(&m).unwrap();
+            std::os::unix::fs::symlink("../TALK.md", &m).unwrap();
+            git(&p.root, &["commit", "-qam", "matrix as a link"]);
+        },
+        "critical_artifact_deleted",
+    );
+}

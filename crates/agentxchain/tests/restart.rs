@@ -221,6 +221,7 @@ fn the_report_is_written_in_the_project_never_through_a_link() {
     let target = outside.path().join("victim.md");
     std::fs::write(&target, "keep\n").unwrap();
     std::os::unix::fs::symlink(&target, p.root.join(".agentxchain/SESSION_RECOVERY.md")).unwrap();
+    let before = tree(&p);
     let out = p.run(&["restart"]);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
     let meta = std::fs::symlink_metadata(p.root.join(".agentxchain/SESSION_RECOVERY.md")).unwrap();
@@ -228,6 +229,24 @@ fn the_report_is_written_in_the_project_never_through_a_link() {
         !meta.file_type().is_symlink() || !out.status.success(),
         "the link was kept and written through"
     );
+    if !out.status.success() {
+        // Refused before anything changed: no checkpoint, no turn.
+        assert_eq!(tree(&p), before);
+    }
+    // The same with no active turn: the report path is refused before a turn is assigned.
+    let q = Project::new();
+    q.ok(&["resume"]);
+    q.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    q.ok(&["accept-turn"]);
+    q.ok(&["checkpoint-turn"]);
+    std::os::unix::fs::symlink(&target, q.root.join(".agentxchain/SESSION_RECOVERY.md")).unwrap();
+    let before = tree(&q);
+    let out = q.run(&["restart"]);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
+    if !out.status.success() {
+        assert_eq!(tree(&q), before, "a refused restart assigned a turn");
+        assert!(q.state()["active_turns"].as_object().unwrap().is_empty());
+    }
 
     // A state naming its turn by a path is refused before any path is built from it.
     let mut s = p.state();

@@ -143,6 +143,25 @@ fn a_person_s_manual_turn_and_a_turn_whose_worker_runs_are_never_judged() {
     assert!(out.starts_with("A turn is already active:"), "{out}");
     assert_eq!(p.state()["status"], "active");
 
+    // An api_proxy turn (this build dispatches none; a person completes it), long dispatched.
+    let p = Project::new();
+    p.config(|c| {
+        c["roles"]["pm"]["write_authority"] = json!("proposed");
+        c["runtimes"]["manual-pm"] = json!({"type": "api_proxy", "provider": "anthropic", "model": "claude-x", "auth_env": "ANTHROPIC_API_KEY"});
+    });
+    p.ok(&["resume"]);
+    let (turn, _) = p.active_turn();
+    let mut s = p.state();
+    s["active_turns"][&turn]["dispatched_at"] = json!(LONG_AGO);
+    p.write(
+        ".agentxchain/state.json",
+        &serde_json::to_string_pretty(&s).unwrap(),
+    );
+    let v: Value = serde_json::from_str(&p.ok(&["status", "--json"])).unwrap();
+    assert_eq!(v["ghost_turns"], json!([]));
+    let out = p.fails(&["resume"]);
+    assert!(out.starts_with("A turn is already active:"), "{out}");
+
     // A local_cli turn whose worker is alive, silent for hours.
     let mut worker = std::process::Command::new("sleep")
         .arg("30")

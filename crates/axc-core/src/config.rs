@@ -395,7 +395,142 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
     if let Some(budget) = obj.get("budget").filter(|b| !b.is_null()) {
         validate_budget(budget, &mut errors);
     }
+    if let Some(ap) = obj.get("approval_policy").filter(|a| !a.is_null()) {
+        validate_approval_policy(ap, routing, &mut errors);
+    }
+    if let Some(gates) = obj.get("gates").and_then(Value::as_object) {
+        for (id, gate) in gates {
+            if let Some(c) = gate.get("credentialed")
+                && !c.is_boolean()
+            {
+                errors.push(format!(
+                    "gates.{id}.credentialed must be a boolean when provided"
+                ));
+            }
+        }
+    }
     errors
+}
+
+const APPROVAL_ACTIONS: [&str; 2] = ["auto_approve", "require_human"];
+
+/// `approval_policy`: the rules that may approve a gate without a person are refused unless
+/// every part is what the reference's validator admits (its texts), so a malformed rule never
+/// reaches the policy as something it would read another way.
+fn validate_approval_policy(
+    ap: &Value,
+    routing: Option<&Map<String, Value>>,
+    errors: &mut Vec<String>,
+) {
+    let Some(ap) = ap.as_object() else {
+        errors.push("approval_policy must be an object".to_owned());
+        return;
+    };
+    let actions = APPROVAL_ACTIONS.join(", ");
+    let known = |p: &str| routing.is_none_or(|r| r.is_empty() || r.contains_key(p));
+    if let Some(pt) = ap.get("phase_transitions") {
+        match pt.as_object() {
+            None => errors.push("approval_policy.phase_transitions must be an object".to_owned()),
+            Some(pt) => {
+                if let Some(d) = pt.get("default")
+                    && !d.as_str().is_some_and(|d| APPROVAL_ACTIONS.contains(&d))
+                {
+                    errors.push(format!(
+                        "approval_policy.phase_transitions.default must be one of: {actions}"
+                    ));
+                }
+                match pt.get("rules") {
+                    None => {}
+                    Some(Value::Array(rules)) => {
+                        for (i, rule) in rules.iter().enumerate() {
+                            let prefix = format!("approval_policy.phase_transitions.rules[{i}]");
+                            let Some(rule) = rule.as_object() else {
+                                errors.push(format!("{prefix} must be an object"));
+                                continue;
+                            };
+                            if !rule
+                                .get("action")
+                                .and_then(Value::as_str)
+                                .is_some_and(|a| APPROVAL_ACTIONS.contains(&a))
+                            {
+                                errors.push(format!("{prefix}.action must be one of: {actions}"));
+                            }
+                            for key in ["from_phase", "to_phase"] {
+                                match rule.get(key) {
+                                    None => {}
+                                    Some(Value::String(p)) if known(p) => {}
+                                    Some(Value::String(p)) => errors.push(format!(
+                                        "{prefix}.{key} \"{p}\" does not exist in routing"
+                                    )),
+                                    Some(_) => {
+                                        errors.push(format!("{prefix}.{key} must be a string"))
+                                    }
+                                }
+                            }
+                            if let Some(when) = rule.get("when") {
+                                validate_approval_when(when, &prefix, errors);
+                            }
+                        }
+                    }
+                    Some(_) => errors.push(
+                        "approval_policy.phase_transitions.rules must be an array".to_owned(),
+                    ),
+                }
+            }
+        }
+    }
+    if let Some(rc) = ap.get("run_completion") {
+        match rc.as_object() {
+            None => errors.push("approval_policy.run_completion must be an object".to_owned()),
+            Some(rc) => {
+                if let Some(a) = rc.get("action")
+                    && !a.as_str().is_some_and(|a| APPROVAL_ACTIONS.contains(&a))
+                {
+                    errors.push(format!(
+                        "approval_policy.run_completion.action must be one of: {actions}"
+                    ));
+                }
+                if let Some(when) = rc.get("when") {
+                    validate_approval_when(when, "approval_policy.run_completion", errors);
+                }
+            }
+        }
+    }
+}
+
+fn validate_approval_when(when: &Value, prefix: &str, errors: &mut Vec<String>) {
+    let Some(w) = when.as_object() else {
+        errors.push(format!("{prefix}.when must be an object"));
+        return;
+    };
+    for key in ["gate_passed", "all_phases_visited"] {
+        if w.get(key).is_some_and(|v| !v.is_boolean()) {
+            errors.push(format!("{prefix}.when.{key} must be a boolean"));
+        }
+    }
+    match w.get("roles_participated") {
+        None => {}
+        Some(Value::Array(roles))
+            if !roles
+                .iter()
+                .all(|r| r.as_str().is_some_and(|r| !r.trim().is_empty())) =>
+        {
+            errors.push(format!(
+                "{prefix}.when.roles_participated entries must be non-empty strings"
+            ));
+        }
+        Some(Value::Array(_)) => {}
+        Some(_) => errors.push(format!(
+            "{prefix}.when.roles_participated must be an array of role IDs"
+        )),
+    }
+    match w.get("credentialed_gate") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => errors.push(format!(
+            "{prefix}.when.credentialed_gate must be false when provided (DEC-BUG59-CREDENTIALED-GATE-PREDICATE-NEGATIVE-ONLY-001)"
+        )),
+        Some(_) => errors.push(format!("{prefix}.when.credentialed_gate must be a boolean")),
+    }
 }
 
 fn display(v: &Value) -> String {
@@ -552,6 +687,112 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("review_only roles should not have authoritative write access")
+        );
+    }
+
+    #[test]
+    fn an_approval_policy_is_refused_unless_every_part_is_what_it_may_be() {
+        let base = json!({
+            "roles": {"pm": {"title": "PM", "mandate": "Plan.", "write_authority": "review_only", "runtime": "m"}},
+            "runtimes": {"m": {"type": "manual"}},
+            "routing": {"planning": {"entry_role": "pm"}, "qa": {"entry_role": "pm"}},
+        });
+        let ok = json!({"phase_transitions": {"default": "require_human", "rules": [
+            {"from_phase": "planning", "to_phase": "qa", "action": "auto_approve",
+             "when": {"gate_passed": true, "roles_participated": ["pm"], "credentialed_gate": false}}]},
+            "run_completion": {"action": "auto_approve", "when": {"all_phases_visited": true}}});
+        let mut c = base.clone();
+        c["approval_policy"] = ok.clone();
+        assert!(from_value(governed(c)).is_ok());
+        for (edit, want) in [
+            ("/", "approval_policy must be an object"),
+            (
+                "/phase_transitions",
+                "approval_policy.phase_transitions must be an object",
+            ),
+            (
+                "/phase_transitions/default",
+                "approval_policy.phase_transitions.default must be one of: auto_approve, require_human",
+            ),
+            (
+                "/phase_transitions/rules",
+                "approval_policy.phase_transitions.rules must be an array",
+            ),
+            (
+                "/phase_transitions/rules/0",
+                "approval_policy.phase_transitions.rules[0] must be an object",
+            ),
+            (
+                "/phase_transitions/rules/0/action",
+                "approval_policy.phase_transitions.rules[0].action must be one of: auto_approve, require_human",
+            ),
+            (
+                "/phase_transitions/rules/0/from_phase",
+                "approval_policy.phase_transitions.rules[0].from_phase \"x\" does not exist in routing",
+            ),
+            (
+                "/phase_transitions/rules/0/when",
+                "approval_policy.phase_transitions.rules[0].when must be an object",
+            ),
+            (
+                "/phase_transitions/rules/0/when/gate_passed",
+                "approval_policy.phase_transitions.rules[0].when.gate_passed must be a boolean",
+            ),
+            (
+                "/phase_transitions/rules/0/when/roles_participated",
+                "approval_policy.phase_transitions.rules[0].when.roles_participated must be an array of role IDs",
+            ),
+            (
+                "/run_completion",
+                "approval_policy.run_completion must be an object",
+            ),
+            (
+                "/run_completion/action",
+                "approval_policy.run_completion.action must be one of: auto_approve, require_human",
+            ),
+            (
+                "/run_completion/when/all_phases_visited",
+                "approval_policy.run_completion.when.all_phases_visited must be a boolean",
+            ),
+        ] {
+            let mut ap = ok.clone();
+            if edit == "/" {
+                ap = json!("x");
+            } else {
+                *ap.pointer_mut(edit).unwrap() = json!("x");
+            }
+            let mut c = base.clone();
+            c["approval_policy"] = ap;
+            let e = from_value(governed(c)).unwrap_err().to_string();
+            assert!(e.contains(want), "{edit}: {e}");
+        }
+        let mut c = base.clone();
+        c["approval_policy"] = ok.clone();
+        c["approval_policy"]["phase_transitions"]["rules"][0]["when"]["credentialed_gate"] =
+            json!(true);
+        assert!(
+            from_value(governed(c))
+                .unwrap_err()
+                .to_string()
+                .contains("credentialed_gate must be false when provided")
+        );
+        let mut c = base.clone();
+        c["approval_policy"] = ok;
+        c["approval_policy"]["phase_transitions"]["rules"][0]["when"]["roles_participated"] =
+            json!(["pm", " "]);
+        assert!(
+            from_value(governed(c))
+                .unwrap_err()
+                .to_string()
+                .contains("roles_participated entries must be non-empty strings")
+        );
+        let mut c = base;
+        c["gates"] = json!({"g": {"credentialed": "yes"}});
+        assert!(
+            from_value(governed(c))
+                .unwrap_err()
+                .to_string()
+                .contains("gates.g.credentialed must be a boolean when provided")
         );
     }
 

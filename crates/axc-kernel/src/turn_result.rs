@@ -1161,7 +1161,8 @@ fn schema(tr: &Json) -> Vec<String> {
                     match f.as_str() {
                         None => e.push(format!("{key}[{i}] must be a string.")),
                         Some(f) => e.extend(outside(f).map(|why| {
-                            format!("{key}[{i}] \"{f}\" {why}. Name each file by its path relative to the project root.")
+                            // Quoted with its escapes: a control character is shown, not sent.
+                            format!("{key}[{i}] {f:?} {why}. Name each file by its path relative to the project root.")
                         })),
                     }
                 }
@@ -1473,6 +1474,9 @@ fn lexical(path: &str) -> Option<String> {
 /// accepts these and writes them to history (git itself tracks no path through a `.git`); a later checkpoint or a reader trusting history
 /// would then act outside the project, so they stop at validation.
 fn outside(path: &str) -> Option<&'static str> {
+    if path.chars().any(char::is_control) {
+        return Some("holds a control character, which no file name of the project has");
+    }
     let absolute = path.starts_with(['/', '\\'])
         || path.as_bytes().get(1) == Some(&b':') && path.as_bytes()[0].is_ascii_alphabetic();
     if absolute {
@@ -1483,6 +1487,7 @@ fn outside(path: &str) -> Option<&'static str> {
         Some(p) if p.split('/').any(|s| s.eq_ignore_ascii_case(".git")) => {
             Some("is inside .git, which no turn may change")
         }
+        Some(p) if p.is_empty() => Some("names no file (the project root itself)"),
         Some(_) => None,
     }
 }
@@ -1964,8 +1969,16 @@ mod tests {
             "./.git/hooks/x",
             "a/.Git/config",
             "x/../.git/config",
+            "",
+            ".",
+            "a/..",
+            "./",
+            "real.txt\0",
+            ".git\u{0}/x",
+            "a\nb",
+            "\u{1b}]0;PWN\u{7}",
         ] {
-            assert!(outside(p).is_some(), "{p}");
+            assert!(outside(p).is_some(), "{p:?}");
         }
         for p in [
             "src/a.rs",

@@ -686,6 +686,19 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         s
     };
     let from = phase.clone();
+    // The accepted turns a policy rule's conditions are judged by: this run's, this turn's
+    // among them (its history line is written above); read only when a rule names them.
+    let policy_history = || {
+        if approve::needs_history(&config) {
+            store
+                .read_jsonl(HISTORY)
+                .into_iter()
+                .filter(|e| e["run_id"] == state["run_id"])
+                .collect()
+        } else {
+            Vec::new()
+        }
+    };
     let needs_human = tr["status"] == "needs_human";
     if needs_human {
         // The turn asks for a person: the run blocks, whatever else it requested.
@@ -717,7 +730,16 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
                 let policy = if g.action == Action::Advance {
                     Policy::Open
                 } else {
-                    approve::transition_policy(&config, &from, &to, &gate_id)
+                    approve::transition_policy(
+                        &config,
+                        &from,
+                        &to,
+                        &gate_id,
+                        &approve::Run {
+                            history: &policy_history(),
+                            phase: &from,
+                        },
+                    )
                 };
                 match policy {
                     Policy::Open | Policy::AutoApprove(_) => {
@@ -792,11 +814,17 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         let gate_id = g.gate_id.clone().unwrap_or_default();
         match g.action {
             Action::Complete | Action::AwaitingHumanApproval => {
-                let history = store.read_jsonl(HISTORY);
                 let policy = if g.action == Action::Complete {
                     Policy::Open
                 } else {
-                    approve::completion_policy(&config, &history, &gate_id)
+                    approve::completion_policy(
+                        &config,
+                        &gate_id,
+                        &approve::Run {
+                            history: &policy_history(),
+                            phase: &from,
+                        },
+                    )
                 };
                 match policy {
                     Policy::Open | Policy::AutoApprove(_) => {

@@ -24,7 +24,18 @@ fn credentialed(config: &Json, gate: &str) -> bool {
     config["gates"][gate]["credentialed"] == true
 }
 
-fn when_holds(when: &Json, credentialed: bool, all_visited: bool) -> bool {
+/// What a rule's `when` is judged against: the run's accepted turns (with the one being
+/// accepted) and the phase it is in.
+pub struct Run<'a> {
+    pub history: &'a [Json],
+    pub phase: &'a str,
+}
+
+/// Whether a rule's `when` holds for a passed `gate`: every condition it names must (the
+/// reference's `checkConditions`). `roles_participated`: each role has an accepted turn in the
+/// phase; `all_phases_visited`: every routed phase has one (the current phase counts);
+/// `credentialed_gate` may only assert `false`.
+fn when_holds(when: &Json, config: &Json, credentialed: bool, run: &Run) -> bool {
     let Some(w) = when.as_object() else {
         return true;
     };
@@ -32,19 +43,53 @@ fn when_holds(when: &Json, credentialed: bool, all_visited: bool) -> bool {
     if w.get("gate_passed").is_some_and(|v| v == false) {
         return false;
     }
-    if w.get("credentialed_gate")
-        .is_some_and(|v| v.as_bool() != Some(credentialed))
+    if let Some(v) = w.get("credentialed_gate")
+        && (v == true || (v == false && credentialed))
     {
         return false;
     }
-    if w.get("all_phases_visited") == Some(&json!(true)) && !all_visited {
-        return false;
+    if let Some(roles) = w
+        .get("roles_participated")
+        .and_then(Json::as_array)
+        .filter(|r| !r.is_empty())
+    {
+        let took_part = |role: &Json| {
+            run.history
+                .iter()
+                .any(|t| t["phase"] == run.phase && t["role"] == *role)
+        };
+        if !roles.iter().all(took_part) {
+            return false;
+        }
+    }
+    if w.get("all_phases_visited") == Some(&json!(true)) {
+        let visited = |ph: &str| ph == run.phase || run.history.iter().any(|t| t["phase"] == ph);
+        if !cfg::phases(config).iter().all(|ph| visited(ph)) {
+            return false;
+        }
     }
     true
 }
 
-/// The policy for moving `from` → `to` through `gate`.
-pub fn transition_policy(config: &Json, from: &str, to: &str, gate: &str) -> Policy {
+/// Whether judging the approval policy needs the run's accepted turns (a rule names
+/// `roles_participated` or `all_phases_visited`).
+pub fn needs_history(config: &Json) -> bool {
+    let p = &config["approval_policy"];
+    let names = |when: &Json| {
+        when.get("roles_participated").is_some() || when.get("all_phases_visited").is_some()
+    };
+    p["phase_transitions"]["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| names(&r["when"]))
+        || names(&p["run_completion"]["when"])
+}
+
+/// The policy for moving `from` → `to` through `gate`: the first rule naming the move decides
+/// (one that requires a person, or approves only when its `when` holds — a rule whose
+/// conditions fail needs a person, it does not fall through to the default), else the default.
+pub fn transition_policy(config: &Json, from: &str, to: &str, gate: &str, run: &Run) -> Policy {
     let cred = credentialed(config, gate);
     if cred {
         return Policy::RequireHuman;
@@ -53,13 +98,14 @@ pub fn transition_policy(config: &Json, from: &str, to: &str, gate: &str) -> Pol
     for rule in p["rules"].as_array().into_iter().flatten() {
         let from_ok = rule["from_phase"].as_str().is_none_or(|f| f == from);
         let to_ok = rule["to_phase"].as_str().is_none_or(|t| t == to);
-        if from_ok && to_ok && when_holds(&rule["when"], cred, true) {
-            return if rule["action"] == "auto_approve" {
-                Policy::AutoApprove(rule.clone())
-            } else {
-                Policy::RequireHuman
-            };
+        if !(from_ok && to_ok) {
+            continue;
         }
+        return if rule["action"] == "auto_approve" && when_holds(&rule["when"], config, cred, run) {
+            Policy::AutoApprove(rule.clone())
+        } else {
+            Policy::RequireHuman
+        };
     }
     if p["default"] == "auto_approve" {
         Policy::AutoApprove(json!({"action": "auto_approve", "default": true}))
@@ -68,17 +114,14 @@ pub fn transition_policy(config: &Json, from: &str, to: &str, gate: &str) -> Pol
     }
 }
 
-/// The policy for completing the run through `gate`, given the accepted turns so far.
-pub fn completion_policy(config: &Json, history: &[Json], gate: &str) -> Policy {
+/// The policy for completing the run through `gate`.
+pub fn completion_policy(config: &Json, gate: &str, run: &Run) -> Policy {
     let cred = credentialed(config, gate);
     let p = &config["approval_policy"]["run_completion"];
     if cred || p["action"] != "auto_approve" {
         return Policy::RequireHuman;
     }
-    let visited = cfg::phases(config)
-        .iter()
-        .all(|ph| history.iter().any(|h| h["phase"] == *ph));
-    if when_holds(&p["when"], cred, visited) {
+    if when_holds(&p["when"], config, cred, run) {
         Policy::AutoApprove(p.clone())
     } else {
         Policy::RequireHuman
@@ -237,34 +280,110 @@ mod tests {
     #[test]
     fn a_matching_rule_approves_and_anything_else_needs_a_person() {
         let c = config();
+        let run = Run {
+            history: &[],
+            phase: "planning",
+        };
         assert!(matches!(
-            transition_policy(&c, "planning", "implementation", "a"),
+            transition_policy(&c, "planning", "implementation", "a", &run),
             Policy::AutoApprove(_)
         ));
         assert_eq!(
-            transition_policy(&c, "implementation", "qa", "a"),
+            transition_policy(&c, "implementation", "qa", "a", &run),
             Policy::RequireHuman
         );
         // A credentialed gate is never approved by rule.
         assert_eq!(
-            transition_policy(&c, "planning", "implementation", "b"),
+            transition_policy(&c, "planning", "implementation", "b", &run),
             Policy::RequireHuman
         );
+    }
+
+    #[test]
+    fn a_rule_whose_conditions_fail_needs_a_person_even_when_the_default_approves() {
+        let mut c = config();
+        c["approval_policy"]["phase_transitions"] = json!({"default": "auto_approve", "rules": [
+            {"from_phase": "planning", "action": "auto_approve", "when": {"roles_participated": ["eng_director", "pm"]}}
+        ]});
+        let pm_only = [json!({"phase": "planning", "role": "pm"})];
+        let run = Run {
+            history: &pm_only,
+            phase: "planning",
+        };
+        assert_eq!(
+            transition_policy(&c, "planning", "implementation", "a", &run),
+            Policy::RequireHuman
+        );
+        // A turn of the role in another phase does not count.
+        let elsewhere = [
+            json!({"phase": "planning", "role": "pm"}),
+            json!({"phase": "qa", "role": "eng_director"}),
+        ];
+        let run = Run {
+            history: &elsewhere,
+            phase: "planning",
+        };
+        assert_eq!(
+            transition_policy(&c, "planning", "implementation", "a", &run),
+            Policy::RequireHuman
+        );
+        let both = [
+            json!({"phase": "planning", "role": "pm"}),
+            json!({"phase": "planning", "role": "eng_director"}),
+        ];
+        let run = Run {
+            history: &both,
+            phase: "planning",
+        };
+        assert!(matches!(
+            transition_policy(&c, "planning", "implementation", "a", &run),
+            Policy::AutoApprove(_)
+        ));
+        // `credentialed_gate: true` never holds.
+        c["approval_policy"]["phase_transitions"]["rules"][0]["when"] =
+            json!({"credentialed_gate": true});
+        assert_eq!(
+            transition_policy(&c, "planning", "implementation", "a", &run),
+            Policy::RequireHuman
+        );
+        // No rule names the move: the default decides.
+        assert!(matches!(
+            transition_policy(&c, "implementation", "qa", "a", &run),
+            Policy::AutoApprove(_)
+        ));
+        assert!(needs_history(&config()));
     }
 
     #[test]
     fn completion_by_rule_needs_every_phase_visited() {
         let c = config();
         let one = vec![json!({"phase": "planning"})];
-        assert_eq!(completion_policy(&c, &one, "a"), Policy::RequireHuman);
+        let r = Run {
+            history: &one,
+            phase: "planning",
+        };
+        assert_eq!(completion_policy(&c, "a", &r), Policy::RequireHuman);
+        // The current phase counts as visited.
+        let r = Run {
+            history: &one,
+            phase: "implementation",
+        };
+        assert!(matches!(
+            completion_policy(&c, "a", &r),
+            Policy::AutoApprove(_)
+        ));
         let both = vec![
             json!({"phase": "planning"}),
             json!({"phase": "implementation"}),
         ];
+        let r = Run {
+            history: &both,
+            phase: "implementation",
+        };
         assert!(matches!(
-            completion_policy(&c, &both, "a"),
+            completion_policy(&c, "a", &r),
             Policy::AutoApprove(_)
         ));
-        assert_eq!(completion_policy(&c, &both, "b"), Policy::RequireHuman);
+        assert_eq!(completion_policy(&c, "b", &r), Policy::RequireHuman);
     }
 }

@@ -375,6 +375,9 @@ pub fn commit_changes(root: &Path, sha: &str) -> Option<(String, Changes)> {
         return None;
     }
     let subject = git(root, &["log", "-1", "--format=%s", sha, "--"])?;
+    // `-m`: a merge's changes against each parent (plain `diff-tree` prints nothing for a
+    // merge, so what a merge commit itself adds would go unseen); `--root`: a root commit's
+    // files (an unrelated history merged in).
     let raw = git(
         root,
         &[
@@ -383,6 +386,9 @@ pub fn commit_changes(root: &Path, sha: &str) -> Option<(String, Changes)> {
             "--name-status",
             "-r",
             "-z",
+            "-m",
+            "--root",
+            "--no-renames",
             sha,
         ],
     )?;
@@ -395,6 +401,33 @@ pub fn commit_changes(root: &Path, sha: &str) -> Option<(String, Changes)> {
         entries.push((status.to_owned(), paths));
     }
     Some((subject.trim_end_matches('\n').to_owned(), entries))
+}
+
+/// Every path that differs between commits `from` and `to` (`None` when git cannot say).
+pub fn paths_between(root: &Path, from: &str, to: &str) -> Option<Changes> {
+    if !is_object_name(from) || !is_object_name(to) {
+        return None;
+    }
+    let raw = git(
+        root,
+        &[
+            "diff",
+            "--name-status",
+            "-z",
+            "--no-renames",
+            from,
+            to,
+            "--",
+        ],
+    )?;
+    let mut fields = raw.split('\0').filter(|f| !f.is_empty());
+    let mut entries = Vec::new();
+    while let Some(status) = fields.next() {
+        if let Some(path) = fields.next() {
+            entries.push((status.to_owned(), vec![path.to_owned()]));
+        }
+    }
+    Some(entries)
 }
 
 pub fn is_repo(root: &Path) -> bool {

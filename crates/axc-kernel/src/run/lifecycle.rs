@@ -29,8 +29,11 @@ pub fn live_worker(turn: &Json) -> Option<i64> {
     let pid = turn["worker_pid"]
         .as_i64()
         .filter(|p| *p > 0 && *p <= i32::MAX as i64)?;
-    // SAFETY: signal 0 only asks whether the process exists.
-    (unsafe { libc::kill(pid as i32, 0) } == 0).then_some(pid)
+    // SAFETY: signal 0 only asks whether the process exists. EPERM: it exists, as another
+    // user's process (alive all the same).
+    let alive = unsafe { libc::kill(pid as i32, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    alive.then_some(pid)
 }
 
 /// Where a turn is in its life.

@@ -8,7 +8,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::store::{SESSION, STATE, Store};
+use super::store::{CONFIG, SESSION, STATE, Store};
 use super::{Refusal, git, now};
 
 const CRITICAL_DELETIONS: [&str; 1] = [".planning/acceptance-matrix.md"];
@@ -86,7 +86,23 @@ fn unsafe_change(sha: &str, entries: &[(String, Vec<String>)]) -> Option<Refused
                     offending_path: Some(path.clone()),
                 });
             }
-            if status.starts_with('D') && CRITICAL_DELETIONS.contains(&path.as_str()) {
+            // The config holds the rules the run is judged by (gates, approval policy): a
+            // person changes it knowingly, not by accepting a range of commits. (The reference
+            // accepts it; an agent's commit could loosen its own gates that way.)
+            if path == CONFIG {
+                return Some(Refused {
+                    error_class: "governance_config_modified",
+                    message: format!(
+                        "Commit {} modifies {CONFIG}, the rules the run is judged by; reconcile cannot auto-accept config changes. Review and commit the config change as a person, then restart from an explicit checkpoint.",
+                        short(sha)
+                    ),
+                    offending_commit: Some(sha.to_owned()),
+                    offending_path: Some(path.clone()),
+                });
+            }
+            // A deletion, or a file turned into something else (a link, a submodule).
+            let deleted = status.starts_with('D') || status.starts_with('T');
+            if deleted && CRITICAL_DELETIONS.contains(&path.as_str()) {
                 return Some(Refused {
                     error_class: "critical_artifact_deleted",
                     message: format!(
@@ -169,6 +185,17 @@ pub fn accept_operator_head(store: &Store) -> Result<Result<Reconciled, Refused>
             subject,
             paths_touched: paths,
         });
+    }
+    // The range as a whole, too: whatever the commits' own diffs show, the net change from the
+    // baseline to HEAD must pass the same checks.
+    let Some(net) = git::paths_between(root, &previous, &head) else {
+        return Ok(Err(Refused::new(
+            "commit_walk_failed",
+            "Failed to inspect operator commits: git diff failed.",
+        )));
+    };
+    if let Some(refused) = unsafe_change(&head, &net) {
+        return Ok(Err(refused));
     }
     let mut touched: Vec<String> = commits
         .iter()
@@ -288,6 +315,15 @@ mod tests {
         let r =
             unsafe_change(sha, &entries(&[("D", &[".planning/acceptance-matrix.md"])])).unwrap();
         assert_eq!(r.error_class, "critical_artifact_deleted");
+        let r =
+            unsafe_change(sha, &entries(&[("T", &[".planning/acceptance-matrix.md"])])).unwrap();
+        assert_eq!(r.error_class, "critical_artifact_deleted");
+        let r = unsafe_change(sha, &entries(&[("M", &["agentxchain.json"])])).unwrap();
+        assert_eq!(r.error_class, "governance_config_modified");
+        assert_eq!(
+            unsafe_change(sha, &entries(&[("M", &["sub/agentxchain.json"])])),
+            None
+        );
     }
 
     #[test]

@@ -262,8 +262,7 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
     let last = checkpoint
         .as_ref()
         .map(|c| (js(&c["checkpoint_reason"]), js(&c["last_checkpoint_at"])));
-    let done = |outcome: Outcome, state: &Json, notes: Vec<(bool, String)>| {
-        store.write_text(REPORT, &report(store, state, checkpoint.as_ref(), &drift))?;
+    let finish = |outcome: Outcome, notes: Vec<(bool, String)>| {
         Ok::<_, Stopped>(Restarted {
             notes,
             outcome,
@@ -272,27 +271,27 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
             checkpoint: last.clone(),
         })
     };
+    // The report is written first, from the state as found (as the reference's is), once every
+    // check has passed: a report path that cannot be written (a link out of the project)
+    // stops the restart before it has changed anything.
+    let write_report = |state: &Json| {
+        store
+            .write_text(REPORT, &report(store, state, checkpoint.as_ref(), &drift))
+            .map_err(Stopped::from)
+    };
     if pending {
+        write_report(&state)?;
         session::checkpoint(store, &state, "restart_reconnect", Default::default())?;
-        return done(Outcome::Pending, &state, notes);
+        return finish(Outcome::Pending, notes);
     }
-    let mut state = state;
-    if matches!(state["status"].as_str(), Some("paused" | "idle")) {
+    if state["status"] == "idle" {
         // The reference reactivates a paused run only; an idle one has no run to restart.
-        if state["status"] == "idle" {
-            return Err(Stopped {
-                notes,
-                lines: vec![
-                    "Failed to reactivate run: Cannot reactivate run: status is \"idle\", expected \"blocked\" or \"paused\".".into(),
-                ],
-            });
-        }
-        // Paused (a status older writers left): active again, nothing else to resolve.
-        for key in ["blocked_on", "blocked_reason", "escalation"] {
-            state[key] = Json::Null;
-        }
-        state["status"] = json!("active");
-        store.write_json(STATE, &state)?;
+        return Err(Stopped {
+            notes,
+            lines: vec![
+                "Failed to reactivate run: Cannot reactivate run: status is \"idle\", expected \"blocked\" or \"paused\".".into(),
+            ],
+        });
     }
     let Some(role) = role
         .map(str::to_owned)
@@ -308,15 +307,25 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
             lines: vec!["Cannot determine which role to assign. Use --role to specify.".into()],
         });
     };
-    if !active.is_empty() {
-        session::checkpoint(store, &state, "restart_reconnect", Default::default())?;
-        return done(Outcome::Reconnected { turns: ids }, &state, notes);
-    }
-    if config["roles"].get(&role).is_none() {
+    if active.is_empty() && config["roles"].get(&role).is_none() {
         return Err(Stopped {
             notes,
             lines: vec![format!("Failed to assign turn: Unknown role: \"{role}\"")],
         });
+    }
+    write_report(&state)?;
+    let mut state = state;
+    if state["status"] == "paused" {
+        // Paused (a status older writers left): active again, nothing else to resolve.
+        for key in ["blocked_on", "blocked_reason", "escalation"] {
+            state[key] = Json::Null;
+        }
+        state["status"] = json!("active");
+        store.write_json(STATE, &state)?;
+    }
+    if !active.is_empty() {
+        session::checkpoint(store, &state, "restart_reconnect", Default::default())?;
+        return finish(Outcome::Reconnected { turns: ids }, notes);
     }
     // An approved intake intent is bound to the turn (as `resume`), else a plain turn: the
     // intake operation takes the lock itself.
@@ -329,26 +338,24 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
                 .unwrap_or(&role)
                 .to_owned();
             let intent = Some(js(&reply["intent"]["intent_id"]));
-            return done(
+            return finish(
                 Outcome::Assigned {
                     turn_id,
                     role,
                     intent,
                 },
-                &state,
                 notes,
             );
         }
         let _relock = store.lock()?;
         let state = store.state()?;
         return match assign_plain(store, &config, &state, &role) {
-            Ok((state, turn_id)) => done(
+            Ok((_, turn_id)) => finish(
                 Outcome::Assigned {
                     turn_id,
                     role,
                     intent: None,
                 },
-                &state,
                 notes,
             ),
             Err(line) => Err(Stopped {
@@ -357,24 +364,20 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
             }),
         };
     }
-    let (state, turn_id) = match assign_plain(store, &config, &state, &role) {
-        Ok(r) => r,
-        Err(line) => {
-            return Err(Stopped {
-                notes,
-                lines: vec![line],
-            });
-        }
-    };
-    done(
-        Outcome::Assigned {
-            turn_id,
-            role,
-            intent: None,
-        },
-        &state,
-        notes,
-    )
+    match assign_plain(store, &config, &state, &role) {
+        Ok((_, turn_id)) => finish(
+            Outcome::Assigned {
+                turn_id,
+                role,
+                intent: None,
+            },
+            notes,
+        ),
+        Err(line) => Err(Stopped {
+            notes,
+            lines: vec![line],
+        }),
+    }
 }
 
 fn assign_plain(
@@ -398,7 +401,9 @@ fn drift(store: &Store, checkpoint: Option<&Json>) -> Vec<String> {
     let Some(now) = git::snapshot(store.root()) else {
         return warnings;
     };
-    let short = |s: &str| s.chars().take(8).collect::<String>();
+    // Values from the checkpoint (an agent can write it) reach the terminal and the report
+    // escaped.
+    let short = |s: &str| axc_core::util::printable(&s.chars().take(8).collect::<String>());
     if let (Some(old), Some(new)) = (text(&base["git_head"]), now.head.as_deref())
         && old != new
     {
@@ -411,7 +416,11 @@ fn drift(store: &Store, checkpoint: Option<&Json>) -> Vec<String> {
     if let (Some(old), Some(new)) = (text(&base["git_branch"]), now.branch.as_deref())
         && old != new
     {
-        warnings.push(format!("Branch changed since checkpoint: {old} → {new}"));
+        warnings.push(format!(
+            "Branch changed since checkpoint: {} → {}",
+            axc_core::util::printable(old),
+            axc_core::util::printable(new)
+        ));
     }
     let dirty = now
         .changes

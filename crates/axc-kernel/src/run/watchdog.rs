@@ -13,9 +13,10 @@
 //! several) with the reissue command as its recovery. `status` shows the same verdicts without
 //! writing them (reads are pure).
 //!
-//! Two departures from the reference, both to keep a live turn alive: a turn of a `manual`
-//! runtime is never judged (no process is expected; the reference fails a person's turn after
-//! three minutes), and neither is a turn whose recorded worker process still runs.
+//! Two departures from the reference, both to keep a live turn alive: only a `local_cli` turn
+//! is judged (this build starts no process for `manual`, `api_proxy`, `mcp` or `remote_agent`
+//! turns, which a person completes; the reference fails a person's turn after three minutes),
+//! and never one whose recorded worker process still runs.
 
 use std::time::SystemTime;
 
@@ -118,7 +119,9 @@ pub fn detect(
         let runtime_id = turn["runtime_id"].as_str().unwrap_or("unknown").to_owned();
         let runtime = &config["runtimes"][&runtime_id];
         let kind = runtime["type"].as_str().unwrap_or("");
-        if kind == "manual" || lifecycle::live_worker(turn).is_some() {
+        // Only a turn this build starts a process for: a person's manual turn, and the
+        // api_proxy/mcp/remote_agent turns a person completes by hand here, have none to lose.
+        if kind != "local_cli" || lifecycle::live_worker(turn).is_some() {
             continue;
         }
         let role = turn["assigned_role"]
