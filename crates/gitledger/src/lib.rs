@@ -1322,6 +1322,24 @@ mod tests {
         assert!(r.raw_tree(&big).unwrap().is_some());
         assert_eq!(r.tree_sha(&big).unwrap(), None);
         assert!(r.tree_sha(&head).unwrap().is_some());
+        // A blob that reads like a commit is still not one.
+        ledger
+            .write(
+                "fake-commit",
+                b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n",
+                "f",
+            )
+            .unwrap();
+        let mut r = ledger.reader().unwrap();
+        let fake = r
+            .tree("")
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .find(|e| e.name == "fake-commit")
+            .unwrap()
+            .sha;
+        assert_eq!(r.tree_sha(&fake).unwrap(), None);
     }
 
     /// A member's ledger (`_members/<m>`) reads and writes only under its directory, and the
