@@ -1340,6 +1340,21 @@ mod tests {
             .unwrap()
             .sha;
         assert_eq!(r.tree_sha(&fake).unwrap(), None);
+        // A blob holding a tree's bytes is not a tree either.
+        let raw = r.raw_tree(&big).unwrap().unwrap();
+        ledger.write("fake-tree", &raw, "t").unwrap();
+        let mut r = ledger.reader().unwrap();
+        let fake = r
+            .tree("")
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .find(|e| e.name == "fake-tree")
+            .unwrap()
+            .sha;
+        assert!(r.tree_at(&fake).unwrap().is_empty());
+        assert_eq!(r.tree("fake-tree").unwrap(), None);
+        assert_eq!(r.raw_tree(&fake).unwrap(), None);
     }
 
     /// A member's ledger (`_members/<m>`) reads and writes only under its directory, and the
