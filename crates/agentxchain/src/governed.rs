@@ -693,6 +693,46 @@ pub fn reconcile_state(accept: bool) -> ExitCode {
     }
 }
 
+/// `Acceptance Conflict Detected`, as the reference prints it (with the recovery when the
+/// conflict blocked the run).
+pub(crate) fn conflict_detected(conflict: &Json, state: &Json, config: &Json) {
+    let files: Vec<String> = conflict["conflicting_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    println!();
+    println!("  Acceptance Conflict Detected");
+    println!("  {RULE}");
+    println!();
+    println!(
+        "  Turn:     {}",
+        s(&conflict["conflicting_turn"]["turn_id"])
+    );
+    println!("  Role:     {}", s(&conflict["conflicting_turn"]["role"]));
+    println!(
+        "  Files:    {}",
+        if files.is_empty() {
+            "(none)".to_owned()
+        } else {
+            files.join(", ")
+        }
+    );
+    println!(
+        "  Overlap:  {:.0}%",
+        conflict["overlap_ratio"].as_f64().unwrap_or(0.0) * 100.0
+    );
+    println!("  Suggest:  {}", s(&conflict["suggested_resolution"]));
+    if state["status"] == "blocked" {
+        let r = axc_kernel::views::status::recovery(state, config);
+        if r.is_object() {
+            println!("  Action:   {}", s(&r["recovery_action"]));
+        }
+    }
+    println!();
+}
+
 /// The reference's list of active turns: `  ● <turn> — <role> (<status>)` each.
 pub(crate) fn turn_lines(turns: &[Json]) {
     for t in turns {
@@ -744,14 +784,33 @@ pub(crate) fn bind(
 }
 
 /// `accept-turn`.
-pub fn accept_turn(turn: Option<&str>) -> ExitCode {
+pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
     let store = project!();
     let config = match cfg::load(&store) {
         Ok(c) => c,
         Err(r) => return refuse(&r),
     };
-    match accept::accept(&store, turn) {
+    let human_merge = match resolution.unwrap_or("standard") {
+        "standard" => false,
+        "human_merge" => true,
+        other => {
+            println!("Unknown resolution mode \"{}\"", clean(other));
+            return ExitCode::from(1);
+        }
+    };
+    match accept::accept_as(&store, turn, human_merge) {
         Err(r) => refuse(&r),
+        Ok(accept::Accepted::Conflict {
+            conflict,
+            state,
+            escalation,
+        }) => {
+            if let Some(e) = &escalation {
+                escalation_notice(e);
+            }
+            conflict_detected(&conflict, &state, &config);
+            ExitCode::from(1)
+        }
         Ok(accept::Accepted::Failed { stage, errors, .. }) if stage == "override_validation" => {
             println!(
                 "{}",

@@ -175,6 +175,10 @@ enum Command {
         /// The turn (when several are active)
         #[arg(long, value_name = "ID")]
         turn: Option<String>,
+        /// `human_merge`: a conflicted turn whose work a person merged by hand is accepted as
+        /// staged (recorded as that resolution); `standard` (the default) judges conflicts
+        #[arg(long, value_name = "MODE")]
+        resolution: Option<String>,
     },
     /// Commit exactly the files the last accepted turn declared
     #[command(name = "checkpoint-turn")]
@@ -490,7 +494,9 @@ fn main() -> ExitCode {
         }),
         Command::Doctor { json } => doctor_cli::doctor(json),
         Command::Inject(a) => intake_cli::inject(a),
-        Command::AcceptTurn { turn } => governed::accept_turn(turn.as_deref()),
+        Command::AcceptTurn { turn, resolution } => {
+            governed::accept_turn(turn.as_deref(), resolution.as_deref())
+        }
         Command::CheckpointTurn { turn } => governed::checkpoint_turn(turn.as_deref()),
         Command::RejectTurn {
             turn,

@@ -800,6 +800,13 @@ impl Loop<'_> {
     fn accept(&mut self, turn_id: &str, role: &str) -> Option<Stop> {
         match accept::accept(self.store, Some(turn_id)) {
             Ok(accept::Accepted::Done { .. }) => {}
+            Ok(accept::Accepted::Conflict { conflict, .. }) => {
+                self.errors.push(format!(
+                    "acceptTurn({role}): Acceptance conflict detected for turn {turn_id} ({})",
+                    clean(&crate::governed::s(&conflict["suggested_resolution"]))
+                ));
+                return Some(Stop::Blocked);
+            }
             Ok(accept::Accepted::Failed { stage, errors, .. }) => {
                 self.errors.push(format!(
                     "acceptTurn({role}): Validation failed at stage {stage}: {}",

@@ -564,6 +564,19 @@ fn turns(o: &mut String, state: &Json) {
             );
             let id = or(&turn["turn_id"], "");
             match status.as_str() {
+                "conflicted" if turn["conflict_state"].is_object() => {
+                    conflict_lines(
+                        o,
+                        turn,
+                        "      ",
+                        "Conflict:  ",
+                        "Overlap:   ",
+                        "Suggested: ",
+                        "Resolve:   ",
+                        "     or:   ",
+                        false,
+                    );
+                }
                 "failed_acceptance" => {
                     let _ = writeln!(
                         o,
@@ -613,6 +626,19 @@ fn turns(o: &mut String, state: &Json) {
             let _ = writeln!(o, "  Elapsed:  {e}");
         }
         match turn["status"].as_str() {
+            Some("conflicted") if turn["conflict_state"].is_object() => {
+                conflict_lines(
+                    o,
+                    turn,
+                    "  ",
+                    "Conflict: ",
+                    "Overlap:  ",
+                    "Suggest:  ",
+                    "Resolve:  ",
+                    "     or:  ",
+                    true,
+                );
+            }
             Some("failed_start") => {
                 let _ = writeln!(o, "  Reason:   {}", start_reason(turn));
                 let _ = writeln!(o, "  Recover:  {}", recover(turn, "ghost"));
@@ -630,6 +656,53 @@ fn turns(o: &mut String, state: &Json) {
     } else {
         let _ = writeln!(o, "  Turn:     No active turn");
     }
+}
+
+/// A conflicted turn's conflict and the two ways out, as the reference's status shows them
+/// (the labels padded as its two layouts pad them).
+#[allow(clippy::too_many_arguments)]
+fn conflict_lines(
+    o: &mut String,
+    turn: &Json,
+    indent: &str,
+    conflict: &str,
+    overlap: &str,
+    suggest: &str,
+    resolve: &str,
+    or_: &str,
+    single: bool,
+) {
+    let cs = &turn["conflict_state"];
+    let files = cs["conflict_error"]["conflicting_files"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let count = cs["detection_count"].as_u64().unwrap_or(1);
+    let id = or(&turn["turn_id"], "");
+    let what = if single {
+        format!("{files} file(s) conflicting")
+    } else {
+        format!("{files} file(s)")
+    };
+    let _ = writeln!(o, "{indent}{conflict}{what} — detection #{count}");
+    if let Some(r) = cs["conflict_error"]["overlap_ratio"].as_f64() {
+        let _ = writeln!(o, "{indent}{overlap}{:.0}%", r * 100.0);
+    }
+    let _ = writeln!(
+        o,
+        "{indent}{suggest}{}",
+        or(
+            &cs["conflict_error"]["suggested_resolution"],
+            "reject_and_reassign"
+        )
+    );
+    let _ = writeln!(
+        o,
+        "{indent}{resolve}agentxchain reject-turn --turn {id} --reassign"
+    );
+    let _ = writeln!(
+        o,
+        "{indent}{or_}agentxchain accept-turn --turn {id} --resolution human_merge"
+    );
 }
 
 fn drift(o: &mut String, drifts: &Json) {

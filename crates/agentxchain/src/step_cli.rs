@@ -85,10 +85,10 @@ fn unresumable(t: &Json) -> Option<ExitCode> {
             println!();
             println!("Recovery options:");
             println!(
-                "  agentxchain reject-turn --turn {id} --reassign  — Reject and re-dispatch from the current workspace"
+                "  agentxchain reject-turn --turn {id} --reassign  — reject and re-dispatch with conflict context"
             );
             println!(
-                "  agentxchain accept-turn --turn {id} --resolution human_merge  — Accept after merging by hand"
+                "  agentxchain accept-turn --turn {id} --resolution human_merge  — manually merge and re-accept"
             );
             Some(ExitCode::from(1))
         }
@@ -606,6 +606,17 @@ fn finish(store: &Store, config: &Json, turn_id: &str, role: &str, a: &Args) -> 
     }
     let (entry, state) = match accept::accept(store, Some(turn_id)) {
         Ok(accept::Accepted::Done { entry, state, .. }) => (entry, state),
+        Ok(accept::Accepted::Conflict {
+            conflict,
+            state,
+            escalation,
+        }) => {
+            if let Some(e) = &escalation {
+                crate::governed::escalation_notice(e);
+            }
+            crate::governed::conflict_detected(&conflict, &state, config);
+            return ExitCode::from(1);
+        }
         Ok(accept::Accepted::Failed { stage, errors, .. }) => {
             println!(
                 "Acceptance failed: Validation failed at stage {stage}: {}",

@@ -898,6 +898,150 @@ fn a_policy_rule_whose_roles_did_not_take_part_leaves_the_gate_to_a_person() {
     assert_eq!(s["blocked_on"], "human_approval:planning_signoff");
 }
 
+/// Two turns assigned side by side (as the reference's parallel dispatch leaves them): the pm's
+/// and a qa turn, each with its bundle.
+fn parallel(p: &Project) -> (String, String) {
+    p.ok(&["resume"]);
+    let (a, _) = p.active_turn();
+    let b = "turn_2222222222222222".to_owned();
+    let mut s = p.state();
+    let mut t = s["active_turns"][&a].clone();
+    t["turn_id"] = json!(b);
+    t["assigned_role"] = json!("qa");
+    t["runtime_id"] = json!("manual-qa");
+    t["concurrent_with"] = json!([a]);
+    s["active_turns"][&a]["concurrent_with"] = json!([b]);
+    s["active_turns"][&b] = t;
+    p.write(
+        ".agentxchain/state.json",
+        &serde_json::to_string_pretty(&s).unwrap(),
+    );
+    support::copy_dir(
+        &p.root.join(format!(".agentxchain/dispatch/turns/{a}")),
+        &p.root.join(format!(".agentxchain/dispatch/turns/{b}")),
+    );
+    (a, b)
+}
+
+/// `turn`'s staged result (as `role`) declaring `files`.
+fn stage(p: &Project, turn: &str, role: &str, files: &[&str]) {
+    let s = p.state();
+    let result = json!({
+        "schema_version": "1.0", "run_id": s["run_id"], "turn_id": turn, "role": role,
+        "runtime_id": s["active_turns"][turn]["runtime_id"], "status": "completed",
+        "summary": format!("{role} work"), "decisions": [], "objections": [{"id": "OBJ-001", "severity": "low", "against_turn_id": turn, "statement": "nit", "status": "raised"}],
+        "files_changed": files, "artifacts_created": [],
+        "verification": {"status": "pass", "commands": ["true"], "evidence_summary": "ok", "machine_evidence": [{"command": "true", "exit_code": 0}]},
+        "artifact": {"type": "review", "ref": null}, "proposed_next_role": "pm",
+        "phase_transition_request": null, "run_completion_request": null, "needs_human_reason": null,
+        "cost": {"input_tokens": 1, "output_tokens": 1, "usd": 0.01},
+    });
+    p.write(
+        &format!(".agentxchain/staging/{turn}/turn-result.json"),
+        &result.to_string(),
+    );
+}
+
+#[test]
+fn a_parallel_turn_changing_a_file_accepted_since_is_held_as_a_conflict_until_resolved() {
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    stage(&p, &a, "pm", &[".planning/PM_SIGNOFF.md"]);
+    stage(&p, &b, "qa", &[".planning/PM_SIGNOFF.md"]);
+    p.ok(&["accept-turn", "--turn", &a]);
+    let out = p.fails(&["accept-turn", "--turn", &b]);
+    assert_eq!(
+        out,
+        format!(
+            "\n  Acceptance Conflict Detected\n  ────────────────────────────────────────────\n\n  Turn:     {b}\n  Role:     qa\n  Files:    .planning/PM_SIGNOFF.md\n  Overlap:  100%\n  Suggest:  human_merge\n\n"
+        )
+    );
+    let s = p.state();
+    let t = &s["active_turns"][&b];
+    assert_eq!(t["status"], "conflicted");
+    assert_eq!(t["conflict_state"]["detection_count"], 1);
+    assert_eq!(
+        t["conflict_state"]["conflict_error"]["accepted_since"][0]["turn_id"],
+        a
+    );
+    assert_eq!(events_of(&p, "turn_conflicted").len(), 1);
+    let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
+    assert_eq!(
+        history.lines().count(),
+        1,
+        "the conflicted turn is not recorded"
+    );
+    // status names both ways out, and each works.
+    let text = p.ok(&["status"]);
+    assert!(text.contains(&format!("  Resolve:  agentxchain reject-turn --turn {b} --reassign\n       or:  agentxchain accept-turn --turn {b} --resolution human_merge\n")), "{text}");
+    assert!(
+        p.fails(&["accept-turn", "--turn", &b, "--resolution", "bogus"])
+            .contains("Unknown resolution mode \"bogus\"")
+    );
+    let q = Project::new();
+    let (qa, qb) = parallel(&q);
+    q.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    stage(&q, &qa, "pm", &[".planning/PM_SIGNOFF.md"]);
+    stage(&q, &qb, "qa", &[".planning/PM_SIGNOFF.md"]);
+    q.ok(&["accept-turn", "--turn", &qa]);
+    q.fails(&["accept-turn", "--turn", &qb]);
+    let out = q.ok(&["reject-turn", "--turn", &qb, "--reassign"]);
+    assert!(out.contains("  Failed stage: conflict\n"), "{out}");
+    let t = &q.state()["active_turns"][&qb];
+    assert_eq!(
+        t["conflict_context"]["conflicting_files"],
+        json!([".planning/PM_SIGNOFF.md"])
+    );
+    assert_eq!(t["conflict_state"], Value::Null);
+    assert_eq!(t["last_rejection"]["reason"], "file_conflict");
+    // A person merges by hand instead: accepted as staged, the resolution recorded.
+    p.ok(&["accept-turn", "--turn", &b, "--resolution", "human_merge"]);
+    let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
+    let h: Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(h["turn_id"], b);
+    assert_eq!(h["conflict_resolution"]["mode"], "human_merge");
+    assert_eq!(events_of(&p, "conflict_resolved").len(), 1);
+    let ledger =
+        std::fs::read_to_string(p.root.join(".agentxchain/decision-ledger.jsonl")).unwrap();
+    assert!(
+        ledger.contains("\"decision\":\"conflict_resolved\""),
+        "{ledger}"
+    );
+    // human_merge on a turn that is not conflicted is refused.
+    let r = Project::new();
+    r.ok(&["resume"]);
+    let (t, _) = r.active_turn();
+    assert_eq!(
+        r.fails(&["accept-turn", "--turn", &t, "--resolution", "human_merge"]),
+        "human_merge resolution requires a conflicted active turn.\n"
+    );
+}
+
+#[test]
+fn the_third_conflict_blocks_the_run_with_a_person_to_serialize_the_work() {
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    stage(&p, &a, "pm", &[".planning/PM_SIGNOFF.md"]);
+    stage(&p, &b, "qa", &[".planning/PM_SIGNOFF.md"]);
+    p.ok(&["accept-turn", "--turn", &a]);
+    for _ in 0..2 {
+        p.fails(&["accept-turn", "--turn", &b]);
+    }
+    let out = p.run(&["accept-turn", "--turn", &b]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.ends_with(&format!("  Action:   Serialize the conflicting work, then run agentxchain reject-turn --turn {b} --reassign\n\n")), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("HUMAN ESCALATION RAISED"));
+    let s = p.state();
+    assert_eq!(s["status"], "blocked");
+    assert_eq!(s["blocked_on"], format!("human:conflict_loop:{b}"));
+    assert_eq!(
+        s["active_turns"][&b]["conflict_state"]["detection_count"],
+        3
+    );
+}
+
 #[test]
 fn a_fixed_turn_result_is_accepted_after_a_rejection() {
     let p = Project::new();

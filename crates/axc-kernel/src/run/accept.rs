@@ -8,6 +8,7 @@ use serde_json::{Value as Json, json};
 
 use super::approve::{self, Policy};
 use super::config as cfg;
+use super::conflict;
 use super::store::{HISTORY, LEDGER, STATE, Store, TALK};
 use super::{
     Refusal, dispatch, event_turn, git, intake, intent_of, now, repo_decisions, session, usd,
@@ -30,6 +31,14 @@ pub enum Accepted {
         state: Json,
         /// `Advanced(from, to, trigger)` / `Completed` / paused / the gate failed.
         outcome: Outcome,
+    },
+    /// A file the turn changed was changed by a turn accepted since it was assigned: the turn
+    /// is retained `conflicted` (the run blocked on the third detection).
+    Conflict {
+        conflict: Json,
+        state: Json,
+        /// The human escalation raised when the conflict blocked the run.
+        escalation: Option<Json>,
     },
 }
 
@@ -123,6 +132,25 @@ fn talk_section(entry: &Json) -> String {
 
 fn append_talk(store: &Store, section: &str) -> Result<(), Refusal> {
     store.append_text(TALK, section)
+}
+
+/// The accepted turns after sequence `assigned`, oldest first, read from the end of the
+/// history (accepted in sequence order): none in a sequential run, whatever its length.
+fn accepted_since(store: &Store, assigned: u64) -> Vec<Json> {
+    let mut n = 16;
+    loop {
+        let tail = axc_core::jsonl::read_last(store.root(), HISTORY, n)
+            .map(|t| t.entries)
+            .unwrap_or_default();
+        let reached = tail.len() < n
+            || tail
+                .first()
+                .is_some_and(|e| e["accepted_sequence"].as_u64().unwrap_or(0) <= assigned);
+        if reached || n >= 1 << 16 {
+            return tail;
+        }
+        n *= 4;
+    }
 }
 
 /// The result is refused at `stage`: the turn is retained as `failed_acceptance`.
@@ -272,11 +300,40 @@ pub fn declared_vs_observed(
 
 /// `accept-turn [--turn id]`.
 pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
+    accept_as(store, turn, false)
+}
+
+/// [`accept`]; `human_merge`: `--resolution human_merge`, a person merged a conflicted turn's
+/// work by hand and its staged result is accepted as it stands (recorded as that resolution).
+pub fn accept_as(
+    store: &Store,
+    turn: Option<&str>,
+    human_merge: bool,
+) -> Result<Accepted, Refusal> {
     let config = cfg::load(store)?;
     let _lock = store.lock()?;
     let state = store.state()?;
     let turn = super::target_turn(&state, turn, "No active turn to accept.", "accept")?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
+    if human_merge && !turn["conflict_state"].is_object() {
+        return Err(Refusal::new(
+            "human_merge resolution requires a conflicted active turn.",
+        ));
+    }
+    // The conflict a person resolved by hand, as the record keeps it.
+    let resolution = human_merge.then(|| {
+        let e = &turn["conflict_state"]["conflict_error"];
+        let ids: Vec<Json> = e["accepted_since"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|x| x["turn_id"].clone())
+            .collect();
+        json!({"mode": "human_merge", "merge_strategy": "operator_authoritative_staged_result",
+            "conflicting_files": e["conflicting_files"].as_array().cloned().unwrap_or_default(),
+            "accepted_since_turn_ids": ids,
+            "overlap_ratio": if e["overlap_ratio"].is_number() { e["overlap_ratio"].clone() } else { json!(0) }})
+    });
     // Validation sees this turn as the one active turn.
     let mut solo = state.clone();
     solo["active_turns"] = json!({ &turn_id: turn.clone() });
@@ -536,6 +593,74 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
             }
         }
     }
+    // Judged against the turns accepted since this one was assigned (parallel turns).
+    let files = conflict::candidate_files(&observed, &declared);
+    let overlap = conflict::classify(
+        &turn,
+        &files,
+        &accepted_since(store, turn["assigned_sequence"].as_u64().unwrap_or(0)),
+        &config,
+    );
+    if let Some(c) = overlap.conflict.clone().filter(|_| !human_merge) {
+        let at = now();
+        let count = turn["conflict_state"]["detection_count"]
+            .as_u64()
+            .unwrap_or(0)
+            + 1;
+        let mut next = state.clone();
+        let t = &mut next["active_turns"][&turn_id];
+        t["status"] = json!("conflicted");
+        t["conflict_state"] = json!({"detected_at": at, "detection_count": count,
+            "status": "pending_operator", "conflict_error": c});
+        if count >= 3 {
+            next["status"] = json!("blocked");
+            next["blocked_on"] = json!(format!("human:conflict_loop:{turn_id}"));
+            next["blocked_reason"] = json!({
+                "category": "conflict_loop",
+                "recovery": {"typed_reason": "conflict_loop", "owner": "human",
+                    "recovery_action": conflict::loop_recovery(&turn_id),
+                    "turn_retained": true, "detail": conflict::detail(&c)},
+                "blocked_at": at, "turn_id": turn_id,
+            });
+        }
+        let since_ids: Vec<Json> = c["accepted_since"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e["turn_id"].clone())
+            .collect();
+        store.append_jsonl(
+            LEDGER,
+            &json!({"timestamp": at, "decision": "conflict_detected", "turn_id": turn_id,
+                "attempt": turn["attempt"], "role": turn["assigned_role"], "phase": state["phase"],
+                "conflict": {"conflicting_files": c["conflicting_files"],
+                    "accepted_since_turn_ids": since_ids, "overlap_ratio": c["overlap_ratio"]}}),
+        )?;
+        store.emit(
+            "turn_conflicted",
+            &next,
+            event_turn(&turn),
+            json!({"error_code": "conflict", "detection_count": count,
+                "conflicting_files": c["conflicting_files"],
+                "accepted_since_turn_ids": since_ids, "overlap_ratio": c["overlap_ratio"]}),
+        )?;
+        store.write_json(STATE, &next)?;
+        let mut escalation = None;
+        if next["status"] == "blocked" {
+            super::run_history::record_blocked(store, &next, &config)?;
+            escalation = Some(super::escalate::raise(
+                store,
+                &next,
+                Some(&turn_id),
+                turn["assigned_role"].as_str(),
+            )?);
+        }
+        return Ok(Accepted::Conflict {
+            conflict: c,
+            state: next,
+            escalation,
+        });
+    }
     let at = now();
     let accepted_ref = observed["head_ref"]
         .as_str()
@@ -576,6 +701,44 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         "concurrent_with": turn["concurrent_with"],
         "cost": tr["cost"],
     });
+    // A file this role revised forward (its own artifact, changed since by its own earlier
+    // turn) is recorded with the turn, after `concurrent_with`, as the reference records it.
+    if !overlap.forward_revision_files.is_empty()
+        && let Some(o) = entry.as_object()
+    {
+        let ids: Vec<Json> = overlap
+            .forward_revision_turns
+            .iter()
+            .map(|t| t["turn_id"].clone())
+            .collect();
+        let revision = json!({"files": overlap.forward_revision_files,
+            "accepted_since_turn_ids": ids, "accepted_since": overlap.forward_revision_turns});
+        let mut m = serde_json::Map::new();
+        for (k, v) in o {
+            m.insert(k.clone(), v.clone());
+            if k == "concurrent_with" {
+                m.insert("forward_revision".into(), revision.clone());
+            }
+        }
+        entry = Json::Object(m);
+    }
+    if let Some(r) = &resolution
+        && let Some(o) = entry.as_object()
+    {
+        let after = if o.contains_key("forward_revision") {
+            "forward_revision"
+        } else {
+            "concurrent_with"
+        };
+        let mut m = serde_json::Map::new();
+        for (k, v) in o {
+            m.insert(k.clone(), v.clone());
+            if k == after {
+                m.insert("conflict_resolution".into(), r.clone());
+            }
+        }
+        entry = Json::Object(m);
+    }
     // A request the gate check dropped is absent from the record, as the reference's is.
     if tr.get("phase_transition_request").is_none()
         && let Some(o) = entry.as_object_mut()
@@ -648,6 +811,29 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
                 "created_at": at,
             }),
         )?;
+    }
+    if !recorded {
+        let base = |decision: &str| {
+            json!({"timestamp": at, "decision": decision, "turn_id": turn_id,
+                "attempt": turn["attempt"], "role": turn["assigned_role"], "phase": state["phase"]})
+        };
+        if let Some(f) = entry.get("forward_revision") {
+            let mut e = base("forward_revision_accepted");
+            e["forward_revision"] = json!({"files": f["files"],
+                "accepted_since_turn_ids": f["accepted_since_turn_ids"]});
+            store.append_jsonl(LEDGER, &e)?;
+        }
+        if let Some(r) = &resolution {
+            for decision in ["conflict_resolution_selected", "conflict_resolved"] {
+                let mut e = base(decision);
+                e["conflict"] = json!({"conflicting_files": r["conflicting_files"],
+                    "accepted_since_turn_ids": r["accepted_since_turn_ids"],
+                    "overlap_ratio": r["overlap_ratio"]});
+                e["resolution_chosen"] = r["mode"].clone();
+                e["merge_strategy"] = r["merge_strategy"].clone();
+                store.append_jsonl(LEDGER, &e)?;
+            }
+        }
     }
     repo_decisions::record(store, &tr, &state, &phase, &at)?;
     let section = talk_section(&entry);
@@ -907,6 +1093,18 @@ pub fn accept(store: &Store, turn: Option<&str>) -> Result<Accepted, Refusal> {
         intent_of(&turn),
         timing_payload,
     )?;
+    if let Some(r) = &resolution {
+        store.emit_for(
+            "conflict_resolved",
+            &next,
+            event_turn(&turn),
+            intent_of(&turn),
+            json!({"resolution": r["mode"], "merge_strategy": r["merge_strategy"],
+                "conflicting_files": r["conflicting_files"],
+                "accepted_since_turn_ids": r["accepted_since_turn_ids"],
+                "overlap_ratio": r["overlap_ratio"]}),
+        )?;
+    }
     for (kind, t, payload) in after {
         store.emit(kind, &next, t, payload)?;
     }

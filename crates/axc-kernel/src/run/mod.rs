@@ -17,6 +17,7 @@ pub mod assign;
 pub mod checkpoint;
 pub mod clean;
 pub mod config;
+pub mod conflict;
 pub mod dispatch;
 pub mod escalate;
 pub mod git;

@@ -82,8 +82,25 @@ pub fn reject_as(
     // The rejection names what the staged result fails, when there is one.
     let mut solo = state.clone();
     solo["active_turns"] = json!({ &turn_id: current.clone() });
+    let conflicted = current["conflict_state"].is_object();
+    let conflict_error = current["conflict_state"]["conflict_error"].clone();
     let (failed_stage, errors) = match failed {
         Some((stage, errors)) => (stage.to_owned(), errors),
+        // A conflicted turn is rejected for its conflict, not for what its result says.
+        None if conflicted => {
+            let files: Vec<&str> = conflict_error["conflicting_files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .collect();
+            let e = if files.is_empty() {
+                "File conflict detected".to_owned()
+            } else {
+                format!("File conflict detected: {}", files.join(", "))
+            };
+            ("conflict".to_owned(), vec![e])
+        }
         None => {
             let v = turn_result::validate_staged(store.root(), &solo, &config, &staging);
             (v.stage.unwrap_or("unknown").to_owned(), v.errors)
@@ -105,15 +122,59 @@ pub fn reject_as(
         "turn_id": turn_id,
         "attempt": attempt,
         "rejected_at": now(),
-        "reason": reason.unwrap_or("Validation failed"),
+        "reason": reason.unwrap_or(if conflicted { "file_conflict" } else { "Validation failed" }),
         "validation_errors": errors,
         "failed_stage": failed_stage,
     });
     let mut next = state.clone();
     let mut t = current.clone();
+    let mut rejection = rejection;
     t["last_rejection"] = rejection.clone();
     t["conflict_state"] = Json::Null;
     t["conflict_context"] = Json::Null;
+    if conflicted {
+        let ids = |v: &Json| -> Vec<Json> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    json!({"turn_id": e["turn_id"], "role": e["role"],
+                    "files_changed": e["files_changed"].as_array().cloned().unwrap_or_default()})
+                })
+                .collect()
+        };
+        let list = |k: &str| conflict_error[k].as_array().cloned().unwrap_or_default();
+        // What the retry is told: the files that conflicted, the turns that changed them, what
+        // of its work did not conflict (the reference's `conflict_context`).
+        t["conflict_context"] = json!({
+            "prior_attempt_turn_id": turn_id, "prior_attempt_number": attempt,
+            "conflict_type": conflict_error["type"].as_str().unwrap_or("file_conflict"),
+            "conflicting_files": list("conflicting_files"),
+            "accepted_turns_since": ids(&conflict_error["accepted_since"]),
+            "forward_revision_files": list("forward_revision_files"),
+            "forward_revision_turns_since": ids(&conflict_error["forward_revision_turns"]),
+            "non_conflicting_files_preserved": list("non_conflicting_files"),
+            "guidance": "Rebase the rejected work on top of the current workspace state and preserve non-conflicting changes.",
+        });
+        rejection["conflict_context"] = t["conflict_context"].clone();
+        t["last_rejection"] = rejection.clone();
+        let since: Vec<Json> = conflict_error["accepted_since"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e["turn_id"].clone())
+            .collect();
+        store.append_jsonl(
+            LEDGER,
+            &json!({"timestamp": rejection["rejected_at"], "decision": "conflict_rejected",
+                "turn_id": turn_id, "attempt": attempt, "role": current["assigned_role"],
+                "phase": state["phase"],
+                "conflict": {"conflicting_files": conflict_error["conflicting_files"].as_array().cloned().unwrap_or_default(),
+                    "accepted_since_turn_ids": since,
+                    "overlap_ratio": if conflict_error["overlap_ratio"].is_number() { conflict_error["overlap_ratio"].clone() } else { json!(0) }},
+                "resolution_chosen": "reject_and_reassign", "operator_reason": reason}),
+        )?;
+    }
     let mut payload =
         json!({"attempt": attempt, "reason": rejection["reason"], "failed_stage": failed_stage});
     if !errors.is_empty() {
@@ -131,6 +192,22 @@ pub fn reject_as(
             }
         }
         t["dispatched_at"] = json!(now());
+        if conflicted {
+            // The retry follows the turns it conflicted with.
+            let seq = state["turn_sequence"]
+                .as_u64()
+                .unwrap_or(0)
+                .max(current["assigned_sequence"].as_u64().unwrap_or(0));
+            t["assigned_sequence"] = json!(seq);
+            let others: Vec<Json> = state["active_turns"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| **k != turn_id)
+                .map(|(k, _)| json!(k))
+                .collect();
+            t["concurrent_with"] = json!(others);
+        }
         next["active_turns"][&turn_id] = t.clone();
         store.write_json(STATE, &next)?;
         let mut p = json!({"attempt": attempt, "retrying": true});
