@@ -35,7 +35,7 @@ pub struct Run<'a> {
 /// reference's `checkConditions`). `roles_participated`: each role has an accepted turn in the
 /// phase; `all_phases_visited`: every routed phase has one (the current phase counts);
 /// `credentialed_gate` may only assert `false`.
-fn when_holds(when: &Json, config: &Json, credentialed: bool, run: &Run) -> bool {
+fn when_holds(when: &Json, config: &Json, run: &Run) -> bool {
     let Some(w) = when.as_object() else {
         return true;
     };
@@ -43,9 +43,9 @@ fn when_holds(when: &Json, config: &Json, credentialed: bool, run: &Run) -> bool
     if w.get("gate_passed").is_some_and(|v| v == false) {
         return false;
     }
-    if let Some(v) = w.get("credentialed_gate")
-        && (v == true || (v == false && credentialed))
-    {
+    // `credentialed_gate` may only assert `false`: `true` never holds. (A credentialed gate
+    // never reaches a rule: both policies need a person for it before asking.)
+    if w.get("credentialed_gate") == Some(&json!(true)) {
         return false;
     }
     if let Some(roles) = w
@@ -101,7 +101,7 @@ pub fn transition_policy(config: &Json, from: &str, to: &str, gate: &str, run: &
         if !(from_ok && to_ok) {
             continue;
         }
-        return if rule["action"] == "auto_approve" && when_holds(&rule["when"], config, cred, run) {
+        return if rule["action"] == "auto_approve" && when_holds(&rule["when"], config, run) {
             Policy::AutoApprove(rule.clone())
         } else {
             Policy::RequireHuman
@@ -121,7 +121,7 @@ pub fn completion_policy(config: &Json, gate: &str, run: &Run) -> Policy {
     if cred || p["action"] != "auto_approve" {
         return Policy::RequireHuman;
     }
-    if when_holds(&p["when"], config, cred, run) {
+    if when_holds(&p["when"], config, run) {
         Policy::AutoApprove(p.clone())
     } else {
         Policy::RequireHuman
@@ -314,6 +314,15 @@ mod tests {
             transition_policy(&c, "planning", "implementation", "a", &run),
             Policy::RequireHuman
         );
+        // The one role named took part: the rule approves.
+        c["approval_policy"]["phase_transitions"]["rules"][0]["when"]["roles_participated"] =
+            json!(["pm"]);
+        assert!(matches!(
+            transition_policy(&c, "planning", "implementation", "a", &run),
+            Policy::AutoApprove(_)
+        ));
+        c["approval_policy"]["phase_transitions"]["rules"][0]["when"]["roles_participated"] =
+            json!(["eng_director", "pm"]);
         // A turn of the role in another phase does not count.
         let elsewhere = [
             json!({"phase": "planning", "role": "pm"}),
