@@ -494,6 +494,14 @@ fn main() -> ExitCode {
         }),
         Command::Doctor { json } => doctor_cli::doctor(json),
         Command::Inject(a) => intake_cli::inject(a),
+        // A human merge says a person merged a conflicted turn's work by hand: never an agent.
+        Command::AcceptTurn { turn, resolution }
+            if resolution.as_deref() == Some("human_merge")
+                && person_only("accept-turn --resolution human_merge").is_some() =>
+        {
+            let _ = turn;
+            ExitCode::from(1)
+        }
         Command::AcceptTurn { turn, resolution } => {
             governed::accept_turn(turn.as_deref(), resolution.as_deref())
         }

@@ -995,6 +995,20 @@ fn a_parallel_turn_changing_a_file_accepted_since_is_held_as_a_conflict_until_re
     );
     assert_eq!(t["conflict_state"], Value::Null);
     assert_eq!(t["last_rejection"]["reason"], "file_conflict");
+    // Only a person says the work was merged by hand: not an agent inside a turn.
+    let before = p.state();
+    let out = Command::new(BIN)
+        .args(["accept-turn", "--turn", &b, "--resolution", "human_merge"])
+        .current_dir(&p.root)
+        .env("AGENTXCHAIN_TURN_ID", &a)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("accept-turn --resolution human_merge is a person's command")
+    );
+    assert_eq!(p.state(), before);
     // A person merges by hand instead: accepted as staged, the resolution recorded.
     p.ok(&["accept-turn", "--turn", &b, "--resolution", "human_merge"]);
     let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
