@@ -394,5 +394,9 @@ mod tests {
             Policy::AutoApprove(_)
         ));
         assert_eq!(completion_policy(&c, "b", &r), Policy::RequireHuman);
+        // A completion rule that requires a person does, whatever its conditions.
+        let mut c = config();
+        c["approval_policy"]["run_completion"]["action"] = json!("require_human");
+        assert_eq!(completion_policy(&c, "a", &r), Policy::RequireHuman);
     }
 }
