@@ -398,6 +398,12 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
     if let Some(ap) = obj.get("approval_policy").filter(|a| !a.is_null()) {
         validate_approval_policy(ap, routing, &mut errors);
     }
+    if let Some(t) = obj.get("timeouts").filter(|t| !t.is_null()) {
+        validate_timeouts(t, routing, &mut errors);
+    }
+    if let Some(r) = obj.get("run_loop") {
+        validate_run_loop(r, &mut errors);
+    }
     if let Some(gates) = obj.get("gates").and_then(Value::as_object) {
         for (id, gate) in gates {
             if let Some(c) = gate.get("credentialed")
@@ -410,6 +416,72 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
         }
     }
     errors
+}
+
+const TIMEOUT_ACTIONS: [&str; 3] = ["escalate", "warn", "skip_phase"];
+
+/// `timeouts` (and the routing's per-phase overrides), with the reference's texts: the turn
+/// deadline and the timeout escalations read them.
+fn validate_timeouts(t: &Value, routing: Option<&Map<String, Value>>, errors: &mut Vec<String>) {
+    let Some(t) = t.as_object() else {
+        errors.push("timeouts must be an object".to_owned());
+        return;
+    };
+    for key in ["per_turn_minutes", "per_phase_minutes", "per_run_minutes"] {
+        if let Some(v) = t.get(key)
+            && !v.as_f64().is_some_and(|n| n >= 1.0)
+        {
+            errors.push(format!("timeouts.{key} must be a number >= 1"));
+        }
+    }
+    if let Some(a) = t.get("action") {
+        if !a.as_str().is_some_and(|a| TIMEOUT_ACTIONS.contains(&a)) {
+            errors.push("timeouts.action must be one of: escalate, warn".to_owned());
+        }
+        if a == "skip_phase" {
+            errors.push("timeouts.action cannot be \"skip_phase\" at the global level — use per-phase timeout_action override in routing instead".to_owned());
+        }
+    }
+    for (phase, route) in routing.into_iter().flatten() {
+        if let Some(v) = route.get("timeout_minutes")
+            && !v.as_f64().is_some_and(|n| n >= 1.0)
+        {
+            errors.push(format!(
+                "Routing \"{phase}\": timeout_minutes must be a number >= 1"
+            ));
+        }
+        if let Some(a) = route.get("timeout_action")
+            && !a.as_str().is_some_and(|a| TIMEOUT_ACTIONS.contains(&a))
+        {
+            errors.push(format!(
+                "Routing \"{phase}\": timeout_action must be one of: {}",
+                TIMEOUT_ACTIONS.join(", ")
+            ));
+        }
+    }
+}
+
+/// `run_loop`'s watchdog knobs: positive whole milliseconds (the reference's texts). The
+/// stale-turn watchdog judges by them.
+fn validate_run_loop(r: &Value, errors: &mut Vec<String>) {
+    let Some(r) = r.as_object() else {
+        errors.push("run_loop must be an object".to_owned());
+        return;
+    };
+    for key in [
+        "startup_watchdog_ms",
+        "startup_heartbeat_ms",
+        "liveness_heartbeat_ms",
+        "stale_turn_threshold_ms",
+    ] {
+        match r.get(key) {
+            None | Some(Value::Null) => {}
+            Some(v) if v.as_u64().is_some_and(|n| n >= 1) => {}
+            Some(_) => errors.push(format!(
+                "run_loop.{key} must be a positive integer (milliseconds)"
+            )),
+        }
+    }
 }
 
 const APPROVAL_ACTIONS: [&str; 2] = ["auto_approve", "require_human"];
@@ -794,6 +866,52 @@ mod tests {
                 .to_string()
                 .contains("gates.g.credentialed must be a boolean when provided")
         );
+    }
+
+    #[test]
+    fn timeouts_and_run_loop_knobs_are_refused_unless_they_can_be_used() {
+        for (key, value, want) in [
+            ("timeouts", json!("x"), "timeouts must be an object"),
+            (
+                "timeouts",
+                json!({"per_turn_minutes": 0}),
+                "timeouts.per_turn_minutes must be a number >= 1",
+            ),
+            (
+                "timeouts",
+                json!({"per_run_minutes": "5"}),
+                "timeouts.per_run_minutes must be a number >= 1",
+            ),
+            (
+                "timeouts",
+                json!({"action": "nope"}),
+                "timeouts.action must be one of: escalate, warn",
+            ),
+            (
+                "timeouts",
+                json!({"action": "skip_phase"}),
+                "cannot be \"skip_phase\" at the global level",
+            ),
+            ("run_loop", json!([]), "run_loop must be an object"),
+            (
+                "run_loop",
+                json!({"startup_watchdog_ms": 0}),
+                "run_loop.startup_watchdog_ms must be a positive integer (milliseconds)",
+            ),
+            (
+                "run_loop",
+                json!({"stale_turn_threshold_ms": 1.5}),
+                "run_loop.stale_turn_threshold_ms must be a positive integer (milliseconds)",
+            ),
+        ] {
+            let mut c = json!({});
+            c[key] = value.clone();
+            let e = from_value(governed(c)).unwrap_err().to_string();
+            assert!(e.contains(want), "{value}: {e}");
+        }
+        let ok = json!({"timeouts": {"per_turn_minutes": 30, "action": "warn"},
+                        "run_loop": {"startup_watchdog_ms": 5000, "max_turns": 3}});
+        assert!(from_value(governed(ok)).is_ok());
     }
 
     #[test]
