@@ -511,6 +511,13 @@ fn main() -> ExitCode {
             reason,
             reassign,
         } => governed::reject_turn(turn.as_deref(), reason.as_deref(), reassign),
+        // Another role for a turn is a person's choice: an agent may not turn its own review
+        // turn into a code-writing one.
+        Command::ReissueTurn { role: Some(_), .. }
+            if person_only("reissue-turn --role").is_some() =>
+        {
+            ExitCode::from(1)
+        }
         Command::ReissueTurn { turn, role, reason } => {
             governed::reissue_turn(turn.as_deref(), role.as_deref(), reason.as_deref())
         }

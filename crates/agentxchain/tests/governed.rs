@@ -1033,6 +1033,61 @@ fn a_parallel_turn_changing_a_file_accepted_since_is_held_as_a_conflict_until_re
 }
 
 #[test]
+fn a_reissue_line_in_the_history_does_not_end_the_search_for_what_was_accepted_since() {
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    stage(&p, &a, "pm", &[".planning/PM_SIGNOFF.md"]);
+    stage(&p, &b, "qa", &[".planning/PM_SIGNOFF.md"]);
+    p.ok(&["accept-turn", "--turn", &a]);
+    // Then a reissued turn's line (no sequence) and 15 accepted turns of other files: the
+    // reissue line is the 16th from the end, where a first read of the tail stops.
+    let path = p.root.join(".agentxchain/history.jsonl");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let run = p.state()["run_id"].clone();
+    text.push_str(&format!(
+        "{}\n",
+        json!({"turn_id": "turn_aaaaaaaaaaaaaaaa", "run_id": run, "role": "pm", "status": "reissued", "files_changed": []})
+    ));
+    for i in 0..15 {
+        text.push_str(&format!(
+            "{}\n",
+            json!({"turn_id": format!("turn_f{i:015}"), "run_id": run, "role": "dev", "status": "completed",
+                   "accepted_sequence": 10 + i, "observed_artifact": {"files_changed": [format!("src/f{i}.rs")]}})
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let out = p.fails(&["accept-turn", "--turn", &b]);
+    assert!(out.contains("Acceptance Conflict Detected"), "{out}");
+}
+
+#[test]
+fn a_reissue_under_another_role_is_a_persons_and_never_makes_a_second_turn_of_a_role() {
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    let out = p.fails(&["reissue-turn", "--turn", &b, "--role", "pm"]);
+    assert!(
+        out.contains(&format!(
+            "Failed to reissue turn: Role \"pm\" already has an active turn: {a}"
+        )),
+        "{out}"
+    );
+    let before = p.state();
+    let out = Command::new(BIN)
+        .args(["reissue-turn", "--turn", &b, "--role", "dev"])
+        .current_dir(&p.root)
+        .env("AGENTXCHAIN_TURN_ID", &b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("reissue-turn --role is a person's command")
+    );
+    assert_eq!(p.state(), before);
+}
+
+#[test]
 fn the_third_conflict_blocks_the_run_with_a_person_to_serialize_the_work() {
     let p = Project::new();
     let (a, b) = parallel(&p);
@@ -1054,6 +1109,11 @@ fn the_third_conflict_blocks_the_run_with_a_person_to_serialize_the_work() {
         s["active_turns"][&b]["conflict_state"]["detection_count"],
         3
     );
+    // A person merges it by hand: the turn that blocked the run is gone, the run goes on.
+    p.ok(&["accept-turn", "--turn", &b, "--resolution", "human_merge"]);
+    let s = p.state();
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["blocked_on"], Value::Null);
 }
 
 #[test]

@@ -142,10 +142,13 @@ fn accepted_since(store: &Store, assigned: u64) -> Vec<Json> {
         let tail = axc_core::jsonl::read_last(store.root(), HISTORY, n)
             .map(|t| t.entries)
             .unwrap_or_default();
+        // Deep enough once the oldest entry that has a sequence was accepted before the turn
+        // was assigned (a reissue's line has none: it says nothing about depth).
         let reached = tail.len() < n
             || tail
-                .first()
-                .is_some_and(|e| e["accepted_sequence"].as_u64().unwrap_or(0) <= assigned);
+                .iter()
+                .find_map(|e| e["accepted_sequence"].as_u64())
+                .is_some_and(|seq| seq <= assigned);
         if reached || n >= 1 << 16 {
             return tail;
         }
@@ -779,6 +782,24 @@ pub fn accept_as(
         .unwrap_or(Json::Null);
     next["next_recommended_role"] = recommended;
     next["pending_delegation_review"] = Json::Null;
+    // A run blocked on turns (a conflict loop, a failed start, a stall) is active again once
+    // none of its remaining turns blocks it — as the reference's acceptance does.
+    let blocking = next["active_turns"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .any(|(_, t)| {
+            matches!(
+                t["status"].as_str(),
+                Some("failed" | "conflicted" | "failed_start" | "stalled")
+            )
+        });
+    if next["status"] == "blocked" && !blocking {
+        next["status"] = json!("active");
+        next["blocked_on"] = Json::Null;
+        next["blocked_reason"] = Json::Null;
+        next["escalation"] = Json::Null;
+    }
 
     // Records first: the history line, the decisions, the talk file.
     // A command killed after these appends and before the state was written leaves them

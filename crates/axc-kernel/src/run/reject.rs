@@ -333,6 +333,18 @@ pub fn reissue(
             "Failed to reissue turn: Role \"{role}\" not found in config"
         )));
     }
+    // One active turn per role, as assignment keeps it: a reissue under another role may not
+    // make a second turn of a role that has one.
+    if let Some((other, _)) = state["active_turns"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .find(|(id, t)| **id != old_id && t["assigned_role"] == role.as_str())
+    {
+        return Err(Refusal::new(format!(
+            "Failed to reissue turn: Role \"{role}\" already has an active turn: {other}"
+        )));
+    }
     let runtime = cfg::runtime_id(&config, &role).to_owned();
     if config["runtimes"].get(&runtime).is_none() {
         return Err(Refusal::new(format!(
