@@ -995,6 +995,13 @@ fn a_parallel_turn_changing_a_file_accepted_since_is_held_as_a_conflict_until_re
     );
     assert_eq!(t["conflict_state"], Value::Null);
     assert_eq!(t["last_rejection"]["reason"], "file_conflict");
+    // The retry's prompt tells the agent what conflicted and with whom.
+    let prompt = std::fs::read_to_string(
+        q.root
+            .join(format!(".agentxchain/dispatch/turns/{qb}/PROMPT.md")),
+    )
+    .unwrap();
+    assert!(prompt.contains(&format!("## File Conflict - Retry Required\n\nYour prior attempt conflicted with work accepted after your assignment.\n\nConflicting files:\n- `.planning/PM_SIGNOFF.md`\n\nAccepted turns since assignment:\n- `{qa}` (pm) touched: .planning/PM_SIGNOFF.md\n")), "{prompt}");
     // Only a person says the work was merged by hand: not an agent inside a turn.
     let before = p.state();
     let out = Command::new(BIN)

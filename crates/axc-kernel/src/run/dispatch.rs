@@ -139,6 +139,7 @@ fn prompt(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
         runtime = turn["runtime_id"].as_str().unwrap_or(""),
         next = next_roles.join(", "),
     );
+    p.push_str(&conflict_section(&turn["conflict_context"]));
     let ctx = &turn["intake_context"];
     if ctx.is_object() {
         p.push_str(&format!(
@@ -162,6 +163,85 @@ fn prompt(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
         }
     }
     p
+}
+
+/// A retry after a conflict (`reject-turn --reassign`): what conflicted, with whom, and what of
+/// the prior attempt to keep — the reference's section, its values escaped (they come from the
+/// run's files).
+fn conflict_section(c: &Json) -> String {
+    if !c.is_object() {
+        return String::new();
+    }
+    let esc = axc_core::util::printable;
+    let strs = |v: &Json| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .map(esc)
+            .collect()
+    };
+    let turns = |v: &Json| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                let files = strs(&t["files_changed"]);
+                format!(
+                    "- `{}` ({}) touched: {}",
+                    esc(t["turn_id"].as_str().unwrap_or("")),
+                    esc(t["role"].as_str().unwrap_or("")),
+                    if files.is_empty() {
+                        "(none)".to_owned()
+                    } else {
+                        files.join(", ")
+                    }
+                )
+            })
+            .collect()
+    };
+    let mut l = vec![
+        String::new(),
+        "## File Conflict - Retry Required".to_owned(),
+        String::new(),
+        "Your prior attempt conflicted with work accepted after your assignment.".to_owned(),
+        String::new(),
+    ];
+    let files = strs(&c["conflicting_files"]);
+    if !files.is_empty() {
+        l.push("Conflicting files:".into());
+        l.extend(files.iter().map(|f| format!("- `{f}`")));
+        l.push(String::new());
+    }
+    let since = turns(&c["accepted_turns_since"]);
+    if !since.is_empty() {
+        l.push("Accepted turns since assignment:".into());
+        l.extend(since);
+        l.push(String::new());
+    }
+    let forward = strs(&c["forward_revision_files"]);
+    if !forward.is_empty() {
+        l.push("Forward-revision files already safe to carry forward:".into());
+        l.extend(forward.iter().map(|f| format!("- `{f}`")));
+        let ft = turns(&c["forward_revision_turns_since"]);
+        if !ft.is_empty() {
+            l.push(String::new());
+            l.push("Forward-revision turns since assignment:".into());
+            l.extend(ft);
+        }
+        l.push(String::new());
+    }
+    let keep = strs(&c["non_conflicting_files_preserved"]);
+    if !keep.is_empty() {
+        l.push("Non-conflicting files to preserve from your prior attempt:".into());
+        l.extend(keep.iter().map(|f| format!("- `{f}`")));
+        l.push(String::new());
+    }
+    l.push(c["guidance"].as_str().map(esc).unwrap_or_else(|| {
+        "You MUST rebase your changes on top of the current workspace state before retrying.".into()
+    }));
+    l.push(String::new());
+    l.join("\n")
 }
 
 fn context(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
