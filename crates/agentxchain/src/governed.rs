@@ -914,14 +914,9 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
                     );
                     println!();
                 }
-                outcome => {
-                    if let accept::Outcome::GateFailed { gate, reasons } = outcome {
-                        println!("  Gate not passed: {}", gate.as_deref().unwrap_or("(none)"));
-                        for r in reasons {
-                            println!("    - {}", clean(&r));
-                        }
-                        println!();
-                    }
+                // A failed gate prints nothing more here, as the reference's accept-turn: it is
+                // in the state (`last_gate_failure`), which `status` shows.
+                _ => {
                     match entry["proposed_next_role"].as_str() {
                         Some(role) if role != "human" => {
                             println!("  Next: agentxchain resume --role {}", clean(role));

@@ -899,7 +899,8 @@ fn a_policy_rule_whose_roles_did_not_take_part_leaves_the_gate_to_a_person() {
 }
 
 /// Two turns assigned side by side (as the reference's parallel dispatch leaves them): the pm's
-/// and a qa turn, each with its bundle.
+/// and a dev turn (authoritative, so a file it declares that its sibling changed is judged as a
+/// conflict, not refused as unobserved), each with its bundle.
 fn parallel(p: &Project) -> (String, String) {
     p.ok(&["resume"]);
     let (a, _) = p.active_turn();
@@ -907,8 +908,8 @@ fn parallel(p: &Project) -> (String, String) {
     let mut s = p.state();
     let mut t = s["active_turns"][&a].clone();
     t["turn_id"] = json!(b);
-    t["assigned_role"] = json!("qa");
-    t["runtime_id"] = json!("manual-qa");
+    t["assigned_role"] = json!("dev");
+    t["runtime_id"] = json!("manual-dev");
     t["concurrent_with"] = json!([a]);
     s["active_turns"][&a]["concurrent_with"] = json!([b]);
     s["active_turns"][&b] = t;
@@ -948,13 +949,13 @@ fn a_parallel_turn_changing_a_file_accepted_since_is_held_as_a_conflict_until_re
     let (a, b) = parallel(&p);
     p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
     stage(&p, &a, "pm", &[".planning/PM_SIGNOFF.md"]);
-    stage(&p, &b, "qa", &[".planning/PM_SIGNOFF.md"]);
+    stage(&p, &b, "dev", &[".planning/PM_SIGNOFF.md"]);
     p.ok(&["accept-turn", "--turn", &a]);
     let out = p.fails(&["accept-turn", "--turn", &b]);
     assert_eq!(
         out,
         format!(
-            "\n  Acceptance Conflict Detected\n  ────────────────────────────────────────────\n\n  Turn:     {b}\n  Role:     qa\n  Files:    .planning/PM_SIGNOFF.md\n  Overlap:  100%\n  Suggest:  human_merge\n\n"
+            "\n  Acceptance Conflict Detected\n  ────────────────────────────────────────────\n\n  Turn:     {b}\n  Role:     dev\n  Files:    .planning/PM_SIGNOFF.md\n  Overlap:  100%\n  Suggest:  human_merge\n\n"
         )
     );
     let s = p.state();
@@ -983,7 +984,7 @@ fn a_parallel_turn_changing_a_file_accepted_since_is_held_as_a_conflict_until_re
     let (qa, qb) = parallel(&q);
     q.write(".planning/PM_SIGNOFF.md", SIGNOFF);
     stage(&q, &qa, "pm", &[".planning/PM_SIGNOFF.md"]);
-    stage(&q, &qb, "qa", &[".planning/PM_SIGNOFF.md"]);
+    stage(&q, &qb, "dev", &[".planning/PM_SIGNOFF.md"]);
     q.ok(&["accept-turn", "--turn", &qa]);
     q.fails(&["accept-turn", "--turn", &qb]);
     let out = q.ok(&["reject-turn", "--turn", &qb, "--reassign"]);
@@ -1045,7 +1046,7 @@ fn a_reissue_line_in_the_history_does_not_end_the_search_for_what_was_accepted_s
     let (a, b) = parallel(&p);
     p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
     stage(&p, &a, "pm", &[".planning/PM_SIGNOFF.md"]);
-    stage(&p, &b, "qa", &[".planning/PM_SIGNOFF.md"]);
+    stage(&p, &b, "dev", &[".planning/PM_SIGNOFF.md"]);
     p.ok(&["accept-turn", "--turn", &a]);
     // Then a reissued turn's line (no sequence) and 15 accepted turns of other files: the
     // reissue line is the 16th from the end, where a first read of the tail stops.
@@ -1081,7 +1082,7 @@ fn a_reissue_under_another_role_is_a_persons_and_never_makes_a_second_turn_of_a_
     );
     let before = p.state();
     let out = Command::new(BIN)
-        .args(["reissue-turn", "--turn", &b, "--role", "dev"])
+        .args(["reissue-turn", "--turn", &b, "--role", "qa"])
         .current_dir(&p.root)
         .env("AGENTXCHAIN_TURN_ID", &b)
         .output()
@@ -1095,12 +1096,53 @@ fn a_reissue_under_another_role_is_a_persons_and_never_makes_a_second_turn_of_a_
 }
 
 #[test]
+fn a_phase_request_waits_for_the_sibling_turns_then_moves_the_run() {
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    p.write(".planning/SYSTEM_SPEC.md", SPEC);
+    p.write(
+        ".planning/ROADMAP.md",
+        "# Roadmap\n\n## Phases\n\n| Phase | Goal | Status |\n|---|---|---|\n| 1 | x | planned |\n",
+    );
+    stage(
+        &p,
+        &a,
+        "pm",
+        &[
+            ".planning/PM_SIGNOFF.md",
+            ".planning/SYSTEM_SPEC.md",
+            ".planning/ROADMAP.md",
+        ],
+    );
+    let path = p
+        .root
+        .join(format!(".agentxchain/staging/{a}/turn-result.json"));
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    r["phase_transition_request"] = json!("implementation");
+    std::fs::write(&path, r.to_string()).unwrap();
+    p.ok(&["accept-turn", "--turn", &a]);
+    // The qa turn is still active: the request waits.
+    let s = p.state();
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["queued_phase_transition"]["to"], "implementation");
+    assert_eq!(s["queued_phase_transition"]["requested_by_turn"], a);
+    // The last sibling drains the run: the queued request is decided (the template's rule
+    // approves planning → implementation).
+    stage(&p, &b, "dev", &[]);
+    p.ok(&["accept-turn", "--turn", &b]);
+    let s = p.state();
+    assert_eq!(s["phase"], "implementation", "{s}");
+    assert_eq!(s["queued_phase_transition"], Value::Null);
+}
+
+#[test]
 fn the_third_conflict_blocks_the_run_with_a_person_to_serialize_the_work() {
     let p = Project::new();
     let (a, b) = parallel(&p);
     p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
     stage(&p, &a, "pm", &[".planning/PM_SIGNOFF.md"]);
-    stage(&p, &b, "qa", &[".planning/PM_SIGNOFF.md"]);
+    stage(&p, &b, "dev", &[".planning/PM_SIGNOFF.md"]);
     p.ok(&["accept-turn", "--turn", &a]);
     for _ in 0..2 {
         p.fails(&["accept-turn", "--turn", &b]);

@@ -134,6 +134,156 @@ fn append_talk(store: &Store, section: &str) -> Result<(), Refusal> {
     store.append_text(TALK, section)
 }
 
+/// Takes out of `observed` the files in the shared working tree that are a sibling turn's
+/// (the reference's attribution of observed changes to concurrent turns), and returns them:
+/// a file a turn accepted since `turn` was assigned changed and nobody has changed since (its
+/// content is still what was accepted), or one another active turn's staged result declares
+/// and `turn` does not.
+fn attribute_to_siblings(
+    store: &Store,
+    state: &Json,
+    turn: &Json,
+    declared: &[String],
+    observed: &mut Json,
+) -> Vec<String> {
+    let id = turn["turn_id"].as_str().unwrap_or("");
+    let mut pending: Vec<String> = Vec::new();
+    for (other, _) in state["active_turns"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != id)
+    {
+        let staged = store
+            .read_json(&dispatch::staging_rel(other))
+            .ok()
+            .flatten()
+            .unwrap_or(Json::Null);
+        for f in staged["files_changed"].as_array().into_iter().flatten() {
+            if let Some(f) = f.as_str().filter(|f| !f.is_empty())
+                && !declared.iter().any(|d| d == f)
+            {
+                pending.push(f.to_owned());
+            }
+        }
+    }
+    let assigned = turn["assigned_sequence"].as_u64().unwrap_or(0);
+    let mut accepted: Vec<(String, String)> = Vec::new();
+    for e in accepted_since(store, assigned) {
+        if e["turn_id"] == id
+            || e["status"] == "reissued"
+            || e["accepted_sequence"].as_u64().unwrap_or(0) <= assigned
+            || (e["run_id"].is_string() && e["run_id"] != state["run_id"])
+        {
+            continue;
+        }
+        for (f, m) in e["observed_artifact"]["file_markers"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(m) = m.as_str() {
+                accepted.push((f.clone(), m.to_owned()));
+            }
+        }
+    }
+    if pending.is_empty() && accepted.is_empty() {
+        return Vec::new();
+    }
+    let markers = observed["file_markers"].clone();
+    let mut kept = Vec::new();
+    let mut attributed = Vec::new();
+    for f in observed["files_changed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+    {
+        let current = markers[f].as_str();
+        let siblings = accepted
+            .iter()
+            .rev()
+            .find(|(p, _)| p == f)
+            .is_some_and(|(_, m)| Some(m.as_str()) == current)
+            || pending.iter().any(|p| p == f);
+        if siblings {
+            attributed.push(f.to_owned());
+        } else {
+            kept.push(f.to_owned());
+        }
+    }
+    if attributed.is_empty() {
+        return attributed;
+    }
+    observed["files_changed"] = json!(kept);
+    if let Some(m) = observed["file_markers"].as_object_mut() {
+        m.retain(|k, _| !attributed.iter().any(|a| a == k));
+    }
+    attributed
+}
+
+/// A failed gate as the reference records it (`buildGateFailureRecord`, normalized).
+fn gate_failure(
+    kind: &str,
+    g: &gates::GateResult,
+    phase: &str,
+    to: Json,
+    by: &str,
+    at: &str,
+    queued: bool,
+) -> Json {
+    let phase = if phase.is_empty() { "unknown" } else { phase };
+    json!({
+        "gate_type": kind, "gate_id": g.gate_id.clone().filter(|g| !g.is_empty()),
+        "phase": phase, "from_phase": phase, "to_phase": to,
+        "requested_by_turn": if by.is_empty() { Json::Null } else { json!(by) },
+        "failed_at": at, "queued_request": queued,
+        "reasons": g.reasons.iter().filter(|r| !r.is_empty()).collect::<Vec<_>>(),
+        "missing_files": g.missing_files.iter().filter(|f| !f.is_empty()).collect::<Vec<_>>(),
+        "missing_verification": g.missing_verification,
+    })
+}
+
+/// The run's record of a failed gate: `last_gate_failure`, the gate's status `failed`, a
+/// `gate_failure` ledger line.
+fn record_gate_failure(store: &Store, next: &mut Json, record: &Json) -> Result<(), Refusal> {
+    next["last_gate_failure"] = record.clone();
+    if let Some(g) = record["gate_id"].as_str() {
+        next["phase_gate_status"][g] = json!("failed");
+    }
+    let mut line = json!({"type": "gate_failure"});
+    for (k, v) in record.as_object().into_iter().flatten() {
+        line[k] = v.clone();
+    }
+    store.append_jsonl(LEDGER, &line)
+}
+
+/// JavaScript's falsiness of a state field (absent, null, false).
+fn falsy_json(v: &Json) -> bool {
+    v.is_null() || *v == json!(false)
+}
+
+/// The accepted turn `turn_id`'s record, looked for from the end of the history.
+fn history_entry(store: &Store, turn_id: &str) -> Option<Json> {
+    let mut n = 16;
+    loop {
+        let tail = axc_core::jsonl::read_last(store.root(), HISTORY, n)
+            .map(|t| t.entries)
+            .unwrap_or_default();
+        if let Some(e) = tail
+            .iter()
+            .rev()
+            .find(|e| e["turn_id"] == turn_id && e["status"] != "reissued")
+        {
+            return Some(e.clone());
+        }
+        if tail.len() < n || n >= 1 << 16 {
+            return None;
+        }
+        n *= 4;
+    }
+}
+
 /// The accepted turns after sequence `assigned`, oldest first, read from the end of the
 /// history (accepted in sequence order): none in a sequential run, whatever its length.
 fn accepted_since(store: &Store, assigned: u64) -> Vec<Json> {
@@ -404,7 +554,7 @@ pub fn accept_as(
     // What git observed, and the config as committed when the turn started, read at once
     // (each is a git process of milliseconds).
     let base_head = turn["baseline"]["head_ref"].as_str().map(str::to_owned);
-    let ((observed, snap), committed_config) = std::thread::scope(|sc| {
+    let ((mut observed, snap), committed_config) = std::thread::scope(|sc| {
         let committed = sc.spawn(|| {
             base_head
                 .as_deref()
@@ -419,6 +569,11 @@ pub fn accept_as(
         .flatten()
         .filter_map(|f| f.as_str().map(str::to_owned))
         .collect();
+    // Parallel turns share one working tree: what a sibling wrote is the sibling's. (What git
+    // saw before that is kept: a file the turn declares that a sibling changed is still the
+    // turn's to answer for, in the conflict check.)
+    let raw_observed = observed.clone();
+    let attributed = attribute_to_siblings(store, &state, &turn, &declared, &mut observed);
     let seen: Vec<String> = observed["files_changed"]
         .as_array()
         .into_iter()
@@ -452,7 +607,18 @@ pub fn accept_as(
         ));
     }
     if !errors.is_empty() {
-        return fail(store, &state, &turn, "artifact", "artifact_error", errors);
+        // What git saw against what the turn declared: the reference's observation stage.
+        let reason = format!("Observed artifact mismatch: {}", errors.join("; "));
+        let payload = json!({"reason": reason, "error_code": "artifact_mismatch",
+            "stage": "artifact_observation", "undeclared_files": errors, "warnings": []});
+        return fail_as(
+            store,
+            &state,
+            &turn,
+            ("artifact_observation", "artifact_error", errors),
+            &reason,
+            payload,
+        );
     }
     // The intent the turn serves, as it stands now (its contract may have changed since the
     // dispatch; a finished intent asks nothing more), and what of its contract the turn answers.
@@ -597,7 +763,7 @@ pub fn accept_as(
         }
     }
     // Judged against the turns accepted since this one was assigned (parallel turns).
-    let files = conflict::candidate_files(&observed, &declared);
+    let files = conflict::candidate_files(&raw_observed, &observed, &declared);
     let overlap = conflict::classify(
         &turn,
         &files,
@@ -704,6 +870,9 @@ pub fn accept_as(
         "concurrent_with": turn["concurrent_with"],
         "cost": tr["cost"],
     });
+    if !attributed.is_empty() {
+        entry["observed_artifact"]["attributed_to_concurrent_siblings"] = json!(attributed);
+    }
     // A file this role revised forward (its own artifact, changed since by its own earlier
     // turn) is recorded with the turn, after `concurrent_with`, as the reference records it.
     if !overlap.forward_revision_files.is_empty()
@@ -907,6 +1076,48 @@ pub fn accept_as(
         }
     };
     let needs_human = tr["status"] == "needs_human";
+    // Parallel turns: while sibling turns remain active a request waits for them (queued, the
+    // reference's `queued_phase_transition` / `queued_run_completion`); the turn that drains
+    // the run decides its own request or the queued one, judged with the turn that made it.
+    let remaining = next["active_turns"]
+        .as_object()
+        .is_some_and(|m| !m.is_empty());
+    let mut request = entry.clone();
+    if !needs_human && remaining {
+        if entry["run_completion_request"] == true && falsy_json(&next["queued_run_completion"]) {
+            next["queued_run_completion"] =
+                json!({"requested_by_turn": turn_id, "requested_at": at});
+        }
+        if entry["phase_transition_request"].is_string()
+            && falsy_json(&next["queued_phase_transition"])
+            && !new_intake
+        {
+            next["queued_phase_transition"] = json!({"from": state["phase"],
+                "to": entry["phase_transition_request"], "requested_by_turn": turn_id,
+                "requested_at": at});
+        }
+        request["phase_transition_request"] = Json::Null;
+        request["run_completion_request"] = json!(false);
+    } else if !needs_human {
+        for (key, field) in [
+            ("queued_run_completion", "run_completion_request"),
+            ("queued_phase_transition", "phase_transition_request"),
+        ] {
+            let asked = if field == "run_completion_request" {
+                entry[field] == true
+            } else {
+                entry[field].is_string()
+            };
+            if !asked
+                && let Some(by) = state[key]["requested_by_turn"].as_str()
+                && let Some(source) = history_entry(store, by)
+            {
+                request = source;
+            }
+            next[key] = Json::Null;
+        }
+    }
+    let request_turn = request["turn_id"].as_str().unwrap_or(&turn_id).to_owned();
     if needs_human {
         // The turn asks for a person: the run blocks, whatever else it requested.
         let detail = tr["needs_human_reason"]
@@ -928,8 +1139,8 @@ pub fn accept_as(
         });
         next["escalation"] = Json::Null;
         outcome = Outcome::Blocked { detail };
-    } else if !entry["phase_transition_request"].is_null() {
-        let g = gates::evaluate_phase_exit(&eval_state, &config, &entry, store.root());
+    } else if !request["phase_transition_request"].is_null() {
+        let g = gates::evaluate_phase_exit(&eval_state, &config, &request, store.root());
         let gate_id = g.gate_id.clone().unwrap_or_default();
         let to = g.next_phase.clone().unwrap_or_default();
         match g.action {
@@ -987,7 +1198,7 @@ pub fn accept_as(
                     Policy::RequireHuman => {
                         next["status"] = json!("paused");
                         next["blocked_on"] = json!(format!("human_approval:{gate_id}"));
-                        next["pending_phase_transition"] = json!({"from": from, "to": to, "gate": gate_id, "requested_by_turn": turn_id});
+                        next["pending_phase_transition"] = json!({"from": from, "to": to, "gate": gate_id, "requested_by_turn": request_turn});
                         after.push((
                             "gate_pending",
                             Json::Null,
@@ -1003,21 +1214,36 @@ pub fn accept_as(
             }
             Action::NoRequest => {}
             _ => {
-                next["last_gate_failure"] = json!({
-                    "gate_type": "phase_transition", "gate_id": g.gate_id, "phase": from,
-                    "from_phase": from, "to_phase": entry["phase_transition_request"],
-                    "requested_by_turn": turn_id, "failed_at": at, "passed": false,
-                    "reasons": g.reasons, "missing_files": g.missing_files,
-                    "missing_verification": g.missing_verification,
-                });
+                let to = request["phase_transition_request"]
+                    .as_str()
+                    .or(state["queued_phase_transition"]["to"].as_str())
+                    .map_or(Json::Null, |t| json!(t));
+                let queued = !falsy_json(&state["queued_phase_transition"])
+                    && entry["phase_transition_request"].is_null();
+                let record = gate_failure(
+                    "phase_transition",
+                    &g,
+                    &from,
+                    to.clone(),
+                    &request_turn,
+                    &at,
+                    queued,
+                );
+                record_gate_failure(store, &mut next, &record)?;
+                before.push((
+                    "gate_failed",
+                    event_turn(&turn),
+                    json!({"gate_id": g.gate_id.clone().unwrap_or_else(|| "no_gate".into()),
+                           "from_phase": from, "to_phase": to, "reasons": record["reasons"]}),
+                ));
                 outcome = Outcome::GateFailed {
                     gate: g.gate_id,
                     reasons: g.reasons,
                 };
             }
         }
-    } else if entry["run_completion_request"] == true {
-        let g = gates::evaluate_run_completion(&eval_state, &config, &entry, store.root());
+    } else if request["run_completion_request"] == true {
+        let g = gates::evaluate_run_completion(&eval_state, &config, &request, store.root());
         let gate_id = g.gate_id.clone().unwrap_or_default();
         match g.action {
             Action::Complete | Action::AwaitingHumanApproval => {
@@ -1053,7 +1279,7 @@ pub fn accept_as(
                     Policy::RequireHuman => {
                         next["status"] = json!("paused");
                         next["blocked_on"] = json!(format!("human_approval:{gate_id}"));
-                        next["pending_run_completion"] = json!({"gate": gate_id, "requested_by_turn": turn_id, "requested_at": at});
+                        next["pending_run_completion"] = json!({"gate": gate_id, "requested_by_turn": request_turn, "requested_at": at});
                         after.push((
                             "gate_pending",
                             Json::Null,
@@ -1065,12 +1291,18 @@ pub fn accept_as(
             }
             Action::NoRequest => {}
             _ => {
-                next["last_gate_failure"] = json!({
-                    "gate_type": "run_completion", "gate_id": g.gate_id, "phase": from,
-                    "requested_by_turn": turn_id, "failed_at": at, "passed": false,
-                    "reasons": g.reasons, "missing_files": g.missing_files,
-                    "missing_verification": g.missing_verification,
-                });
+                let queued = !falsy_json(&state["queued_run_completion"])
+                    && entry["run_completion_request"] != true;
+                let record = gate_failure(
+                    "run_completion",
+                    &g,
+                    &from,
+                    Json::Null,
+                    &request_turn,
+                    &at,
+                    queued,
+                );
+                record_gate_failure(store, &mut next, &record)?;
                 outcome = Outcome::GateFailed {
                     gate: g.gate_id,
                     reasons: g.reasons,
@@ -1210,15 +1442,49 @@ fn non_progress(
         let g = gates::evaluate_phase_exit(next, config, &probe, store.root());
         (g.action == Action::GateFailed).then_some(g)
     });
-    let Some(g) = failure.filter(|g| g.gate_id.is_some()) else {
+    // Without a probe's failure, the run's recorded one (as the reference falls back to it).
+    let recorded = &next["last_gate_failure"];
+    let (gate_id, mut failing, mut reasons) = match failure {
+        Some(g) if g.gate_id.is_some() => (
+            g.gate_id.clone().unwrap_or_default(),
+            g.missing_files.clone(),
+            g.reasons.clone(),
+        ),
+        Some(_) => (String::new(), Vec::new(), Vec::new()),
+        None if recorded.is_object()
+            && (recorded["gate_id"].is_string() || recorded["gate_type"].is_string()) =>
+        {
+            let list = |v: &Json| -> Vec<String> {
+                v.as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Json::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let files = if recorded["missing_files"].is_array() {
+                list(&recorded["missing_files"])
+            } else {
+                list(&recorded["failing_files"])
+            };
+            (
+                recorded["gate_id"]
+                    .as_str()
+                    .or(recorded["gate_type"].as_str())
+                    .unwrap_or("unknown")
+                    .to_owned(),
+                files,
+                list(&recorded["reasons"]),
+            )
+        }
+        None => (String::new(), Vec::new(), Vec::new()),
+    };
+    if gate_id.is_empty() {
         next["non_progress_signature"] = Json::Null;
         next["non_progress_count"] = json!(0);
         return Ok(None);
-    };
-    let gate_id = g.gate_id.clone().unwrap_or_default();
-    let mut failing = g.missing_files.clone();
+    }
     failing.sort();
-    let mut reasons = g.reasons.clone();
     reasons.sort();
     let signature = format!("{gate_id}::{}::{}", failing.join(","), reasons.join(","));
     let strip = |f: &str| f.strip_prefix("./").unwrap_or(f).to_owned();

@@ -40,8 +40,15 @@ fn governed(raw: Json) -> Result<Json, Refusal> {
     Ok(normalize(raw))
 }
 
-/// Adds `runtime_id` / `runtime_class` to every role (from `runtime` and the runtime's type).
+/// Adds `runtime_id` / `runtime_class` to every role (from `runtime` and the runtime's type),
+/// and the workflow kit as the reference normalizes it: a config without one gets each routed
+/// phase's default artifacts (the planning, implementation and QA proof files every exit gate
+/// of that phase checks), a phase's template its template's artifacts.
 pub fn normalize(mut raw: Json) -> Json {
+    if raw.is_object() {
+        let phases: Vec<String> = phases(&raw).into_iter().map(str::to_owned).collect();
+        raw["workflow_kit"] = crate::views::status::workflow_kit(&raw["workflow_kit"], &phases);
+    }
     let runtimes = raw["runtimes"].clone();
     if let Some(roles) = raw["roles"].as_object_mut() {
         for role in roles.values_mut() {

@@ -35,12 +35,14 @@ fn strings(v: &Json) -> Vec<String> {
         .collect()
 }
 
-/// The files a turn is judged on: what git attributes to it, and what it declared that git saw
-/// changed at all (inherited dirty files included), sorted.
-pub fn candidate_files(observed: &Json, declared: &[String]) -> Vec<String> {
+/// The files a turn is judged on: what git attributes to it (`observed`, siblings' files taken
+/// out), and what it declared that git saw changed at all (`raw`, before attribution; inherited
+/// dirty files included), sorted.
+pub fn candidate_files(raw: &Json, observed: &Json, declared: &[String]) -> Vec<String> {
     let attributed = strings(&observed["files_changed"]);
-    let mut raw = attributed.clone();
-    raw.extend(strings(&observed["baseline_unchanged"]));
+    let mut raw_files = strings(&raw["files_changed"]);
+    raw_files.extend(strings(&raw["baseline_unchanged"]));
+    let raw = raw_files;
     let mut files = attributed;
     for f in declared {
         if raw.contains(f) && !files.contains(f) {
@@ -281,8 +283,18 @@ mod tests {
 
     #[test]
     fn the_candidates_are_what_git_attributes_and_what_was_declared_and_seen() {
-        let observed = json!({"files_changed": ["b", "a"], "baseline_unchanged": ["c"]});
-        let declared = ["c".to_owned(), "d".to_owned(), "a".to_owned()];
-        assert_eq!(candidate_files(&observed, &declared), ["a", "b", "c"]);
+        let raw = json!({"files_changed": ["b", "a", "e"], "baseline_unchanged": ["c"]});
+        // `e` is a sibling's: out of what is attributed, but the turn declared it.
+        let observed = json!({"files_changed": ["b", "a"]});
+        let declared = [
+            "c".to_owned(),
+            "d".to_owned(),
+            "a".to_owned(),
+            "e".to_owned(),
+        ];
+        assert_eq!(
+            candidate_files(&raw, &observed, &declared),
+            ["a", "b", "c", "e"]
+        );
     }
 }
