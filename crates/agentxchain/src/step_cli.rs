@@ -178,11 +178,22 @@ pub fn step(a: &Args) -> ExitCode {
                 Ok(t) => t,
                 Err(r) => return refuse(&r),
             }
+        } else if (turns.len() as u64)
+            < axc_kernel::transitions::max_concurrent_turns(
+                &config,
+                state["phase"].as_str().unwrap_or(""),
+            )
+        {
+            // Under the phase's capacity: a turn beside the active ones (parallel turns; their
+            // files are told apart and their requests queued at acceptance).
+            match assign::assign_parallel(&store, &config, a.role.as_deref()) {
+                Ok((_, turn)) => turn,
+                Err(r) => {
+                    println!("{}", clean(&r.message));
+                    return ExitCode::from(1);
+                }
+            }
         } else {
-            // (Under the phase's max_concurrent_turns the reference assigns a turn beside the
-            // active ones; this build does not yet: the files parallel turns write in the one
-            // working tree are not yet attributed to each, nor a request queued until its
-            // siblings are accepted. docs/agentxchain.md, `step`.)
             if let [t] = turns.as_slice() {
                 println!("A turn is already active:");
                 println!("  Turn:  {}", s(&t["turn_id"]));

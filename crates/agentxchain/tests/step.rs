@@ -753,3 +753,30 @@ fn an_agent_that_closes_its_stdin_unread_does_not_end_the_step() {
     );
     assert!(out.contains("Turn: "), "{out}");
 }
+
+#[test]
+fn under_the_phases_capacity_step_runs_a_turn_beside_the_active_one() {
+    let a = agent("ok", "stdin");
+    a.p.config(|c| c["routing"]["planning"]["max_concurrent_turns"] = json!(2));
+    // A person's qa turn is active; the pm's agent runs beside it.
+    a.p.ok(&["resume", "--role", "qa"]);
+    let (first, _) = a.p.active_turn();
+    let (code, out, _) = a.step(&[]);
+    assert_eq!(code, 0, "{out}");
+    let s = a.p.state();
+    // The first turn is still active; the second ran beside it and was accepted.
+    assert_eq!(s["active_turns"].as_object().unwrap().len(), 1, "{out}");
+    assert!(s["active_turns"].get(&first).is_some());
+    let history = std::fs::read_to_string(a.p.root.join(".agentxchain/history.jsonl")).unwrap();
+    let h: Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_ne!(h["turn_id"], first);
+    assert_eq!(h["concurrent_with"], json!([first]));
+    assert_eq!(h["role"], "pm");
+    // A role with a turn active gets no second one.
+    let (code, out, _) = a.step(&["--role", "qa"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Role \"qa\" already has an active turn"),
+        "{out}"
+    );
+}

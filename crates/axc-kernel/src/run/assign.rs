@@ -396,6 +396,39 @@ pub fn start_child_run(
     Ok(next)
 }
 
+/// Assigns a turn beside the active ones (`step` under the phase's `max_concurrent_turns`):
+/// `role`, else the routing's choice; the refusal when the phase is at capacity, the role has a
+/// turn already or is unknown. `(state, turn)`.
+pub fn assign_parallel(
+    store: &Store,
+    config: &Json,
+    role: Option<&str>,
+) -> Result<(Json, Json), Refusal> {
+    let _lock = store.lock()?;
+    let state = store.state()?;
+    if state["status"] != "active" {
+        return Err(Refusal::new(format!(
+            "Cannot assign turn: status is \"{}\"",
+            state["status"].as_str().unwrap_or("")
+        )));
+    }
+    let role = match role
+        .map(str::to_owned)
+        .or_else(|| next_role(&state, config))
+    {
+        Some(r) if config["roles"].get(&r).is_some() => r,
+        Some(r) => return Err(Refusal::new(format!("Unknown role: \"{r}\""))),
+        None => {
+            return Err(Refusal::new(format!(
+                "No entry role for phase \"{}\"",
+                state["phase"].as_str().unwrap_or("")
+            )));
+        }
+    };
+    assign_and_dispatch(store, config, &state, &role, None)
+        .map_err(|e| Refusal::new(format!("Failed to assign turn: {e}")))
+}
+
 /// `resume`.
 pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     let config = cfg::load(store)?;
