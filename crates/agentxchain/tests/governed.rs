@@ -1136,6 +1136,97 @@ fn a_phase_request_waits_for_the_sibling_turns_then_moves_the_run() {
     assert_eq!(s["queued_phase_transition"], Value::Null);
 }
 
+/// The last history line's `observed_artifact`.
+fn last_observed(p: &Project) -> Value {
+    let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
+    let h: Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    h["observed_artifact"].clone()
+}
+
+#[test]
+fn a_file_a_pending_sibling_declared_is_attributed_to_it_and_later_conflicts_with_it() {
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    // As the reference's dispatch leaves them: the later turn names the earlier, not back.
+    let mut s = p.state();
+    s["active_turns"][&a]["concurrent_with"] = json!([]);
+    p.write(".agentxchain/state.json", &s.to_string());
+    p.write(".planning/ROADMAP.md", "# Roadmap\n");
+    p.write(".planning/SYSTEM_SPEC.md", SPEC);
+    stage(
+        &p,
+        &a,
+        "pm",
+        &[".planning/ROADMAP.md", ".planning/SYSTEM_SPEC.md"],
+    );
+    stage(&p, &b, "dev", &[".planning/SYSTEM_SPEC.md"]);
+    p.ok(&["accept-turn", "--turn", &b]);
+    let o = last_observed(&p);
+    assert_eq!(
+        o["files_changed"],
+        json!([".planning/SYSTEM_SPEC.md"]),
+        "{o}"
+    );
+    assert_eq!(
+        o["attributed_to_concurrent_siblings"],
+        json!([".planning/ROADMAP.md"])
+    );
+    // The pm's turn then declares the file the dev's accepted turn changed: a conflict.
+    let out = p.fails(&["accept-turn", "--turn", &a]);
+    assert!(out.contains("Acceptance Conflict Detected"), "{out}");
+    assert_eq!(p.state()["active_turns"][&a]["status"], "conflicted");
+}
+
+#[test]
+fn a_staged_result_naming_another_turn_attributes_nothing_to_its_sibling() {
+    // A sibling's staging file that is not its own result (another turn's id) does not
+    // launder the files it names away from the turn being accepted.
+    let p = Project::new();
+    let (a, b) = parallel(&p);
+    p.write(".planning/ROADMAP.md", "# Roadmap\n");
+    p.write(".planning/SYSTEM_SPEC.md", SPEC);
+    stage(
+        &p,
+        &a,
+        "pm",
+        &[".planning/ROADMAP.md", ".planning/SYSTEM_SPEC.md"],
+    );
+    let path = p
+        .root
+        .join(format!(".agentxchain/staging/{a}/turn-result.json"));
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    r["turn_id"] = json!("turn_3333333333333333");
+    std::fs::write(&path, r.to_string()).unwrap();
+    stage(&p, &b, "dev", &[".planning/SYSTEM_SPEC.md"]);
+    p.run(&["accept-turn", "--turn", &b]);
+    let history =
+        std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap_or_default();
+    for line in history.lines() {
+        let h: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            h["observed_artifact"]["attributed_to_concurrent_siblings"],
+            Value::Null,
+            "{h}"
+        );
+    }
+}
+
+#[test]
+fn a_completion_asked_outside_the_final_phase_records_no_gate_failure() {
+    let p = Project::new();
+    p.ok(&["resume"]);
+    p.agent_turn(&[], json!({"run_completion_request": true}));
+    p.ok(&["accept-turn"]);
+    let s = p.state();
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["last_gate_failure"], Value::Null, "{s}");
+    assert_eq!(s["phase_gate_status"]["qa_ship_verdict"], "pending");
+    let ledger = std::fs::read_to_string(p.root.join(".agentxchain/decision-ledger.jsonl"))
+        .unwrap_or_default();
+    assert!(!ledger.contains("\"type\":\"gate_failure\""), "{ledger}");
+    assert!(events_of(&p, "gate_failed").is_empty());
+}
+
 #[test]
 fn the_third_conflict_blocks_the_run_with_a_person_to_serialize_the_work() {
     let p = Project::new();

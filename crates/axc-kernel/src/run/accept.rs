@@ -135,10 +135,11 @@ fn append_talk(store: &Store, section: &str) -> Result<(), Refusal> {
 }
 
 /// Takes out of `observed` the files in the shared working tree that are a sibling turn's
-/// (the reference's attribution of observed changes to concurrent turns), and returns them:
-/// a file a turn accepted since `turn` was assigned changed and nobody has changed since (its
-/// content is still what was accepted), or one another active turn's staged result declares
-/// and `turn` does not.
+/// (the reference's `attributeObservedChangesToTurn`), and returns them. The siblings are the
+/// turn's `concurrent_with` and the active turns that name it; with none, nothing is
+/// attributed. A file is a sibling's when a sibling accepted since the turn was assigned left it
+/// as it is now, or when a sibling still active declares it in its own staged result (and the
+/// turn does not).
 fn attribute_to_siblings(
     store: &Store,
     state: &Json,
@@ -147,69 +148,102 @@ fn attribute_to_siblings(
     observed: &mut Json,
 ) -> Vec<String> {
     let id = turn["turn_id"].as_str().unwrap_or("");
-    let mut pending: Vec<String> = Vec::new();
-    for (other, _) in state["active_turns"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| k.as_str() != id)
+    let strs = |v: &Json| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let active = state["active_turns"].as_object();
+    let mut siblings = strs(&turn["concurrent_with"]);
+    for (other, t) in active.into_iter().flatten() {
+        if other != id
+            && t["concurrent_with"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|x| x == id))
+            && !siblings.contains(other)
+        {
+            siblings.push(other.clone());
+        }
+    }
+    if siblings.is_empty()
+        || observed["files_changed"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
     {
+        return Vec::new();
+    }
+    let assigned = turn["assigned_sequence"].as_u64().unwrap_or(0);
+    let history = accepted_since(store, assigned);
+    let mut accepted: Vec<&Json> = history
+        .iter()
+        .filter(|e| {
+            e["accepted_sequence"]
+                .as_u64()
+                .is_some_and(|s| s > assigned)
+                && (e["turn_id"]
+                    .as_str()
+                    .is_some_and(|t| siblings.iter().any(|s| s == t))
+                    || e["concurrent_with"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|x| x == id)))
+        })
+        .collect();
+    accepted.sort_by_key(|e| e["accepted_sequence"].as_u64().unwrap_or(0));
+    let mut markers: Vec<(String, String)> = Vec::new();
+    for e in &accepted {
+        let files = if e["observed_artifact"]["files_changed"].is_array() {
+            strs(&e["observed_artifact"]["files_changed"])
+        } else {
+            strs(&e["files_changed"])
+        };
+        for f in files {
+            if let Some(m) = e["observed_artifact"]["file_markers"][&f]
+                .as_str()
+                .filter(|m| !m.is_empty())
+            {
+                markers.retain(|(p, _)| *p != f);
+                markers.push((f, m.to_owned()));
+            }
+        }
+    }
+    let mut pending: Vec<String> = Vec::new();
+    for sib in &siblings {
+        let is_active = active.is_some_and(|m| m.contains_key(sib));
+        if !is_active || history.iter().any(|e| e["turn_id"] == sib.as_str()) {
+            continue;
+        }
         let staged = store
-            .read_json(&dispatch::staging_rel(other))
+            .read_json(&dispatch::staging_rel(sib))
             .ok()
             .flatten()
             .unwrap_or(Json::Null);
-        for f in staged["files_changed"].as_array().into_iter().flatten() {
-            if let Some(f) = f.as_str().filter(|f| !f.is_empty())
-                && !declared.iter().any(|d| d == f)
-            {
-                pending.push(f.to_owned());
-            }
-        }
-    }
-    let assigned = turn["assigned_sequence"].as_u64().unwrap_or(0);
-    let mut accepted: Vec<(String, String)> = Vec::new();
-    for e in accepted_since(store, assigned) {
-        if e["turn_id"] == id
-            || e["status"] == "reissued"
-            || e["accepted_sequence"].as_u64().unwrap_or(0) <= assigned
-            || (e["run_id"].is_string() && e["run_id"] != state["run_id"])
-        {
+        if staged["turn_id"] != sib.as_str() {
             continue;
         }
-        for (f, m) in e["observed_artifact"]["file_markers"]
-            .as_object()
-            .into_iter()
-            .flatten()
-        {
-            if let Some(m) = m.as_str() {
-                accepted.push((f.clone(), m.to_owned()));
+        for f in strs(&staged["files_changed"]) {
+            if !declared.contains(&f) && !pending.contains(&f) {
+                pending.push(f);
             }
         }
     }
-    if pending.is_empty() && accepted.is_empty() {
+    if markers.is_empty() && pending.is_empty() {
         return Vec::new();
     }
-    let markers = observed["file_markers"].clone();
+    let current = observed["file_markers"].clone();
     let mut kept = Vec::new();
     let mut attributed = Vec::new();
-    for f in observed["files_changed"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Json::as_str)
-    {
-        let current = markers[f].as_str();
-        let siblings = accepted
+    for f in strs(&observed["files_changed"]) {
+        let unchanged = markers
             .iter()
-            .rev()
-            .find(|(p, _)| p == f)
-            .is_some_and(|(_, m)| Some(m.as_str()) == current)
-            || pending.iter().any(|p| p == f);
-        if siblings {
-            attributed.push(f.to_owned());
+            .any(|(p, m)| *p == f && current[&f].as_str() == Some(m.as_str()));
+        if unchanged || pending.contains(&f) {
+            attributed.push(f);
         } else {
-            kept.push(f.to_owned());
+            kept.push(f);
         }
     }
     if attributed.is_empty() {
@@ -217,7 +251,7 @@ fn attribute_to_siblings(
     }
     observed["files_changed"] = json!(kept);
     if let Some(m) = observed["file_markers"].as_object_mut() {
-        m.retain(|k, _| !attributed.iter().any(|a| a == k));
+        m.retain(|k, _| !attributed.contains(k));
     }
     attributed
 }
@@ -475,17 +509,13 @@ pub fn accept_as(
     }
     // The conflict a person resolved by hand, as the record keeps it.
     let resolution = human_merge.then(|| {
-        let e = &turn["conflict_state"]["conflict_error"];
-        let ids: Vec<Json> = e["accepted_since"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|x| x["turn_id"].clone())
-            .collect();
-        json!({"mode": "human_merge", "merge_strategy": "operator_authoritative_staged_result",
-            "conflicting_files": e["conflicting_files"].as_array().cloned().unwrap_or_default(),
-            "accepted_since_turn_ids": ids,
-            "overlap_ratio": if e["overlap_ratio"].is_number() { e["overlap_ratio"].clone() } else { json!(0) }})
+        let mut r = json!({"mode": "human_merge",
+            "merge_strategy": "operator_authoritative_staged_result"});
+        let summary = conflict::summary(&turn["conflict_state"]["conflict_error"]);
+        for (k, v) in summary.as_object().into_iter().flatten() {
+            r[k] = v.clone();
+        }
+        r
     });
     // Validation sees this turn as the one active turn.
     let mut solo = state.clone();
@@ -792,27 +822,18 @@ pub fn accept_as(
                 "blocked_at": at, "turn_id": turn_id,
             });
         }
-        let since_ids: Vec<Json> = c["accepted_since"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| e["turn_id"].clone())
-            .collect();
+        let summary = conflict::summary(&c);
         store.append_jsonl(
             LEDGER,
             &json!({"timestamp": at, "decision": "conflict_detected", "turn_id": turn_id,
                 "attempt": turn["attempt"], "role": turn["assigned_role"], "phase": state["phase"],
-                "conflict": {"conflicting_files": c["conflicting_files"],
-                    "accepted_since_turn_ids": since_ids, "overlap_ratio": c["overlap_ratio"]}}),
+                "conflict": summary}),
         )?;
-        store.emit(
-            "turn_conflicted",
-            &next,
-            event_turn(&turn),
-            json!({"error_code": "conflict", "detection_count": count,
-                "conflicting_files": c["conflicting_files"],
-                "accepted_since_turn_ids": since_ids, "overlap_ratio": c["overlap_ratio"]}),
-        )?;
+        let mut payload = json!({"error_code": "conflict", "detection_count": count});
+        for (k, v) in summary.as_object().into_iter().flatten() {
+            payload[k] = v.clone();
+        }
+        store.emit("turn_conflicted", &next, event_turn(&turn), payload)?;
         store.write_json(STATE, &next)?;
         let mut escalation = None;
         if next["status"] == "blocked" {
@@ -1212,7 +1233,8 @@ pub fn accept_as(
                     }
                 }
             }
-            Action::NoRequest => {}
+            // An unknown phase is no gate's failure (the reference records none).
+            Action::NoRequest | Action::UnknownPhase => {}
             _ => {
                 let to = request["phase_transition_request"]
                     .as_str()
@@ -1289,7 +1311,8 @@ pub fn accept_as(
                     }
                 }
             }
-            Action::NoRequest => {}
+            // Completion asked outside the final phase is no gate's failure either.
+            Action::NoRequest | Action::NotFinalPhase => {}
             _ => {
                 let queued = !falsy_json(&state["queued_run_completion"])
                     && entry["run_completion_request"] != true;

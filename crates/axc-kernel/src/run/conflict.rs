@@ -189,6 +189,26 @@ pub fn classify(turn: &Json, files: &[String], history: &[Json], config: &Json) 
     }
 }
 
+/// The ids of the turns a conflict names as accepted since (`accepted_since[].turn_id`).
+pub fn since_ids(conflict: &Json) -> Vec<Json> {
+    conflict["accepted_since"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["turn_id"].clone())
+        .collect()
+}
+
+/// A conflict as the ledger and events summarize it: the files, the turns accepted since, the
+/// overlap (0 when the record has none).
+pub fn summary(conflict: &Json) -> Json {
+    json!({
+        "conflicting_files": conflict["conflicting_files"].as_array().cloned().unwrap_or_default(),
+        "accepted_since_turn_ids": since_ids(conflict),
+        "overlap_ratio": if conflict["overlap_ratio"].is_number() { conflict["overlap_ratio"].clone() } else { json!(0) },
+    })
+}
+
 /// The recovery a conflict loop asks for (the reference's text).
 pub fn loop_recovery(turn_id: &str) -> String {
     format!(

@@ -158,20 +158,11 @@ pub fn reject_as(
         });
         rejection["conflict_context"] = t["conflict_context"].clone();
         t["last_rejection"] = rejection.clone();
-        let since: Vec<Json> = conflict_error["accepted_since"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| e["turn_id"].clone())
-            .collect();
         store.append_jsonl(
             LEDGER,
             &json!({"timestamp": rejection["rejected_at"], "decision": "conflict_rejected",
                 "turn_id": turn_id, "attempt": attempt, "role": current["assigned_role"],
-                "phase": state["phase"],
-                "conflict": {"conflicting_files": conflict_error["conflicting_files"].as_array().cloned().unwrap_or_default(),
-                    "accepted_since_turn_ids": since,
-                    "overlap_ratio": if conflict_error["overlap_ratio"].is_number() { conflict_error["overlap_ratio"].clone() } else { json!(0) }},
+                "phase": state["phase"], "conflict": super::conflict::summary(&conflict_error),
                 "resolution_chosen": "reject_and_reassign", "operator_reason": reason}),
         )?;
     }

@@ -329,7 +329,8 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
     }
     // An approved intake intent is bound to the turn (as `resume`), else a plain turn: the
     // intake operation takes the lock itself.
-    if intake::next_dispatchable(store, state["run_id"].as_str()).is_some() {
+    let lock_released = intake::next_dispatchable(store, state["run_id"].as_str()).is_some();
+    if lock_released {
         drop(lock);
         if let Some(Ok(reply)) = intake::bind_next(store, &role, state["run_id"].as_str()) {
             let state = store.state()?;
@@ -347,23 +348,14 @@ pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> 
                 notes,
             );
         }
-        let _relock = store.lock()?;
-        let state = store.state()?;
-        return match assign_plain(store, &config, &state, &role) {
-            Ok((_, turn_id)) => finish(
-                Outcome::Assigned {
-                    turn_id,
-                    role,
-                    intent: None,
-                },
-                notes,
-            ),
-            Err(line) => Err(Stopped {
-                notes,
-                lines: vec![line],
-            }),
-        };
     }
+    // A plain turn (under the lock again when the intake bind let it go).
+    let _relock = if lock_released {
+        Some(store.lock()?)
+    } else {
+        None
+    };
+    let state = if lock_released { store.state()? } else { state };
     match assign_plain(store, &config, &state, &role) {
         Ok((_, turn_id)) => finish(
             Outcome::Assigned {
