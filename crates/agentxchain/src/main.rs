@@ -29,6 +29,42 @@ struct Cli {
     command: Command,
 }
 
+const STATUS_ABOUT: &str =
+    "Show the project's run status: phase, active turns, pending gates, blocked state";
+
+#[derive(Args, Debug)]
+struct StatusArgs {
+    /// Print the reference's status object: the normalized config, the state, and what is
+    /// derived from them (continuity, recovery, next actions, recent events, …)
+    #[arg(short = 'j', long)]
+    json: bool,
+    /// Project directory (default: here; the nearest ancestor holding agentxchain.json)
+    #[arg(short = 'd', long, value_name = "PATH", alias = "root")]
+    dir: Option<PathBuf>,
+}
+
+/// `status` alone, as the whole command tree holds it (a test compares their help and
+/// errors). Agents and scripts poll `status`: building every subcommand's arguments and help
+/// to parse it was a fifth of the command's time (docs/benchmarks.md).
+fn status_command() -> clap::Command {
+    StatusArgs::augment_args(
+        clap::Command::new("status")
+            .bin_name("agentxchain status")
+            .about(STATUS_ABOUT),
+    )
+}
+
+/// `agentxchain status …` parsed by [`status_command`]; `None` for any other command line.
+fn parse_status() -> Option<StatusArgs> {
+    use clap::FromArgMatches;
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != "status" {
+        return None;
+    }
+    let matches = status_command().get_matches_from(std::iter::once("status".into()).chain(args));
+    Some(StatusArgs::from_arg_matches(&matches).unwrap_or_else(|e| e.exit()))
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Scaffold a governed project from a template: agentxchain.json, role prompts,
@@ -270,16 +306,8 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         root: Option<PathBuf>,
     },
-    /// Show the project's run status: phase, active turns, pending gates, blocked state
-    Status {
-        /// Print the reference's status object: the normalized config, the state, and what is
-        /// derived from them (continuity, recovery, next actions, recent events, …)
-        #[arg(short = 'j', long)]
-        json: bool,
-        /// Project directory (default: here; the nearest ancestor holding agentxchain.json)
-        #[arg(short = 'd', long, value_name = "PATH", alias = "root")]
-        dir: Option<PathBuf>,
-    },
+    #[command(about = STATUS_ABOUT)]
+    Status(StatusArgs),
     /// Show the run's lifecycle events (the newest 50 by default), oldest first
     Events {
         /// Keep printing events as they are appended (every 200 ms, until interrupted)
@@ -398,6 +426,9 @@ fn main() -> ExitCode {
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    if let Some(a) = parse_status() {
+        return status_cli::run(a.json, a.dir.as_deref());
     }
     let cli = Cli::parse();
     match cli.command {
@@ -553,7 +584,7 @@ fn main() -> ExitCode {
             show,
             dir,
         } => decisions_cli::run(json, all, show.as_deref(), dir.as_deref()),
-        Command::Status { json, dir } => status_cli::run(json, dir.as_deref()),
+        Command::Status(a) => status_cli::run(a.json, a.dir.as_deref()),
         Command::Events {
             follow,
             types,
@@ -779,4 +810,55 @@ fn human(v: &Value) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, FromArgMatches};
+
+    /// `status` parsed alone reads as `status` in the whole tree: its help, its errors, what
+    /// it parses.
+    #[test]
+    fn status_alone_is_the_trees_status() {
+        let mut tree = Cli::command();
+        tree.build();
+        let mut in_tree = tree.find_subcommand("status").unwrap().clone();
+        let mut alone = status_command();
+        assert_eq!(
+            in_tree.render_long_help().to_string(),
+            alone.render_long_help().to_string()
+        );
+        assert_eq!(
+            in_tree.render_usage().to_string(),
+            alone.render_usage().to_string()
+        );
+        for line in [
+            &["--bogus"][..],
+            &["--dir"],
+            &["-j", "-j"],
+            &["extra"],
+            &["--json", "--dir", "a"],
+            &["--root", "b", "-j"],
+            &["-h"],
+            &["-V"],
+            &["--help"],
+        ] {
+            let whole = Cli::command()
+                .try_get_matches_from(["agentxchain", "status"].iter().chain(line))
+                .map(|m| {
+                    let cli = Cli::from_arg_matches(&m).unwrap();
+                    let Command::Status(a) = cli.command else {
+                        panic!()
+                    };
+                    format!("{a:?}")
+                })
+                .map_err(|e| e.render().to_string());
+            let one = status_command()
+                .try_get_matches_from(["status"].iter().chain(line))
+                .map(|m| format!("{:?}", StatusArgs::from_arg_matches(&m).unwrap()))
+                .map_err(|e| e.render().to_string());
+            assert_eq!(whole, one, "{line:?}");
+        }
+    }
 }

@@ -14,15 +14,13 @@ pub fn run(json: bool, dir: Option<&Path>) -> ExitCode {
         println!("No agentxchain.json found. Run `agentxchain init` first.");
         return ExitCode::FAILURE;
     };
-    if is_legacy(&root) {
-        return crate::legacy_status(json, root);
-    }
     let mut warnings = Vec::new();
     let built = status::build(&root, std::time::SystemTime::now(), &mut warnings);
     for w in &warnings {
         eprintln!("{w}");
     }
     match built {
+        Err(no) if no.legacy => crate::legacy_status(json, root),
         Err(no) => {
             if let Some(w) = &no.warning {
                 eprintln!("{w}");
@@ -39,12 +37,4 @@ pub fn run(json: bool, dir: Option<&Path>) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
-}
-
-/// A `version: 3` config (the lock-based protocol).
-fn is_legacy(root: &Path) -> bool {
-    matches!(
-        axc_core::config::load(root),
-        Ok(c) if c.mode == axc_core::config::ProtocolMode::Legacy
-    )
 }

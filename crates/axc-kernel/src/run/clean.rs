@@ -12,6 +12,7 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Largest index read (a bigger one is left to git).
 const MAX_INDEX: u64 = 64 << 20;
@@ -298,64 +299,242 @@ fn cache_tree_root(data: &[u8]) -> Option<String> {
 }
 
 /// `Some(())` when every file of the work tree is in the index or ignored as git ignores it
-/// (the work tree's `.gitignore` files, `.git/info/exclude`, the user's global excludes).
-/// Any other file, a nested repository, or an entry the walk cannot read: `None`.
+/// (`None`: a file that is neither, or a case left to git).
+///
+/// The walk is written here rather than taken from `ignore::WalkBuilder` for a measured
+/// reason: the builder's setup (its global-config regex, file-type tables, a thread pool
+/// sized from cgroups) was a third of `status`'s own time. Each ignore file is matched by
+/// [`Rules`] (the `ignore` crate's gitignore matcher, or bytes compared for plain patterns), in
+/// git's order: the deepest directory's `.gitignore` first, then `.git/info/exclude`, then the
+/// user's excludes file. An ignored directory is not entered, as git does not.
 fn untracked_none(
     work: &Path,
     tracked: &std::collections::HashSet<PathBuf>,
     gitlinks: &[PathBuf],
 ) -> Option<()> {
-    let git_dir = work.join(".git");
-    let gitlinks: Vec<PathBuf> = gitlinks.to_vec();
-    // A `[` in an ignore file (an unclosed class matches literally in the walk, nothing in
-    // git): left to git.
-    let bracket = |p: &Path| match std::fs::symlink_metadata(p) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(_) => true,
-        Ok(_) => fsread::read_regular(p, 1 << 20).map_or(true, |b| {
-            b.split(|&c| c == b'\n')
-                .any(|l| !l.starts_with(b"#") && l.contains(&b'['))
-        }),
-    };
-    if bracket(&work.join(".git/info/exclude")) {
-        return None;
-    }
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    if xdg.is_some_and(|x| bracket(&x.join("git/ignore"))) {
-        return None;
-    }
-    let walk = ignore::WalkBuilder::new(work)
-        .current_dir(work.to_path_buf())
-        .hidden(false)
-        .ignore(false)
-        .parents(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |e| e.path() != git_dir && !gitlinks.iter().any(|g| g == e.path()))
-        .build();
-    for entry in walk {
-        let entry = entry.ok()?;
-        let ty = entry.file_type()?;
-        // git refuses a linked ignore file; a `[` may read otherwise in the walk.
-        if entry.file_name() == ".gitignore" && (ty.is_symlink() || bracket(entry.path())) {
+    // One ignore file's rules, its patterns relative to `dir`; `None` when it is not a plain
+    // file git would read, or holds a `[` (an unclosed class matches literally in the
+    // matcher, nothing in git).
+    let matcher = |dir: &Path, file: &Path| -> Option<Option<Rules>> {
+        match std::fs::symlink_metadata(file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
+            Err(_) => return None,
+            // git refuses a linked ignore file.
+            Ok(m) if !m.is_file() => return None,
+            Ok(_) => {}
+        }
+        let text = fsread::read_regular(file, 1 << 20).ok()?;
+        if text
+            .split(|&c| c == b'\n')
+            .any(|l| !l.starts_with(b"#") && l.contains(&b'['))
+        {
             return None;
         }
-        if ty.is_dir() {
-            if entry.depth() > 0 && entry.path().join(".git").exists() {
+        Rules::new(dir, file, &text).map(Some)
+    };
+    let exclude = matcher(work, &work.join(".git/info/exclude"))?;
+    let global = match global_excludes()? {
+        Some(file) => matcher(work, &file)?,
+        None => None,
+    };
+    let git_dir = work.join(".git");
+    // Directories to read, each with the matchers of its own and its parents' `.gitignore`,
+    // deepest last.
+    let mut todo: Vec<(PathBuf, Vec<Rc<Rules>>)> = vec![(work.to_path_buf(), Vec::new())];
+    while let Some((dir, mut chain)) = todo.pop() {
+        if let Some(own) = matcher(&dir, &dir.join(".gitignore"))? {
+            chain.push(Rc::new(own));
+        }
+        let ignored = |path: &Path, is_dir: bool| {
+            chain
+                .iter()
+                .rev()
+                .map(|r| &**r)
+                .chain(&exclude)
+                .chain(&global)
+                .find_map(|r| r.matched(path, is_dir))
+                == Some(true)
+        };
+        for entry in std::fs::read_dir(&dir).ok()? {
+            let entry = entry.ok()?;
+            let path = entry.path();
+            let ty = entry.file_type().ok()?;
+            if ty.is_dir() {
+                if path == git_dir || gitlinks.contains(&path) || ignored(&path, true) {
+                    continue;
+                }
+                // A repository inside: git's rules for it are not these.
+                if path.join(".git").exists() {
+                    return None;
+                }
+                todo.push((path, chain.clone()));
+            } else if !tracked.contains(&path) && !ignored(&path, false) {
                 return None;
             }
-            continue;
-        }
-        if !tracked.contains(entry.path()) {
-            return None;
         }
     }
     Some(())
+}
+
+/// One ignore file's rules.
+///
+/// A file of plain names and paths only (the scaffold's `.gitignore` is one) is matched by
+/// comparing bytes, as git's `match_basename` / `match_pathname` compare a pattern without
+/// wildcards: building the `ignore` crate's matcher for it (a glob set, regexes) was half of
+/// the walk's time. Anything else in the file (a wildcard, a negation, an escape, blanks
+/// around a pattern, a carriage return) sends the whole file to the `ignore` crate's matcher.
+enum Rules {
+    Literal {
+        base: PathBuf,
+        /// Patterns without a slash (but a trailing one): a name at any depth below `base`.
+        names: Vec<(Vec<u8>, bool)>,
+        /// Patterns with a slash: a path relative to `base`. Each with whether only a
+        /// directory matches (a trailing slash).
+        paths: Vec<(Vec<u8>, bool)>,
+    },
+    Glob(ignore::gitignore::Gitignore),
+}
+
+impl Rules {
+    fn new(base: &Path, file: &Path, text: &[u8]) -> Option<Rules> {
+        Rules::literal(base, text).or_else(|| {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(base);
+            if b.add(file).is_some() {
+                return None;
+            }
+            b.build().ok().map(Rules::Glob)
+        })
+    }
+
+    /// The plain-pattern form, when every line is one.
+    fn literal(base: &Path, text: &[u8]) -> Option<Rules> {
+        let (mut names, mut paths) = (Vec::new(), Vec::new());
+        for line in text.split(|&c| c == b'\n') {
+            if line.is_empty() || line.starts_with(b"#") {
+                continue;
+            }
+            let plain = line.iter().all(|&c| {
+                c > b' ' && !matches!(c, b'*' | b'?' | b'[' | b']' | b'\\' | b'!' | 0x7f)
+            });
+            if !plain {
+                return None;
+            }
+            let (pattern, dir_only) = match line.strip_suffix(b"/") {
+                Some(p) => (p, true),
+                None => (line, false),
+            };
+            let (pattern, anchored) = match pattern.strip_prefix(b"/") {
+                Some(p) => (p, true),
+                None => (pattern, false),
+            };
+            if pattern.is_empty()
+                || pattern
+                    .split(|&c| c == b'/')
+                    .any(|c| c.is_empty() || c == b"." || c == b"..")
+            {
+                return None;
+            }
+            if anchored || pattern.contains(&b'/') {
+                paths.push((pattern.to_vec(), dir_only));
+            } else {
+                names.push((pattern.to_vec(), dir_only));
+            }
+        }
+        Some(Rules::Literal {
+            base: base.to_path_buf(),
+            names,
+            paths,
+        })
+    }
+
+    /// `Some(true)` ignored, `Some(false)` re-included (a negation), `None`: no rule says.
+    fn matched(&self, path: &Path, is_dir: bool) -> Option<bool> {
+        use std::os::unix::ffi::OsStrExt;
+        match self {
+            Rules::Glob(g) => match g.matched(path, is_dir) {
+                ignore::Match::None => None,
+                ignore::Match::Ignore(_) => Some(true),
+                ignore::Match::Whitelist(_) => Some(false),
+            },
+            Rules::Literal { base, names, paths } => {
+                let rel = path.strip_prefix(base).ok()?.as_os_str().as_bytes();
+                let name = path.file_name()?.as_bytes();
+                let hit = |rules: &[(Vec<u8>, bool)], what: &[u8]| {
+                    rules
+                        .iter()
+                        .any(|(p, dir_only)| p == what && (is_dir || !dir_only))
+                };
+                (hit(names, name) || hit(paths, rel)).then_some(true)
+            }
+        }
+    }
+}
+
+/// The user's excludes file as git finds it (`core.excludesFile` in `~/.gitconfig` or
+/// `$XDG_CONFIG_HOME/git/config`, the former winning, else `$XDG_CONFIG_HOME/git/ignore`);
+/// `Some(None)` when there is none; `None` when a setting is written in a way this does not
+/// read as git would (left to git). [`user_configs_plain`] has already refused includes, a
+/// system setting and more than one setting in a file.
+fn global_excludes() -> Option<Option<PathBuf>> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    excludes_file(home, xdg)
+}
+
+/// [`global_excludes`] for a home and an XDG config directory.
+fn excludes_file(home: Option<PathBuf>, xdg: Option<PathBuf>) -> Option<Option<PathBuf>> {
+    let mut found = None;
+    // git reads the XDG file first, then ~/.gitconfig: the last setting wins.
+    for config in [
+        xdg.as_ref().map(|x| x.join("git/config")),
+        home.as_ref().map(|h| h.join(".gitconfig")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let Ok(text) = std::fs::read_to_string(&config) else {
+            continue;
+        };
+        let mut section = String::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix('[') {
+                section = rest
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
+                continue;
+            }
+            let (key, value) = line.split_once('=').unwrap_or((line, ""));
+            if !key.trim().eq_ignore_ascii_case("excludesfile") {
+                if line.to_ascii_lowercase().contains("excludesfile") {
+                    return None;
+                }
+                continue;
+            }
+            let value = value.trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(value);
+            if section != "core" || value.is_empty() || value.contains(['\\', '"', ';', '#']) {
+                return None;
+            }
+            let path = match value.strip_prefix("~/") {
+                Some(rest) => home.as_ref()?.join(rest),
+                None => PathBuf::from(value),
+            };
+            if !path.is_absolute() {
+                return None;
+            }
+            found = Some(path);
+        }
+    }
+    Some(found.or_else(|| xdg.map(|x| x.join("git/ignore"))))
 }
 
 #[cfg(test)]
@@ -530,5 +709,174 @@ mod tests {
         assert!(proven(d).is_none(), "skip-worktree");
         assert!(parse(b"DIRC\0\0\0\x02\0\0\0\x05").is_none(), "a cut index");
         assert!(parse(&[0u8; 40]).is_none());
+    }
+
+    /// The plain-pattern matcher says what the `ignore` crate's matcher (a full gitignore
+    /// implementation) says, for every pattern form it takes, on paths that match and paths
+    /// that only look alike.
+    #[test]
+    fn plain_patterns_match_as_the_gitignore_matcher_does() {
+        let base = Path::new("/w/sub");
+        let text = b"# comment\n\nTALK.md\n.env\n.agentxchain/state.json\n.agentxchain/staging/\n/top\nlogs/\n/anch/dir/\na.b-c_d\n";
+        let Some(plain) = Rules::literal(base, text) else {
+            panic!("plain patterns");
+        };
+        let mut b = ignore::gitignore::GitignoreBuilder::new(base);
+        for line in std::str::from_utf8(text).unwrap().lines() {
+            b.add_line(None, line).unwrap();
+        }
+        let glob = Rules::Glob(b.build().unwrap());
+        let paths = [
+            "TALK.md",
+            "x/TALK.md",
+            "x/y/TALK.md",
+            "TALK.mdx",
+            "xTALK.md",
+            "TALK.md/z",
+            ".env",
+            "d/.env",
+            ".env.local",
+            ".agentxchain/state.json",
+            "x/.agentxchain/state.json",
+            ".agentxchain/state.json.bak",
+            ".agentxchain",
+            ".agentxchain/staging",
+            "x/.agentxchain/staging",
+            ".agentxchain/staging2",
+            "top",
+            "x/top",
+            "topx",
+            "logs",
+            "x/logs",
+            "logsx",
+            "anch/dir",
+            "x/anch/dir",
+            "anch",
+            "a.b-c_d",
+            "q/a.b-c_d",
+        ];
+        for p in paths {
+            for is_dir in [false, true] {
+                let path = base.join(p);
+                assert_eq!(
+                    plain.matched(&path, is_dir),
+                    glob.matched(&path, is_dir),
+                    "{p} (dir: {is_dir})"
+                );
+            }
+        }
+        // Anything else is the gitignore matcher's.
+        for other in [
+            &b"*.log\n"[..],
+            b"!keep\n",
+            b"a\\ b\n",
+            b" lead\n",
+            b"trail \n",
+            b"cr\r\n",
+            b"a?c\n",
+            b"//\n",
+            b"/\n",
+            b"a//b\n",
+            b"./a\n",
+            b"a/../b\n",
+            b"\x7f\n",
+        ] {
+            assert!(Rules::literal(base, other).is_none(), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_tree_ignored_by_plain_patterns_is_proven_as_git_sees_it() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(d.join("src/.agentxchain")).unwrap();
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        std::fs::write(d.join("src/b.txt"), "b\n").unwrap();
+        std::fs::write(
+            d.join(".gitignore"),
+            "TALK.md\n.agentxchain/state.json\n.agentxchain/staging/\n/build\ncache/\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("src/.gitignore"), "local.txt\n").unwrap();
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-qm", "one"]);
+        settle(d);
+        std::fs::create_dir_all(d.join(".agentxchain/staging/t")).unwrap();
+        std::fs::write(d.join(".agentxchain/staging/t/r.json"), "{}").unwrap();
+        std::fs::write(d.join(".agentxchain/state.json"), "{}").unwrap();
+        std::fs::write(d.join("src/TALK.md"), "t").unwrap();
+        std::fs::write(d.join("src/local.txt"), "l").unwrap();
+        std::fs::create_dir_all(d.join("build/o")).unwrap();
+        std::fs::write(d.join("build/o/x"), "x").unwrap();
+        std::fs::create_dir_all(d.join("src/cache")).unwrap();
+        std::fs::write(d.join("src/cache/f"), "f").unwrap();
+        assert!(git_clean(d));
+        assert!(proven(d).is_some(), "every untracked file is ignored");
+        type Change = fn(&Path);
+        let lookalikes: &[(&str, Change)] = &[
+            ("an anchored path one level down", |d| {
+                std::fs::write(d.join("src/.agentxchain/state.json"), "{}").unwrap()
+            }),
+            ("a longer name", |d| {
+                std::fs::write(d.join(".agentxchain/state.json.bak"), "{}").unwrap()
+            }),
+            ("an anchored name below the root", |d| {
+                std::fs::create_dir_all(d.join("src/build")).unwrap();
+                std::fs::write(d.join("src/build/x"), "x").unwrap();
+            }),
+            ("a subdirectory's rule above it", |d| {
+                std::fs::write(d.join("local.txt"), "l").unwrap()
+            }),
+            ("a directory-only rule on a file", |d| {
+                std::fs::create_dir_all(d.join("x")).unwrap();
+                std::fs::write(d.join("x/cache"), "f").unwrap();
+            }),
+        ];
+        for (what, change) in lookalikes {
+            change(d);
+            assert!(!git_clean(d), "{what}: git sees it");
+            assert!(proven(d).is_none(), "{what}: must not be proven clean");
+            git(d, &["clean", "-qfd"]);
+            std::fs::remove_dir_all(d.join("x")).ok();
+            assert!(git_clean(d), "{what}: cleaned up");
+        }
+    }
+
+    #[test]
+    fn the_users_excludes_file_is_found_as_git_finds_it() {
+        let t = tempfile::tempdir().unwrap();
+        let (home, xdg) = (t.path().join("h"), t.path().join("x"));
+        std::fs::create_dir_all(xdg.join("git")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let find = || excludes_file(Some(home.clone()), Some(xdg.clone()));
+        assert_eq!(find(), Some(Some(xdg.join("git/ignore"))), "the default");
+        std::fs::write(
+            xdg.join("git/config"),
+            "[core]\n\texcludesFile = /etc/x-ignore\n",
+        )
+        .unwrap();
+        assert_eq!(find(), Some(Some(PathBuf::from("/etc/x-ignore"))));
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\tname = a\n[core]\n  ExcludesFile = \"~/.gi\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            find(),
+            Some(Some(home.join(".gi"))),
+            "~/.gitconfig is read last"
+        );
+        for unread in [
+            "[user]\n\texcludesfile = /a\n",
+            "[core]\n\texcludesfile = rel/path\n",
+            "[core]\n\texcludesfile = \"/a\\\"b\"\n",
+            "[core]\n\texcludesfile = /a ; comment\n",
+            "[core]\n\texcludesfile\n",
+            "[core]\n\texcludesfile.x = /a\n",
+        ] {
+            std::fs::write(home.join(".gitconfig"), unread).unwrap();
+            assert_eq!(find(), None, "{unread:?}");
+        }
     }
 }

@@ -28,6 +28,8 @@ pub struct NoStatus {
     pub warning: Option<String>,
     /// Printed on stdout.
     pub message: String,
+    /// The config is a legacy (v3) one: not this view's (the caller reports it its way).
+    pub legacy: bool,
 }
 
 const NO_CONFIG: &str = "No agentxchain.json found. Run `agentxchain init` first.";
@@ -1373,20 +1375,33 @@ pub fn build(root: &Path, now: SystemTime, warnings: &mut Vec<String>) -> Result
             return Err(NoStatus {
                 warning: None,
                 message: NO_CONFIG.to_owned(),
+                legacy: false,
             });
         }
         Err(e) => {
             return Err(NoStatus {
                 warning: Some(format!("  Warning: {}", e.message)),
                 message: NO_CONFIG.to_owned(),
+                legacy: false,
             });
         }
     };
-    if let Err(e) = axc_core::config::from_value(raw.clone()) {
-        return Err(NoStatus {
-            warning: Some(format!("  Warning: {e}")),
-            message: NO_CONFIG.to_owned(),
-        });
+    match axc_core::config::from_value(raw.clone()) {
+        Err(e) => {
+            return Err(NoStatus {
+                warning: Some(format!("  Warning: {e}")),
+                message: NO_CONFIG.to_owned(),
+                legacy: false,
+            });
+        }
+        Ok(c) if c.mode == axc_core::config::ProtocolMode::Legacy => {
+            return Err(NoStatus {
+                warning: None,
+                message: String::new(),
+                legacy: true,
+            });
+        }
+        Ok(_) => {}
     }
     let config = normalize_config(&raw);
     let state = match store.read_json(STATE_FILE) {
