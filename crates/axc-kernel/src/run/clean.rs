@@ -37,15 +37,17 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
     ]
     .iter()
     .any(|k| config.contains(k))
-        || config
-            .split_whitespace()
-            .collect::<String>()
-            .contains("bare=true")
+        // `bare` spelled any way but `false` (git fails or sees no work tree).
+        || config.lines().any(|l| {
+            let l: String = l.split_whitespace().collect();
+            l.starts_with("bare") && l != "bare=false"
+        })
         || replaced(&git)
     {
         return None;
     }
-    if !user_configs_plain() {
+    let (home, xdg) = user_dirs()?;
+    if !user_configs_plain(home.as_deref(), xdg.as_deref()) {
         return None;
     }
     let (head, branch) = super::git::head_from_files(root)?;
@@ -119,16 +121,12 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
 /// Whether the system and user git configs say nothing the ignore walk would read otherwise
 /// than git: an `include` (the walk does not follow one) or a system `core.excludesFile`
 /// (git prefers it over the user's default excludes file when the user sets none).
-fn user_configs_plain() -> bool {
+fn user_configs_plain(home: Option<&Path>, xdg: Option<&Path>) -> bool {
     let read = |p: PathBuf| {
         std::fs::read_to_string(p)
             .unwrap_or_default()
             .to_ascii_lowercase()
     };
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
     let system = read(PathBuf::from("/etc/gitconfig"));
     if system.contains("include") || system.contains("excludesfile") {
         return false;
@@ -143,6 +141,27 @@ fn user_configs_plain() -> bool {
         .map(read)
         // More than one excludesFile: the walk may take another one than git (the last).
         .any(|c| c.contains("include") || c.matches("excludesfile").count() > 1)
+}
+
+/// The user's home and XDG config directory as git takes them (an empty `XDG_CONFIG_HOME` is
+/// unset, and the XDG directory is then `~/.config`); `None` when either is empty or relative
+/// (git would resolve it from where it runs, this from where it runs).
+fn user_dirs() -> Option<(Option<PathBuf>, Option<PathBuf>)> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty());
+    user_dirs_from(std::env::var_os("HOME"), xdg)
+}
+
+fn user_dirs_from(
+    home: Option<std::ffi::OsString>,
+    xdg: Option<std::ffi::OsString>,
+) -> Option<(Option<PathBuf>, Option<PathBuf>)> {
+    let home = home.map(PathBuf::from);
+    let xdg = xdg.map(PathBuf::from);
+    if home.iter().chain(&xdg).any(|p| !p.is_absolute()) {
+        return None;
+    }
+    let xdg = xdg.or_else(|| home.as_ref().map(|h| h.join(".config")));
+    Some((home, xdg))
 }
 
 /// Whether any replace ref exists (git would read HEAD's tree through it).
@@ -324,16 +343,18 @@ fn untracked_none(
             Ok(_) => {}
         }
         let text = fsread::read_regular(file, 1 << 20).ok()?;
-        if text
-            .split(|&c| c == b'\n')
-            .any(|l| !l.starts_with(b"#") && l.contains(&b'['))
-        {
+        // Also a backslash or `//` (the crate reads `\/` and `**//` otherwise than git).
+        if text.split(|&c| c == b'\n').any(|l| {
+            !l.starts_with(b"#")
+                && (l.contains(&b'[') || l.contains(&b'\\') || l.windows(2).any(|w| w == b"//"))
+        }) {
             return None;
         }
         Rules::new(dir, file, &text).map(Some)
     };
     let exclude = matcher(work, &work.join(".git/info/exclude"))?;
-    let global = match global_excludes()? {
+    let (home, xdg) = user_dirs()?;
+    let global = match excludes_file(home.as_deref(), xdg.as_deref())? {
         Some(file) => matcher(work, &file)?,
         None => None,
     };
@@ -470,26 +491,17 @@ impl Rules {
     }
 }
 
-/// The user's excludes file as git finds it (`core.excludesFile` in `~/.gitconfig` or
+/// The user's excludes file as git finds it, for a home and an XDG config directory (`core.excludesFile` in `~/.gitconfig` or
 /// `$XDG_CONFIG_HOME/git/config`, the former winning, else `$XDG_CONFIG_HOME/git/ignore`);
 /// `Some(None)` when there is none; `None` when a setting is written in a way this does not
 /// read as git would (left to git). [`user_configs_plain`] has already refused includes, a
 /// system setting and more than one setting in a file.
-fn global_excludes() -> Option<Option<PathBuf>> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
-    excludes_file(home, xdg)
-}
-
-/// [`global_excludes`] for a home and an XDG config directory.
-fn excludes_file(home: Option<PathBuf>, xdg: Option<PathBuf>) -> Option<Option<PathBuf>> {
+fn excludes_file(home: Option<&Path>, xdg: Option<&Path>) -> Option<Option<PathBuf>> {
     let mut found = None;
     // git reads the XDG file first, then ~/.gitconfig: the last setting wins.
     for config in [
-        xdg.as_ref().map(|x| x.join("git/config")),
-        home.as_ref().map(|h| h.join(".gitconfig")),
+        xdg.map(|x| x.join("git/config")),
+        home.map(|h| h.join(".gitconfig")),
     ]
     .into_iter()
     .flatten()
@@ -500,13 +512,18 @@ fn excludes_file(home: Option<PathBuf>, xdg: Option<PathBuf>) -> Option<Option<P
         let mut section = String::new();
         for line in text.lines() {
             let line = line.trim();
+            // A continued line (its value goes on below) is not read here.
+            if line.ends_with('\\') {
+                return None;
+            }
             if let Some(rest) = line.strip_prefix('[') {
-                section = rest
-                    .split(']')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase();
+                let (name, after) = rest.split_once(']')?;
+                // A setting on the header's line is not read here.
+                let after = after.trim();
+                if !(after.is_empty() || after.starts_with(['#', ';'])) {
+                    return None;
+                }
+                section = name.trim().to_ascii_lowercase();
                 continue;
             }
             let (key, value) = line.split_once('=').unwrap_or((line, ""));
@@ -525,7 +542,7 @@ fn excludes_file(home: Option<PathBuf>, xdg: Option<PathBuf>) -> Option<Option<P
                 return None;
             }
             let path = match value.strip_prefix("~/") {
-                Some(rest) => home.as_ref()?.join(rest),
+                Some(rest) => home?.join(rest),
                 None => PathBuf::from(value),
             };
             if !path.is_absolute() {
@@ -849,7 +866,7 @@ mod tests {
         let (home, xdg) = (t.path().join("h"), t.path().join("x"));
         std::fs::create_dir_all(xdg.join("git")).unwrap();
         std::fs::create_dir_all(&home).unwrap();
-        let find = || excludes_file(Some(home.clone()), Some(xdg.clone()));
+        let find = || excludes_file(Some(&home), Some(&xdg));
         assert_eq!(find(), Some(Some(xdg.join("git/ignore"))), "the default");
         std::fs::write(
             xdg.join("git/config"),
@@ -874,9 +891,44 @@ mod tests {
             "[core]\n\texcludesfile = /a ; comment\n",
             "[core]\n\texcludesfile\n",
             "[core]\n\texcludesfile.x = /a\n",
+            // A setting on the header's line, and a continued line: git reads them.
+            "[core] excludesFile = /a\n",
+            "[core]\n\tpager = less \\\n\texcludesFile = /a\n",
         ] {
             std::fs::write(home.join(".gitconfig"), unread).unwrap();
             assert_eq!(find(), None, "{unread:?}");
+        }
+    }
+
+    #[test]
+    fn home_and_xdg_are_taken_as_git_takes_them() {
+        use std::ffi::OsString;
+        let o = |s: &str| Some(OsString::from(s));
+        assert_eq!(
+            user_dirs_from(o("/h"), None),
+            Some((Some("/h".into()), Some("/h/.config".into())))
+        );
+        assert_eq!(
+            user_dirs_from(o("/h"), o("/x")),
+            Some((Some("/h".into()), Some("/x".into())))
+        );
+        assert_eq!(user_dirs_from(None, None), Some((None, None)));
+        // Resolved from where git runs: not decided here.
+        assert_eq!(user_dirs_from(o("/h"), o("rel")), None);
+        assert_eq!(user_dirs_from(o(""), None), None);
+        assert_eq!(user_dirs_from(o("h"), None), None);
+    }
+
+    #[test]
+    fn ignore_lines_the_matcher_reads_otherwise_than_git_are_left_to_git() {
+        for line in ["\\/\n", "build\\/\n", "**//\n", "\\#x\n"] {
+            let t = repo();
+            let d = t.path();
+            std::fs::write(d.join(".git/info/exclude"), line).unwrap();
+            std::fs::create_dir_all(d.join("src2")).unwrap();
+            std::fs::write(d.join("src2/new.rs"), "n").unwrap();
+            assert!(!git_clean(d), "{line:?}: git sees it");
+            assert!(proven(d).is_none(), "{line:?}");
         }
     }
 }
