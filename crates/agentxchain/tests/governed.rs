@@ -1136,6 +1136,18 @@ fn a_phase_request_waits_for_the_sibling_turns_then_moves_the_run() {
     assert_eq!(s["queued_phase_transition"], Value::Null);
 }
 
+/// The pm's turn `a` writes the roadmap and the spec, and declares both.
+fn pm_writes_roadmap_and_spec(p: &Project, a: &str) {
+    p.write(".planning/ROADMAP.md", "# Roadmap\n");
+    p.write(".planning/SYSTEM_SPEC.md", SPEC);
+    stage(
+        p,
+        a,
+        "pm",
+        &[".planning/ROADMAP.md", ".planning/SYSTEM_SPEC.md"],
+    );
+}
+
 /// The last history line's `observed_artifact`.
 fn last_observed(p: &Project) -> Value {
     let history = std::fs::read_to_string(p.root.join(".agentxchain/history.jsonl")).unwrap();
@@ -1151,14 +1163,7 @@ fn a_file_a_pending_sibling_declared_is_attributed_to_it_and_later_conflicts_wit
     let mut s = p.state();
     s["active_turns"][&a]["concurrent_with"] = json!([]);
     p.write(".agentxchain/state.json", &s.to_string());
-    p.write(".planning/ROADMAP.md", "# Roadmap\n");
-    p.write(".planning/SYSTEM_SPEC.md", SPEC);
-    stage(
-        &p,
-        &a,
-        "pm",
-        &[".planning/ROADMAP.md", ".planning/SYSTEM_SPEC.md"],
-    );
+    pm_writes_roadmap_and_spec(&p, &a);
     stage(&p, &b, "dev", &[".planning/SYSTEM_SPEC.md"]);
     p.ok(&["accept-turn", "--turn", &b]);
     let o = last_observed(&p);
@@ -1183,14 +1188,7 @@ fn a_staged_result_naming_another_turn_attributes_nothing_to_its_sibling() {
     // launder the files it names away from the turn being accepted.
     let p = Project::new();
     let (a, b) = parallel(&p);
-    p.write(".planning/ROADMAP.md", "# Roadmap\n");
-    p.write(".planning/SYSTEM_SPEC.md", SPEC);
-    stage(
-        &p,
-        &a,
-        "pm",
-        &[".planning/ROADMAP.md", ".planning/SYSTEM_SPEC.md"],
-    );
+    pm_writes_roadmap_and_spec(&p, &a);
     let path = p
         .root
         .join(format!(".agentxchain/staging/{a}/turn-result.json"));

@@ -47,9 +47,7 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
         return None;
     }
     let (home, xdg) = user_dirs()?;
-    if !user_configs_plain(home.as_deref(), xdg.as_deref()) {
-        return None;
-    }
+    let user = user_configs(home.as_deref(), xdg.as_deref())?;
     let (head, branch) = super::git::head_from_files(root)?;
     let head = head?;
     let index_meta = std::fs::symlink_metadata(git.join("index")).ok()?;
@@ -64,16 +62,34 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
     // git built without nanosecond stat comparison (Debian's) takes an entry as racy when its
     // mtime's second is the index's or later; seconds only is right either way.
     let racy = |e: &Entry| i64::from(e.mtime.0) >= index_meta.mtime();
+    // A file whose stat data git cannot trust (racy, or changed: a checkpoint committed in the
+    // second its files were written leaves both) is compared by content, as git compares it:
+    // the blob id of its bytes against the index's. Only where git hashes the very bytes: no
+    // attributes file (tracked, in `.git/info`, or found by the walk below) and no setting
+    // that converts line ends, filters or stores links as files.
+    let may_hash = !git.join("info/attributes").exists()
+        && ![
+            "autocrlf",
+            "eol",
+            "attributesfile",
+            "filter",
+            "symlinks",
+            "encoding",
+        ]
+        .iter()
+        .any(|k| config.contains(k) || user.contains(k))
+        && !index
+            .entries
+            .iter()
+            .any(|e| e.path.rsplit('/').next() == Some(".gitattributes"));
     let mut tracked = std::collections::HashSet::with_capacity(index.entries.len());
     let mut gitlinks = Vec::new();
     let mut dirs = std::collections::HashSet::new();
+    let mut hashed = false;
     for e in &index.entries {
         if e.mode == 0o160000 {
             gitlinks.push(work.join(&e.path));
             continue;
-        }
-        if racy(e) {
-            return None;
         }
         // Every leading directory a real one (git sees a path under a link as deleted).
         let mut dir = String::new();
@@ -101,27 +117,58 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
         } else {
             return None;
         };
+        if e.mode != mode {
+            return None;
+        }
         // git keeps each field's low 32 bits.
-        let same = e.mode == mode
-            && e.mtime == (m.mtime() as u32, m.mtime_nsec() as u32)
+        let same = e.mtime == (m.mtime() as u32, m.mtime_nsec() as u32)
             && e.ctime == (m.ctime() as u32, m.ctime_nsec() as u32)
             && e.ino == m.ino() as u32
             && e.uid == m.uid()
             && e.gid == m.gid()
             && e.size == m.size() as u32;
-        if !same {
-            return None;
+        if racy(e) || !same {
+            if !(may_hash && same_content(&work.join(&e.path), &m, &e.oid)) {
+                return None;
+            }
+            hashed = true;
         }
         tracked.insert(work.join(&e.path));
     }
-    untracked_none(&work, &tracked, &gitlinks)?;
+    untracked_none(&work, &tracked, &gitlinks, hashed)?;
     Some((head, branch))
 }
 
-/// Whether the system and user git configs say nothing the ignore walk would read otherwise
-/// than git: an `include` (the walk does not follow one) or a system `core.excludesFile`
-/// (git prefers it over the user's default excludes file when the user sets none).
-fn user_configs_plain(home: Option<&Path>, xdg: Option<&Path>) -> bool {
+/// Largest file compared by content (a bigger one is left to git).
+const MAX_HASHED: u64 = 8 << 20;
+
+/// Whether the file at `path` (a regular file or a link, `meta` its own) holds the blob `oid`:
+/// git's object id of its bytes (a link's: its target).
+fn same_content(path: &Path, meta: &std::fs::Metadata, oid: &[u8; 20]) -> bool {
+    use sha1::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = if meta.file_type().is_symlink() {
+        match std::fs::read_link(path) {
+            Ok(t) => t.as_os_str().as_bytes().to_vec(),
+            Err(_) => return false,
+        }
+    } else {
+        match fsread::read_regular(path, MAX_HASHED) {
+            Ok(b) => b,
+            Err(_) => return false,
+        }
+    };
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", bytes.len()).as_bytes());
+    h.update(&bytes);
+    h.finalize().as_slice() == oid
+}
+
+/// The system and user git configs (lowercased, one after the other) when they say nothing
+/// the ignore walk would read otherwise than git: an `include` (the walk does not follow one)
+/// or a system `core.excludesFile` (git prefers it over the user's default excludes file when
+/// the user sets none); `None` otherwise.
+fn user_configs(home: Option<&Path>, xdg: Option<&Path>) -> Option<String> {
     let read = |p: PathBuf| {
         std::fs::read_to_string(p)
             .unwrap_or_default()
@@ -129,18 +176,25 @@ fn user_configs_plain(home: Option<&Path>, xdg: Option<&Path>) -> bool {
     };
     let system = read(PathBuf::from("/etc/gitconfig"));
     if system.contains("include") || system.contains("excludesfile") {
-        return false;
+        return None;
     }
-    let user = [
+    let mut all = system;
+    for c in [
         home.map(|h| h.join(".gitconfig")),
         xdg.map(|x| x.join("git/config")),
-    ];
-    !user
-        .into_iter()
-        .flatten()
-        .map(read)
+    ]
+    .into_iter()
+    .flatten()
+    .map(read)
+    {
         // More than one excludesFile: the walk may take another one than git (the last).
-        .any(|c| c.contains("include") || c.matches("excludesfile").count() > 1)
+        if c.contains("include") || c.matches("excludesfile").count() > 1 {
+            return None;
+        }
+        all.push('\n');
+        all.push_str(&c);
+    }
+    Some(all)
 }
 
 /// The user's home and XDG config directory as git takes them (an empty `XDG_CONFIG_HOME` is
@@ -205,6 +259,7 @@ struct Entry {
     uid: u32,
     gid: u32,
     size: u32,
+    oid: [u8; 20],
     path: String,
 }
 
@@ -278,6 +333,7 @@ fn parse(b: &[u8]) -> Option<Index> {
             uid: f(7)?,
             gid: f(8)?,
             size: f(9)?,
+            oid: b.get(at + 40..at + 60)?.try_into().ok()?,
             path: path.to_owned(),
         });
         // Padded with 1 to 8 NULs to a multiple of 8 from the entry's start.
@@ -326,10 +382,14 @@ fn cache_tree_root(data: &[u8]) -> Option<String> {
 /// [`Rules`] (the `ignore` crate's gitignore matcher, or bytes compared for plain patterns), in
 /// git's order: the deepest directory's `.gitignore` first, then `.git/info/exclude`, then the
 /// user's excludes file. An ignored directory is not entered, as git does not.
+///
+/// `hashed`: a file was compared by content, so an attributes file anywhere (even ignored:
+/// git reads it all the same) leaves the answer to git.
 fn untracked_none(
     work: &Path,
     tracked: &std::collections::HashSet<PathBuf>,
     gitlinks: &[PathBuf],
+    hashed: bool,
 ) -> Option<()> {
     // One ignore file's rules, its patterns relative to `dir`; `None` when it is not a plain
     // file git would read, or holds a `[` (an unclosed class matches literally in the
@@ -378,6 +438,9 @@ fn untracked_none(
         };
         for entry in std::fs::read_dir(&dir).ok()? {
             let entry = entry.ok()?;
+            if hashed && entry.file_name() == ".gitattributes" {
+                return None;
+            }
             let path = entry.path();
             let ty = entry.file_type().ok()?;
             if ty.is_dir() {
@@ -611,12 +674,6 @@ mod tests {
         git(d, &["update-index", "--refresh"]);
     }
 
-    fn agrees(d: &Path) {
-        let ours = proven(d).is_some();
-        let theirs = git_clean(d);
-        assert!(!ours || theirs, "proved clean where git status is not");
-    }
-
     #[test]
     fn a_committed_tree_is_proven_clean_and_every_change_is_not() {
         let t = repo();
@@ -691,16 +748,85 @@ mod tests {
         assert!(proven(d).is_none());
     }
 
-    #[test]
-    fn a_fresh_index_is_racily_clean_and_left_to_git() {
+    /// A repository whose files were committed in the second they were written (the index
+    /// cannot vouch for their stat data: git compares their content).
+    fn fresh(files: &[(&str, &str)], config: &[(&str, &str)]) -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
         let d = t.path();
         git(d, &["init", "-q", "-b", "main"]);
-        std::fs::write(d.join("a.txt"), "a").unwrap();
+        for (k, v) in config {
+            git(d, &["config", k, v]);
+        }
+        for (f, text) in files {
+            std::fs::write(d.join(f), text).unwrap();
+        }
+        std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap();
         git(d, &["add", "-A"]);
         git(d, &["commit", "-qm", "one"]);
-        // Same-size edit right after: its stat may match in coarse clocks; racy → git decides.
-        agrees(d);
+        t
+    }
+
+    #[test]
+    fn a_tree_committed_as_its_files_were_written_is_judged_by_their_content() {
+        // (`proven` first: `git status` rewrites the index with fresh stat data.)
+        let t = fresh(&[("a.txt", "a\n"), ("b.txt", "b\n")], &[]);
+        assert!(proven(t.path()).is_some(), "unchanged content");
+        assert!(git_clean(t.path()));
+        // The same size, the same second: only the content tells.
+        let t = fresh(&[("a.txt", "a\n"), ("b.txt", "b\n")], &[]);
+        std::fs::write(t.path().join("a.txt"), "z\n").unwrap();
+        assert!(proven(t.path()).is_none(), "an edit of the same size");
+        assert!(!git_clean(t.path()));
+        // A link retargeted to a name of the same length.
+        let t = fresh(&[("a.txt", "a\n"), ("b.txt", "b\n")], &[]);
+        std::fs::remove_file(t.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("b.txt", t.path().join("link")).unwrap();
+        assert!(proven(t.path()).is_none(), "a link retargeted");
+        assert!(!git_clean(t.path()));
+        // Where git would hash other bytes than the file's, the answer is git's.
+        type Pairs = &'static [(&'static str, &'static str)];
+        let cases: &[(&str, Pairs, Pairs)] = &[
+            (
+                "a tracked attributes file",
+                &[("a.txt", "a\n"), (".gitattributes", "*.txt text\n")],
+                &[],
+            ),
+            (
+                "line-end conversion",
+                &[("a.txt", "a\n")],
+                &[("core.autocrlf", "input")],
+            ),
+            (
+                "links stored as files",
+                &[("a.txt", "a\n")],
+                &[("core.symlinks", "false")],
+            ),
+        ];
+        for (what, files, config) in cases {
+            let t = fresh(files, config);
+            assert!(proven(t.path()).is_none(), "{what}");
+        }
+        let t = fresh(&[("a.txt", "a\n"), (".gitignore", ".gitattributes\n")], &[]);
+        std::fs::write(t.path().join(".gitattributes"), "*.txt eol=crlf\n").unwrap();
+        assert!(proven(t.path()).is_none(), "an ignored attributes file");
+        let t = fresh(&[("a.txt", "a\n")], &[]);
+        std::fs::write(t.path().join(".git/info/attributes"), "*.txt -text\n").unwrap();
+        assert!(proven(t.path()).is_none(), "info/attributes");
+    }
+
+    #[test]
+    fn a_touched_file_of_the_same_content_is_clean_as_git_says() {
+        let t = repo();
+        let d = t.path();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(d.join("a.txt"))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        drop(f);
+        assert!(proven(d).is_some(), "only the stat data changed");
+        assert!(git_clean(d));
     }
 
     #[test]
