@@ -22,6 +22,16 @@ const MAX_COMMIT: u64 = 1 << 20;
 /// HEAD and its branch (as [`super::git::head_branch`] reads them) when the work tree holding
 /// `root` is provably clean; `None`: ask git.
 pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
+    let (home, xdg) = user_dirs()?;
+    proven_for(root, home.as_deref(), xdg.as_deref())
+}
+
+/// [`proven`] for a user's home and XDG config directory.
+fn proven_for(
+    root: &Path,
+    home: Option<&Path>,
+    xdg: Option<&Path>,
+) -> Option<(String, Option<String>)> {
     let (work, git) = plain_repository(root)?;
     let config = std::fs::read_to_string(git.join("config"))
         .unwrap_or_default()
@@ -46,8 +56,7 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
     {
         return None;
     }
-    let (home, xdg) = user_dirs()?;
-    let user = user_configs(home.as_deref(), xdg.as_deref())?;
+    let user = user_configs(home, xdg)?;
     let (head, branch) = super::git::head_from_files(root)?;
     let head = head?;
     let index_meta = std::fs::symlink_metadata(git.join("index")).ok()?;
@@ -65,9 +74,12 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
     // A file whose stat data git cannot trust (racy, or changed: a checkpoint committed in the
     // second its files were written leaves both) is compared by content, as git compares it:
     // the blob id of its bytes against the index's. Only where git hashes the very bytes: no
-    // attributes file (tracked, in `.git/info`, or found by the walk below) and no setting
-    // that converts line ends, filters or stores links as files.
-    let may_hash = !git.join("info/attributes").exists()
+    // attributes file (tracked, in `.git/info`, the user's, or found by the walk below) and no
+    // setting that converts line ends, filters or stores links as files.
+    let present = |p: PathBuf| std::fs::symlink_metadata(p).is_ok();
+    let may_hash = !present(git.join("info/attributes"))
+        // git's global attributes file when no setting names one.
+        && xdg.is_none_or(|x| !present(x.join("git/attributes")))
         && ![
             "autocrlf",
             "eol",
@@ -135,7 +147,7 @@ pub fn proven(root: &Path) -> Option<(String, Option<String>)> {
         }
         tracked.insert(work.join(&e.path));
     }
-    untracked_none(&work, &tracked, &gitlinks, hashed)?;
+    untracked_none(&work, (home, xdg), &tracked, &gitlinks, hashed)?;
     Some((head, branch))
 }
 
@@ -387,6 +399,7 @@ fn cache_tree_root(data: &[u8]) -> Option<String> {
 /// git reads it all the same) leaves the answer to git.
 fn untracked_none(
     work: &Path,
+    (home, xdg): (Option<&Path>, Option<&Path>),
     tracked: &std::collections::HashSet<PathBuf>,
     gitlinks: &[PathBuf],
     hashed: bool,
@@ -413,8 +426,7 @@ fn untracked_none(
         Rules::new(dir, file, &text).map(Some)
     };
     let exclude = matcher(work, &work.join(".git/info/exclude"))?;
-    let (home, xdg) = user_dirs()?;
-    let global = match excludes_file(home.as_deref(), xdg.as_deref())? {
+    let global = match excludes_file(home, xdg)? {
         Some(file) => matcher(work, &file)?,
         None => None,
     };
@@ -812,6 +824,17 @@ mod tests {
         let t = fresh(&[("a.txt", "a\n")], &[]);
         std::fs::write(t.path().join(".git/info/attributes"), "*.txt -text\n").unwrap();
         assert!(proven(t.path()).is_none(), "info/attributes");
+        // The user's attributes file, read by git with no setting naming it.
+        let t = fresh(&[("a.txt", "a\n")], &[]);
+        let home = tempfile::tempdir().unwrap();
+        let xdg = home.path().join(".config");
+        std::fs::create_dir_all(xdg.join("git")).unwrap();
+        assert!(proven_for(t.path(), Some(home.path()), Some(&xdg)).is_some());
+        std::fs::write(xdg.join("git/attributes"), "*.txt eol=crlf\n").unwrap();
+        assert!(
+            proven_for(t.path(), Some(home.path()), Some(&xdg)).is_none(),
+            "the user's attributes file"
+        );
     }
 
     #[test]
