@@ -78,6 +78,8 @@ fn proven_for(
     // setting that converts line ends, filters or stores links as files.
     let present = |p: PathBuf| std::fs::symlink_metadata(p).is_ok();
     let may_hash = !present(git.join("info/attributes"))
+        && std::env::var_os("GIT_ATTR_SOURCE").is_none()
+        && !system_files("gitattributes").into_iter().any(present)
         // git's global attributes file when no setting names one.
         && xdg.is_none_or(|x| !present(x.join("git/attributes")))
         && ![
@@ -87,6 +89,7 @@ fn proven_for(
             "filter",
             "symlinks",
             "encoding",
+            "attr",
         ]
         .iter()
         .any(|k| config.contains(k) || user.contains(k))
@@ -97,7 +100,7 @@ fn proven_for(
     let mut tracked = std::collections::HashSet::with_capacity(index.entries.len());
     let mut gitlinks = Vec::new();
     let mut dirs = std::collections::HashSet::new();
-    let mut hashed = false;
+    let mut attributes_checked = std::collections::HashSet::new();
     for e in &index.entries {
         if e.mode == 0o160000 {
             gitlinks.push(work.join(&e.path));
@@ -140,15 +143,72 @@ fn proven_for(
             && e.gid == m.gid()
             && e.size == m.size() as u32;
         if racy(e) || !same {
-            if !(may_hash && same_content(&work.join(&e.path), &m, &e.oid)) {
+            // git reads the content only when the size agrees or the entry's is 0 (never
+            // recorded, or smudged): any other size change is modified without a read.
+            if e.size != 0 && e.size != m.size() as u32 {
                 return None;
             }
-            hashed = true;
+            // An attributes file in any directory above the file (even an ignored one, which
+            // the walk below never enters) may change the bytes git hashes.
+            if !may_hash
+                || !no_attributes_above(&work, &e.path, &mut attributes_checked)
+                || !same_content(&work.join(&e.path), &m, &e.oid)
+            {
+                return None;
+            }
         }
         tracked.insert(work.join(&e.path));
     }
-    untracked_none(&work, (home, xdg), &tracked, &gitlinks, hashed)?;
+    untracked_none(&work, (home, xdg), &tracked, &gitlinks)?;
     Some((head, branch))
+}
+
+/// The system-wide file `name` (`gitconfig`, `gitattributes`) wherever the `git` this
+/// process would run may read it: `/etc`, and the `etc` of the prefix it is installed under
+/// (git built with another prefix than `/usr`, as `/usr/local`, reads `<prefix>/etc`).
+fn system_files(name: &str) -> Vec<PathBuf> {
+    let mut files = vec![Path::new("/etc").join(name)];
+    let git = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("git"))
+            .find(|g| g.is_file())
+    });
+    if let Some(prefix) = git
+        .and_then(|g| g.canonicalize().ok())
+        .and_then(|g| Some(g.parent()?.parent()?.to_path_buf()))
+        .filter(|p| p != Path::new("/usr") && p != Path::new("/"))
+    {
+        files.push(prefix.join("etc").join(name));
+    }
+    files
+}
+
+/// Whether no directory from the work tree's root down to `path`'s holds a `.gitattributes`
+/// (`checked`: the directories already seen without one).
+fn no_attributes_above(
+    work: &Path,
+    path: &str,
+    checked: &mut std::collections::HashSet<String>,
+) -> bool {
+    let mut dir = String::new();
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    for c in std::iter::once("").chain(parts) {
+        if !c.is_empty() {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(c);
+        }
+        if checked.contains(&dir) {
+            continue;
+        }
+        if std::fs::symlink_metadata(work.join(&dir).join(".gitattributes")).is_ok() {
+            return false;
+        }
+        checked.insert(dir.clone());
+    }
+    true
 }
 
 /// Largest file compared by content (a bigger one is left to git).
@@ -186,7 +246,7 @@ fn user_configs(home: Option<&Path>, xdg: Option<&Path>) -> Option<String> {
             .unwrap_or_default()
             .to_ascii_lowercase()
     };
-    let system = read(PathBuf::from("/etc/gitconfig"));
+    let system: String = system_files("gitconfig").into_iter().map(read).collect();
     if system.contains("include") || system.contains("excludesfile") {
         return None;
     }
@@ -394,15 +454,11 @@ fn cache_tree_root(data: &[u8]) -> Option<String> {
 /// [`Rules`] (the `ignore` crate's gitignore matcher, or bytes compared for plain patterns), in
 /// git's order: the deepest directory's `.gitignore` first, then `.git/info/exclude`, then the
 /// user's excludes file. An ignored directory is not entered, as git does not.
-///
-/// `hashed`: a file was compared by content, so an attributes file anywhere (even ignored:
-/// git reads it all the same) leaves the answer to git.
 fn untracked_none(
     work: &Path,
     (home, xdg): (Option<&Path>, Option<&Path>),
     tracked: &std::collections::HashSet<PathBuf>,
     gitlinks: &[PathBuf],
-    hashed: bool,
 ) -> Option<()> {
     // One ignore file's rules, its patterns relative to `dir`; `None` when it is not a plain
     // file git would read, or holds a `[` (an unclosed class matches literally in the
@@ -450,9 +506,6 @@ fn untracked_none(
         };
         for entry in std::fs::read_dir(&dir).ok()? {
             let entry = entry.ok()?;
-            if hashed && entry.file_name() == ".gitattributes" {
-                return None;
-            }
             let path = entry.path();
             let ty = entry.file_type().ok()?;
             if ty.is_dir() {
@@ -1079,5 +1132,50 @@ mod tests {
             assert!(!git_clean(d), "{line:?}: git sees it");
             assert!(proven(d).is_none(), "{line:?}");
         }
+    }
+
+    #[test]
+    fn the_system_config_git_reads_is_among_those_read() {
+        let theirs = git(Path::new("/"), &["var", "GIT_CONFIG_SYSTEM"]);
+        let theirs = PathBuf::from(theirs.trim());
+        assert!(
+            system_files("gitconfig").contains(&theirs),
+            "{theirs:?} not in {:?}",
+            system_files("gitconfig")
+        );
+    }
+
+    #[test]
+    fn content_is_not_compared_where_git_would_not_compare_it() {
+        // A size other than the entry's: modified, without a read (the bytes equal the blob).
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("a.txt"), "a\nb\n").unwrap();
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-qm", "one"]);
+        std::fs::write(d.join(".git/info/attributes"), "*.txt eol=crlf\n").unwrap();
+        std::fs::remove_file(d.join("a.txt")).unwrap();
+        git(d, &["checkout", "--", "a.txt"]);
+        settle(d);
+        std::fs::remove_file(d.join(".git/info/attributes")).unwrap();
+        std::fs::write(d.join("a.txt"), "a\nb\n").unwrap();
+        assert!(proven(d).is_none(), "a size change");
+        assert!(!git_clean(d));
+        // An attributes file in an ignored directory above a file compared by content.
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(d.join("gen")).unwrap();
+        std::fs::write(d.join(".gitignore"), "gen/\n").unwrap();
+        std::fs::write(d.join("gen/a.txt"), "a\r\n").unwrap();
+        git(d, &["add", "-A"]);
+        git(d, &["add", "-f", "gen/a.txt"]);
+        git(d, &["commit", "-qm", "one"]);
+        std::fs::write(d.join("gen/.gitattributes"), "* text\n").unwrap();
+        assert!(proven(d).is_none(), "an ignored attributes file above");
+        // The attributes read from a tree (`attr.tree`).
+        let t = fresh(&[("a.txt", "a\n")], &[("attr.tree", "HEAD")]);
+        assert!(proven(t.path()).is_none(), "attr.tree");
     }
 }
