@@ -813,8 +813,8 @@ mod tests {
         assert!(proven(d).is_none());
     }
 
-    /// A repository whose files were committed in the second they were written (the index
-    /// cannot vouch for their stat data: git compares their content).
+    /// A repository whose `a.txt` the index cannot vouch for (committed in the second it was
+    /// written, then touched): git compares its content.
     fn fresh(files: &[(&str, &str)], config: &[(&str, &str)]) -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
         let d = t.path();
@@ -828,6 +828,14 @@ mod tests {
         std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap();
         git(d, &["add", "-A"]);
         git(d, &["commit", "-qm", "one"]);
+        // Racy, or (when the commit crossed into the next second) a stat change: either way
+        // the index cannot vouch for `a.txt`.
+        let f = std::fs::File::options()
+            .write(true)
+            .open(d.join("a.txt"))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
         t
     }
 

@@ -58,8 +58,11 @@ fn parent_context(state: &Json) -> Json {
 }
 
 fn record(store: &Store, state: &Json, config: &Json, status: &str) -> Result<(), Refusal> {
-    let history: Vec<Json> = store
-        .read_jsonl(HISTORY)
+    let lines = match state["run_id"].as_str() {
+        Some(run) => store.read_jsonl_mentioning(HISTORY, run),
+        None => store.read_jsonl(HISTORY),
+    };
+    let history: Vec<Json> = lines
         .into_iter()
         .filter(|e| state["run_id"].is_null() || e["run_id"] == state["run_id"])
         .collect();
