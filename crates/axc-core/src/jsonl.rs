@@ -25,28 +25,48 @@ pub const MAX_ANSWER: usize = 32 << 20;
 pub const MAX_ALL: u64 = 256 << 20;
 
 /// Entries read, oldest first, and how many lines were skipped on the way.
-#[derive(Debug, Default, PartialEq)]
-pub struct Tail {
-    pub entries: Vec<Value>,
+#[derive(Debug, PartialEq)]
+pub struct Tail<T = Value> {
+    pub entries: Vec<T>,
     pub skipped: usize,
     /// Reading stopped at [`MAX_SCAN`] or [`MAX_ANSWER`] before `n` entries were found.
     pub truncated: bool,
 }
 
-enum Parsed {
+impl<T> Default for Tail<T> {
+    fn default() -> Self {
+        Tail {
+            entries: Vec::new(),
+            skipped: 0,
+            truncated: false,
+        }
+    }
+}
+
+enum Parsed<T> {
     Blank,
-    Entry(Value),
+    Entry(T),
     Bad,
 }
 
-fn parse_line(line: &[u8]) -> Parsed {
+/// One line as an entry: a JSON object, read as `T`. A type that takes only some fields is
+/// read without building the rest; a line it refuses that is still an object (a key given
+/// twice, which a `Value` keeps the last of) is read through a `Value`, so every type accepts
+/// the lines a `Value` does.
+fn parse_line<T: serde::de::DeserializeOwned>(line: &[u8]) -> Parsed<T> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return Parsed::Blank;
     }
-    match serde_json::from_slice::<Value>(trimmed) {
-        Ok(v) if v.is_object() => Parsed::Entry(v),
-        _ => Parsed::Bad,
+    if trimmed.first() != Some(&b'{') {
+        return Parsed::Bad;
+    }
+    match serde_json::from_slice::<T>(trimmed) {
+        Ok(v) => Parsed::Entry(v),
+        Err(_) => match serde_json::from_slice::<Value>(trimmed) {
+            Ok(v) if v.is_object() => serde_json::from_value(v).map_or(Parsed::Bad, Parsed::Entry),
+            _ => Parsed::Bad,
+        },
     }
 }
 
@@ -157,8 +177,19 @@ pub fn read_back(
     root: &Path,
     rel: &str,
     n: usize,
-    mut visit: impl FnMut(&Value) -> Visit,
+    visit: impl FnMut(&Value) -> Visit,
 ) -> Result<Tail, ReadError> {
+    read_back_as(root, rel, n, visit)
+}
+
+/// [`read_back`] with each entry read as `T` (a type of the few fields a caller needs reads a
+/// line without building the rest of it).
+pub fn read_back_as<T: serde::de::DeserializeOwned>(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    mut visit: impl FnMut(&T) -> Visit,
+) -> Result<Tail<T>, ReadError> {
     let mut tail = Tail::default();
     let mut stopped = false;
     let Some(mut file) = open(root, rel)? else {
@@ -181,8 +212,8 @@ pub fn read_back(
     let mut chunk = vec![0u8; CHUNK];
     let mut take = |pieces: &mut Vec<Vec<u8>>,
                     oversize: &mut bool,
-                    newest: &mut Vec<Value>,
-                    tail: &mut Tail,
+                    newest: &mut Vec<T>,
+                    tail: &mut Tail<T>,
                     answer_bytes: &mut usize,
                     stopped: &mut bool| {
         let line: Vec<u8> = pieces.drain(..).rev().flatten().collect();
@@ -282,6 +313,32 @@ mod tests {
 
     fn last(d: &tempfile::TempDir, n: usize) -> Vec<Value> {
         read_last(d.path(), "f.jsonl", n).unwrap().entries
+    }
+
+    /// A type of a few fields reads the lines a `Value` reads, as a `Value` reads them.
+    #[test]
+    fn entries_read_as_a_type_are_the_values_entries() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Stamp {
+            #[serde(default)]
+            timestamp: Value,
+        }
+        let f = file_with(
+            b"{\"timestamp\":\"a\",\"x\":[1,{\"y\":2}]}\n[\"b\"]\n{\"timestamp\":\"c\",\"timestamp\":\"d\"}\n{broken\n{}\n7\n  {\"timestamp\":5}  \n",
+        );
+        let typed =
+            read_back_as::<Stamp>(f.path(), "f.jsonl", usize::MAX, |_| Visit::Keep).unwrap();
+        let values = read_back(f.path(), "f.jsonl", usize::MAX, |_| Visit::Keep).unwrap();
+        let stamps: Vec<Value> = typed.entries.into_iter().map(|s| s.timestamp).collect();
+        assert_eq!(stamps, [json!("a"), json!("d"), Value::Null, json!(5)]);
+        let theirs: Vec<Value> = values
+            .entries
+            .iter()
+            .map(|v| v["timestamp"].clone())
+            .collect();
+        assert_eq!(stamps, theirs);
+        assert_eq!(typed.skipped, values.skipped);
+        assert_eq!(typed.skipped, 3, "an array, a broken line, a number");
     }
 
     #[test]

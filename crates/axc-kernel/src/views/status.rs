@@ -739,8 +739,9 @@ fn next_actions(recovery: &Json) -> Json {
 /// `recent_event_summary`: the log's last event and how many fall in the last 15 minutes —
 /// read from the end, so the cost is those events', not the log's.
 fn recent_events(root: &Path, now: SystemTime) -> Json {
-    let within = |e: &Json| {
-        crate::events::timestamp(&Json::String(trimmed(&e["timestamp"])?.to_owned()))
+    // Whether an event's `timestamp` falls in the window (`None`: it has none to read).
+    let within = |ts: &Json| {
+        crate::events::timestamp(&Json::String(trimmed(ts)?.to_owned()))
             .map(|t| now.duration_since(t).map_or(true, |age| age <= WINDOW))
     };
     let latest = jsonl::read_last(root, EVENTS_FILE, 1)
@@ -751,16 +752,24 @@ fn recent_events(root: &Path, now: SystemTime) -> Json {
                       "latest_event": null});
     };
     // Events are appended in time order: the first one older than the window ends the count.
+    // Only each event's timestamp is read (a recent burst is hundreds of events).
+    #[derive(serde::Deserialize)]
+    struct Stamp {
+        #[serde(default)]
+        timestamp: Json,
+    }
     let mut count = 0usize;
-    let _ = jsonl::read_back(root, EVENTS_FILE, usize::MAX, |e| match within(e) {
-        Some(true) => {
-            count += 1;
-            Visit::Skip
+    let _ = jsonl::read_back_as(root, EVENTS_FILE, usize::MAX, |e: &Stamp| {
+        match within(&e.timestamp) {
+            Some(true) => {
+                count += 1;
+                Visit::Skip
+            }
+            Some(false) => Visit::Stop,
+            None => Visit::Skip,
         }
-        Some(false) => Visit::Stop,
-        None => Visit::Skip,
     });
-    let freshness = match within(&latest) {
+    let freshness = match within(&latest["timestamp"]) {
         Some(true) => "recent",
         Some(false) => "quiet",
         None => "unknown",
