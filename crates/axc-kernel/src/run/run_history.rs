@@ -1,6 +1,7 @@
 //! `run-history.jsonl`: one record per finished run (what `history` lists and a child run
 //! inherits), appended when a run completes.
 
+use axc_core::jsonl::Visit;
 use serde_json::{Value as Json, json};
 
 use super::store::{HISTORY, LEDGER, Store};
@@ -57,15 +58,33 @@ fn parent_context(state: &Json) -> Json {
            "inherited_at": or_null(&ic["inherited_at"])})
 }
 
+/// The history entries of the run `run`, oldest first: read from the end of the history back
+/// to the first entry of another run. A run's turns are appended while it is the project's
+/// run, after every earlier run's, so the record of a run costs its own turns, not the
+/// history of the runs before it (an entry without a run id is passed over).
+fn run_entries(store: &Store, run: &str) -> Vec<Json> {
+    axc_core::jsonl::read_back(store.root(), HISTORY, usize::MAX, |e| {
+        if e["run_id"] == run {
+            Visit::Keep
+        } else if e["run_id"].is_string() {
+            Visit::Stop
+        } else {
+            Visit::Skip
+        }
+    })
+    .map(|t| t.entries)
+    .unwrap_or_default()
+}
+
 fn record(store: &Store, state: &Json, config: &Json, status: &str) -> Result<(), Refusal> {
-    let lines = match state["run_id"].as_str() {
-        Some(run) => store.read_jsonl_mentioning(HISTORY, run),
-        None => store.read_jsonl(HISTORY),
+    let history: Vec<Json> = match state["run_id"].as_str() {
+        Some(run) => run_entries(store, run),
+        None => store
+            .read_jsonl(HISTORY)
+            .into_iter()
+            .filter(|e| state["run_id"].is_null() || e["run_id"] == state["run_id"])
+            .collect(),
     };
-    let history: Vec<Json> = lines
-        .into_iter()
-        .filter(|e| state["run_id"].is_null() || e["run_id"] == state["run_id"])
-        .collect();
     let ledger = store.read_jsonl(LEDGER);
     let first_role = config["roles"]
         .as_object()
@@ -365,4 +384,37 @@ pub fn inherited_markdown(ctx: &Json, compact: bool) -> String {
         l.push(String::new());
     }
     l.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_entries_are_read_back_to_the_run_before_it() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        let lines = [
+            json!({"run_id": "run_b", "n": 0}),
+            json!({"run_id": "run_a", "n": 1}),
+            json!({"run_id": "run_a", "n": 2}),
+            json!({"run_id": "run_b", "n": 3}),
+            json!({"run_id": "run_a", "n": 4}),
+            json!({"n": 5}),
+            json!({"run_id": "run_a", "n": 6}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(root.join(HISTORY), format!("{text}{{broken\n\n")).unwrap();
+        let store = Store::new(root);
+        let n = |run: &str| -> Vec<i64> {
+            run_entries(&store, run)
+                .iter()
+                .filter_map(|e| e["n"].as_i64())
+                .collect()
+        };
+        assert_eq!(n("run_a"), [4, 6], "back to the run before");
+        assert_eq!(n("run_b"), Vec::<i64>::new(), "not the last run");
+        assert_eq!(n("run_c"), Vec::<i64>::new());
+    }
 }

@@ -362,23 +362,6 @@ impl Store {
             .collect()
     }
 
-    /// [`Store::read_jsonl`]'s entries that may hold the string `needle` as a value: a line
-    /// is parsed only when it holds `needle` as written, or any escape (through which a value
-    /// may equal `needle` without spelling it). The caller still compares the values; lines
-    /// of other runs are skipped unparsed (the cost of a run's record does not grow with the
-    /// history of earlier runs).
-    pub fn read_jsonl_mentioning(&self, rel: &str, needle: &str) -> Vec<Json> {
-        self.read_text(rel, MAX_LOG)
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| l.contains(needle) || l.contains('\\'))
-            .filter(|l| !l.trim().is_empty())
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
     /// The last JSON line of `rel` (read from the end: the cost does not grow with the file).
     pub fn last_jsonl(&self, rel: &str) -> Option<Json> {
         axc_core::jsonl::read_last(&self.root, rel, 1)
@@ -437,46 +420,6 @@ fn ends_with_newline(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Lines skipped unparsed are exactly lines whose run cannot be the one asked for: the
-    /// entries of a run are the same whether every line is parsed or not.
-    #[test]
-    fn the_lines_of_a_run_are_found_without_parsing_the_others() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path();
-        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
-        let lines = [
-            r#"{"run_id":"run_a","n":1}"#,
-            r#"{"run_id":"run_b","n":2}"#,
-            r#"{"run_id": "run_a", "n": 3}"#,
-            r#"{"run_id":"\u0072un_a","n":4}"#,
-            r#"{"run_id":"run\u005fa","n":5}"#,
-            r#"{"run_id":"run_ab","n":6}"#,
-            r#"{"n":7,"note":"run_a"}"#,
-            "",
-            "{broken run_a",
-            r#"{"run_id":"run_\"a","n":8}"#,
-        ];
-        std::fs::write(root.join(".agentxchain/h.jsonl"), lines.join("\n")).unwrap();
-        let store = Store::new(root);
-        for run in ["run_a", "run_b", "run_\"a", "run_ab", "nope"] {
-            let of = |v: Vec<Json>| -> Vec<Json> {
-                v.into_iter().filter(|e| e["run_id"] == run).collect()
-            };
-            assert_eq!(
-                of(store.read_jsonl_mentioning(".agentxchain/h.jsonl", run)),
-                of(store.read_jsonl(".agentxchain/h.jsonl")),
-                "{run}"
-            );
-        }
-        let a: Vec<i64> = store
-            .read_jsonl_mentioning(".agentxchain/h.jsonl", "run_a")
-            .into_iter()
-            .filter(|e| e["run_id"] == "run_a")
-            .filter_map(|e| e["n"].as_i64())
-            .collect();
-        assert_eq!(a, [1, 3, 4, 5]);
-    }
 
     #[test]
     fn a_removal_removes_the_link_never_what_it_leads_to() {
