@@ -75,12 +75,35 @@ fn real_path(file: &File, path: &Path) -> Option<PathBuf> {
 pub fn open_inside(root: &Path, rel: &Path) -> Result<(File, Metadata), ReadError> {
     let path = root.join(rel);
     let (file, meta) = open_regular(&path)?;
-    let real = real_path(&file, &path).unwrap_or_default();
+    judge_inside(root, &path, &file)?;
+    Ok((file, meta))
+}
+
+/// What `root/rel` is (a file or a directory, its links followed) when it is inside `root` as
+/// [`open_inside`] judges it: opened only as a place (`O_PATH`), so nothing is read, no
+/// permission is needed and a FIFO is never waited on. One open and a `readlink`, where
+/// resolving the path first costs a `readlink` per component.
+pub fn locate_inside(root: &Path, rel: &Path) -> Result<Metadata, ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = root.join(rel);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(&path)
+        .map_err(|e| io(&path, e))?;
+    let meta = file.metadata().map_err(|e| io(&path, e))?;
+    judge_inside(root, &path, &file)?;
+    Ok(meta)
+}
+
+/// Refuses `file` (opened at `path`) unless it really is inside `root`.
+fn judge_inside(root: &Path, path: &Path, file: &File) -> Result<(), ReadError> {
+    let real = real_path(file, path).unwrap_or_default();
     // The file's real path never passes through a link, nor names `.` or `..`: when it starts
     // with `root` as given, `root` is where the file really is, and resolving `root` (a
     // `readlink` per component, for every file read) would only give `root` back.
     if real.is_absolute() && real.starts_with(root) {
-        return Ok((file, meta));
+        return Ok(());
     }
     let root_real = root.canonicalize().map_err(|e| io(root, e))?;
     if !real.starts_with(&root_real) {
@@ -90,23 +113,25 @@ pub fn open_inside(root: &Path, rel: &Path) -> Result<(File, Metadata), ReadErro
             real: real.display().to_string(),
         });
     }
-    Ok((file, meta))
+    Ok(())
 }
 
 /// The bytes of `root/rel` (see [`open_inside`]), at most `max`: a longer file, or one that
 /// grows past `max` while it is read, is refused rather than read in part.
 pub fn read_inside(root: &Path, rel: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     let (file, meta) = open_inside(root, rel)?;
-    read_capped(file, &meta, &root.join(rel), max)
+    read_open(file, &meta, &root.join(rel), max)
 }
 
 /// The bytes of the regular file at `path` (see [`open_regular`]), at most `max`.
 pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     let (file, meta) = open_regular(path)?;
-    read_capped(file, &meta, path, max)
+    read_open(file, &meta, path, max)
 }
 
-fn read_capped(file: File, meta: &Metadata, path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+/// The bytes of `file`, opened (at `path`) by [`open_regular`] or [`open_inside`] with `meta`
+/// its metadata, at most `max`, as [`read_regular`] reads them.
+pub fn read_open(file: File, meta: &Metadata, path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     let too_large = |len| ReadError::TooLarge {
         path: path.display().to_string(),
         len,
@@ -191,6 +216,39 @@ mod tests {
             read_inside(&d.join("to2"), Path::new("secret"), 10).unwrap(),
             b"s"
         );
+    }
+
+    #[test]
+    fn a_place_is_located_only_inside_the_root_and_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("sub/a"), "a").unwrap();
+        std::fs::write(outside.join("secret"), "s").unwrap();
+        assert!(locate_inside(&root, Path::new("sub")).unwrap().is_dir());
+        assert!(locate_inside(&root, Path::new("sub/a")).unwrap().is_file());
+        assert!(
+            locate_inside(&root, Path::new("nope"))
+                .unwrap_err()
+                .is_missing()
+        );
+        // A FIFO is a place too: located at once (never opened for reading), said as what it is.
+        let c = std::ffi::CString::new(root.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let m = locate_inside(&root, Path::new("fifo")).unwrap();
+        assert!(!m.is_file() && !m.is_dir());
+        // Links out, to a directory, a file, or through a directory, are outside.
+        symlink(&outside, root.join("link")).unwrap();
+        symlink(outside.join("secret"), root.join("secret")).unwrap();
+        for rel in ["link", "link/secret", "secret", "sub/../link"] {
+            let e = locate_inside(&root, Path::new(rel)).unwrap_err();
+            assert!(matches!(e, ReadError::Outside { .. }), "{rel}: {e}");
+        }
+        // A link that stays inside is where it leads.
+        symlink(root.join("sub"), root.join("alias")).unwrap();
+        assert!(locate_inside(&root, Path::new("alias")).unwrap().is_dir());
     }
 
     #[test]

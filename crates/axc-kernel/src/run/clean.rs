@@ -33,9 +33,8 @@ fn proven_for(
     xdg: Option<&Path>,
 ) -> Option<(String, Option<String>)> {
     let (work, git) = plain_repository(root)?;
-    let config = std::fs::read_to_string(git.join("config"))
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    // Read once and handed on: each read is a few system calls, and status is measured in them.
+    let config = super::git::repository_config(&git)?;
     // Settings that change what git reads as the work tree, its ignore rules or its hashes.
     if [
         "worktree",
@@ -56,8 +55,9 @@ fn proven_for(
     {
         return None;
     }
-    let user = user_configs(home, xdg)?;
-    let (head, branch) = super::git::head_from_files(root)?;
+    let etc = system_etc_dirs();
+    let (user, configs) = user_configs(home, xdg, &etc)?;
+    let (head, branch) = super::git::head_in(&git, &config)?;
     let head = head?;
     let index_meta = std::fs::symlink_metadata(git.join("index")).ok()?;
     if !index_meta.is_file() || index_meta.len() > MAX_INDEX {
@@ -79,7 +79,7 @@ fn proven_for(
     let present = |p: PathBuf| std::fs::symlink_metadata(p).is_ok();
     let may_hash = !present(git.join("info/attributes"))
         && std::env::var_os("GIT_ATTR_SOURCE").is_none()
-        && !system_files("gitattributes").into_iter().any(present)
+        && !etc.iter().any(|d| present(d.join("gitattributes")))
         // git's global attributes file when no setting names one.
         && xdg.is_none_or(|x| !present(x.join("git/attributes")))
         && ![
@@ -159,15 +159,15 @@ fn proven_for(
         }
         tracked.insert(work.join(&e.path));
     }
-    untracked_none(&work, (home, xdg), &tracked, &gitlinks)?;
+    untracked_none(&work, (home, xdg), &configs, &tracked, &gitlinks)?;
     Some((head, branch))
 }
 
-/// The system-wide file `name` (`gitconfig`, `gitattributes`) wherever the `git` this
-/// process would run may read it: `/etc`, and the `etc` of the prefix it is installed under
-/// (git built with another prefix than `/usr`, as `/usr/local`, reads `<prefix>/etc`).
-fn system_files(name: &str) -> Vec<PathBuf> {
-    let mut files = vec![Path::new("/etc").join(name)];
+/// The directories whose system-wide files (`gitconfig`, `gitattributes`) the `git` this
+/// process would run may read: `/etc`, and the `etc` of the prefix it is installed under (git
+/// built with another prefix than `/usr`, as `/usr/local`, reads `<prefix>/etc`).
+fn system_etc_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("/etc")];
     let git = std::env::var_os("PATH").and_then(|path| {
         std::env::split_paths(&path)
             .map(|d| d.join("git"))
@@ -178,9 +178,9 @@ fn system_files(name: &str) -> Vec<PathBuf> {
         .and_then(|g| Some(g.parent()?.parent()?.to_path_buf()))
         .filter(|p| p != Path::new("/usr") && p != Path::new("/"))
     {
-        files.push(prefix.join("etc").join(name));
+        dirs.push(prefix.join("etc"));
     }
-    files
+    dirs
 }
 
 /// Whether no directory from the work tree's root down to `path`'s holds a `.gitattributes`
@@ -236,29 +236,47 @@ fn same_content(path: &Path, meta: &std::fs::Metadata, oid: &[u8; 20]) -> bool {
     h.finalize().as_slice() == oid
 }
 
+/// The user's git config files as read once, each as written (empty when absent): the XDG
+/// one (`git/config`) and `~/.gitconfig`, in the order git reads them.
+struct UserConfigs {
+    xdg: String,
+    home: String,
+}
+
+/// A git config file's text: empty when it is absent, `None` when it is there but not read
+/// whole (not a regular file, over 1 MiB, not UTF-8), which leaves the answer to git.
+fn read_config(path: &Path) -> Option<String> {
+    match fsread::read_regular(path, 1 << 20) {
+        Ok(b) => String::from_utf8(b).ok(),
+        Err(e) if e.is_missing() => Some(String::new()),
+        Err(_) => None,
+    }
+}
+
 /// The system and user git configs (lowercased, one after the other) when they say nothing
 /// the ignore walk would read otherwise than git: an `include` (the walk does not follow one)
 /// or a system `core.excludesFile` (git prefers it over the user's default excludes file when
-/// the user sets none); `None` otherwise.
-fn user_configs(home: Option<&Path>, xdg: Option<&Path>) -> Option<String> {
-    let read = |p: PathBuf| {
-        std::fs::read_to_string(p)
-            .unwrap_or_default()
-            .to_ascii_lowercase()
-    };
-    let system: String = system_files("gitconfig").into_iter().map(read).collect();
+/// the user sets none); `None` otherwise. The user's files are handed back as read.
+fn user_configs(
+    home: Option<&Path>,
+    xdg: Option<&Path>,
+    etc: &[PathBuf],
+) -> Option<(String, UserConfigs)> {
+    let mut system = String::new();
+    for d in etc {
+        system.push_str(&read_config(&d.join("gitconfig"))?.to_ascii_lowercase());
+    }
     if system.contains("include") || system.contains("excludesfile") {
         return None;
     }
+    let read = |p: Option<PathBuf>| p.map_or(Some(String::new()), |p| read_config(&p));
+    let configs = UserConfigs {
+        xdg: read(xdg.map(|x| x.join("git/config")))?,
+        home: read(home.map(|h| h.join(".gitconfig")))?,
+    };
     let mut all = system;
-    for c in [
-        home.map(|h| h.join(".gitconfig")),
-        xdg.map(|x| x.join("git/config")),
-    ]
-    .into_iter()
-    .flatten()
-    .map(read)
-    {
+    for c in [&configs.home, &configs.xdg] {
+        let c = c.to_ascii_lowercase();
         // More than one excludesFile: the walk may take another one than git (the last).
         if c.contains("include") || c.matches("excludesfile").count() > 1 {
             return None;
@@ -266,7 +284,7 @@ fn user_configs(home: Option<&Path>, xdg: Option<&Path>) -> Option<String> {
         all.push('\n');
         all.push_str(&c);
     }
-    Some(all)
+    Some((all, configs))
 }
 
 /// The user's home and XDG config directory as git takes them (an empty `XDG_CONFIG_HOME` is
@@ -457,6 +475,7 @@ fn cache_tree_root(data: &[u8]) -> Option<String> {
 fn untracked_none(
     work: &Path,
     (home, xdg): (Option<&Path>, Option<&Path>),
+    configs: &UserConfigs,
     tracked: &std::collections::HashSet<PathBuf>,
     gitlinks: &[PathBuf],
 ) -> Option<()> {
@@ -482,7 +501,7 @@ fn untracked_none(
         Rules::new(dir, file, &text).map(Some)
     };
     let exclude = matcher(work, &work.join(".git/info/exclude"))?;
-    let global = match excludes_file(home, xdg)? {
+    let global = match excludes_file(home, xdg, configs)? {
         Some(file) => matcher(work, &file)?,
         None => None,
     };
@@ -622,21 +641,16 @@ impl Rules {
 /// The user's excludes file as git finds it, for a home and an XDG config directory (`core.excludesFile` in `~/.gitconfig` or
 /// `$XDG_CONFIG_HOME/git/config`, the former winning, else `$XDG_CONFIG_HOME/git/ignore`);
 /// `Some(None)` when there is none; `None` when a setting is written in a way this does not
-/// read as git would (left to git). [`user_configs_plain`] has already refused includes, a
+/// read as git would (left to git). [`user_configs`] has already refused includes, a
 /// system setting and more than one setting in a file.
-fn excludes_file(home: Option<&Path>, xdg: Option<&Path>) -> Option<Option<PathBuf>> {
+fn excludes_file(
+    home: Option<&Path>,
+    xdg: Option<&Path>,
+    configs: &UserConfigs,
+) -> Option<Option<PathBuf>> {
     let mut found = None;
     // git reads the XDG file first, then ~/.gitconfig: the last setting wins.
-    for config in [
-        xdg.map(|x| x.join("git/config")),
-        home.map(|h| h.join(".gitconfig")),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        let Ok(text) = std::fs::read_to_string(&config) else {
-            continue;
-        };
+    for text in [&configs.xdg, &configs.home] {
         let mut section = String::new();
         for line in text.lines() {
             let line = line.trim();
@@ -1076,7 +1090,10 @@ mod tests {
         let (home, xdg) = (t.path().join("h"), t.path().join("x"));
         std::fs::create_dir_all(xdg.join("git")).unwrap();
         std::fs::create_dir_all(&home).unwrap();
-        let find = || excludes_file(Some(&home), Some(&xdg));
+        let find = || {
+            let (_, configs) = user_configs(Some(&home), Some(&xdg), &[])?;
+            excludes_file(Some(&home), Some(&xdg), &configs)
+        };
         assert_eq!(find(), Some(Some(xdg.join("git/ignore"))), "the default");
         std::fs::write(
             xdg.join("git/config"),
@@ -1143,14 +1160,45 @@ mod tests {
     }
 
     #[test]
+    fn a_config_that_is_a_fifo_is_never_waited_on() {
+        // An agent can put a FIFO where `.git/config` is; the user's files are named too. Each
+        // read must refuse it at once (leaving the answer to git, which is bounded) rather
+        // than wait forever for a writer.
+        let mkfifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        };
+        for which in ["repository", "home", "xdg"] {
+            let t = repo();
+            let home = tempfile::tempdir().unwrap();
+            let xdg = home.path().join(".config");
+            std::fs::create_dir_all(xdg.join("git")).unwrap();
+            assert!(proven_for(t.path(), Some(home.path()), Some(&xdg)).is_some());
+            let fifo = match which {
+                "repository" => t.path().join(".git/config"),
+                "home" => home.path().join(".gitconfig"),
+                _ => xdg.join("git/config"),
+            };
+            std::fs::remove_file(&fifo).ok();
+            mkfifo(&fifo);
+            let (root, h, x) = (t.path().to_owned(), home.path().to_owned(), xdg.clone());
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(proven_for(&root, Some(&h), Some(&x))));
+            let answer = rx.recv_timeout(std::time::Duration::from_secs(10));
+            assert_eq!(answer, Ok(None), "{which}: a FIFO config");
+        }
+    }
+
+    #[test]
     fn the_system_config_git_reads_is_among_those_read() {
         let theirs = git(Path::new("/"), &["var", "GIT_CONFIG_SYSTEM"]);
         let theirs = PathBuf::from(theirs.trim());
-        assert!(
-            system_files("gitconfig").contains(&theirs),
-            "{theirs:?} not in {:?}",
-            system_files("gitconfig")
-        );
+        let ours: Vec<PathBuf> = system_etc_dirs()
+            .iter()
+            .map(|d| d.join("gitconfig"))
+            .collect();
+        assert!(ours.contains(&theirs), "{theirs:?} not in {ours:?}");
     }
 
     #[test]

@@ -320,7 +320,7 @@ fn context(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
             .flatten()
             .filter_map(Json::as_str)
         {
-            let exists = relative_inside(f) && store.path(f).is_ok_and(|p| p.is_file());
+            let exists = relative_inside(f) && store.is_file(f);
             c.push_str(&format!(
                 "- `{f}` — {}\n",
                 if exists { "exists" } else { "missing" }

@@ -289,13 +289,26 @@ pub(crate) fn plain_repository(root: &Path) -> Option<(std::path::PathBuf, std::
 /// owner's repository — git refuses it —, reftable refs, a symbolic ref outside `refs/heads/`).
 pub(crate) fn head_from_files(root: &Path) -> Option<(Option<String>, Option<String>)> {
     let (_, git) = plain_repository(root)?;
-    let config = small(&git, "config")
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    head_in(&git, &repository_config(&git)?)
+}
+
+/// The repository's `config` at `git`, lowercased (empty when there is none); `None` when it
+/// is there but not read whole (not a regular file, over 1 MiB, not UTF-8): ask git.
+pub(crate) fn repository_config(git: &Path) -> Option<String> {
+    match fsread::read_regular(&git.join("config"), 1 << 20) {
+        Ok(b) => String::from_utf8(b).ok().map(|t| t.to_ascii_lowercase()),
+        Err(e) if e.is_missing() => Some(String::new()),
+        Err(_) => None,
+    }
+}
+
+/// [`head_from_files`] for the plain `.git` directory `git` whose lowercased config is
+/// `config` ([`repository_config`]).
+pub(crate) fn head_in(git: &Path, config: &str) -> Option<(Option<String>, Option<String>)> {
     if config.contains("refstorage") || config.contains("worktree") {
         return None;
     }
-    let head = small(&git, "HEAD")?;
+    let head = small(git, "HEAD")?;
     let head = head.trim_end_matches(['\n', '\r']);
     if is_oid(head) {
         return Some((Some(head.to_owned()), None));
@@ -310,7 +323,7 @@ pub(crate) fn head_from_files(root: &Path) -> Option<(Option<String>, Option<Str
     {
         return None;
     }
-    let oid = match small(&git, target) {
+    let oid = match small(git, target) {
         Some(loose) => {
             let loose = loose.trim();
             if !is_oid(loose) {

@@ -695,9 +695,7 @@ fn phantom(store: &Store, intent: &Json) -> bool {
     {
         paths.extend(arts.into_iter().map(|(f, _)| format!(".planning/{f}")));
     }
-    paths
-        .iter()
-        .any(|p| store.path(p).is_ok_and(|p| p.exists()))
+    paths.iter().any(|p| store.exists(p))
 }
 
 /// `intake plan`: approved → planned, the template's planning artifacts written under
@@ -839,7 +837,7 @@ pub fn start_with(store: &Store, id: &str, role: Option<&str>, restart_completed
         .into_iter()
         .flatten()
         .filter_map(Json::as_str)
-        .filter(|p| !store.path(p).is_ok_and(|p| p.exists()))
+        .filter(|p| !store.exists(p))
         .map(str::to_owned)
         .collect();
     if !missing.is_empty() {

@@ -51,6 +51,24 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// Whether `rel` is a plain relative path: not empty, no root, no `..`.
+fn plain(rel: &str) -> bool {
+    !rel.is_empty()
+        && Path::new(rel).components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+}
+
+/// Why [`Store::read_bytes`] read nothing ([`Store::refusal`] words it).
+enum Unread {
+    NotPlain,
+    HardLinked,
+    Fs(fsread::ReadError),
+}
+
 /// One project root. Every path is resolved through the project's walls (`confine`): a
 /// symlink anywhere on the way that leads outside the project is refused, for reads, appends,
 /// writes and removals alike.
@@ -95,15 +113,7 @@ impl Store {
 
     /// `root/rel`, refused when it is not a relative path or leads outside the project.
     pub fn path(&self, rel: &str) -> Result<PathBuf, Refusal> {
-        let p = Path::new(rel);
-        let plain = !rel.is_empty()
-            && p.components().all(|c| {
-                matches!(
-                    c,
-                    std::path::Component::Normal(_) | std::path::Component::CurDir
-                )
-            });
-        if !plain {
+        if !plain(rel) {
             return Err(Refusal::new(format!(
                 "{rel} is not a path inside the project; nothing was written"
             )));
@@ -117,21 +127,78 @@ impl Store {
 
     /// Reads the text file at `rel` (`Ok(None)` when absent), at most `max` bytes.
     pub fn read_text(&self, rel: &str, max: u64) -> Result<Option<String>, Refusal> {
+        self.read_bytes(rel, max)
+            .map(|b| b.map(|b| String::from_utf8_lossy(&b).into_owned()))
+            .map_err(|e| self.refusal(rel, e))
+    }
+
+    /// The bytes of the file at `rel` (`Ok(None)` when absent), at most `max`. The file is
+    /// opened first and then judged where it really is (`fsread`): a link anywhere on the way
+    /// that leads out of the project is refused, as a file hard-linked to another is; nothing
+    /// is resolved before the open (that costs a `readlink` per component, for every read).
+    /// Absent means nothing is there to read by that name, wherever a link on the way leads;
+    /// a dangling link at `rel` itself is refused as [`Store::path`] refuses it.
+    fn read_bytes(&self, rel: &str, max: u64) -> Result<Option<Vec<u8>>, Unread> {
         use std::os::unix::fs::MetadataExt;
-        let path = self.path(rel)?;
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return Ok(None);
-        };
-        // A hard link shares its content with a file that may be outside the project.
-        if meta.is_file() && meta.nlink() > 1 {
-            return Err(Refusal::new(format!(
+        if !plain(rel) {
+            return Err(Unread::NotPlain);
+        }
+        let path = self.root.join(rel);
+        match fsread::open_inside(&self.root, Path::new(rel)) {
+            Ok((file, meta)) => {
+                // A hard link shares its content with a file that may be outside the project.
+                if meta.nlink() > 1 {
+                    return Err(Unread::HardLinked);
+                }
+                fsread::read_open(file, &meta, &path, max)
+                    .map(Some)
+                    .map_err(Unread::Fs)
+            }
+            Err(e) if e.is_missing() && std::fs::symlink_metadata(&path).is_err() => Ok(None),
+            Err(e) => Err(Unread::Fs(e)),
+        }
+    }
+
+    /// The refusal for a read of `rel` that failed with `e`: the walls' own words when `rel`
+    /// is not a plain path or leads out of the project.
+    fn refusal(&self, rel: &str, e: Unread) -> Refusal {
+        if let Err(walls) = self.path(rel) {
+            return walls;
+        }
+        match e {
+            Unread::HardLinked => Refusal::new(format!(
                 "{rel} is hard-linked to another file; agentxchain reads only files of its own"
-            )));
+            )),
+            Unread::Fs(e) => Refusal::new(format!("Cannot read {rel}: {e}")),
+            // `path` refuses what is not plain: never reached.
+            Unread::NotPlain => Refusal::new(format!(
+                "{rel} is not a path inside the project; nothing was read"
+            )),
         }
-        match fsread::read_inside(&self.root, Path::new(rel), max) {
-            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-            Err(e) => Err(Refusal::new(format!("Cannot read {rel}: {e}"))),
+    }
+
+    /// What is at `rel` inside the project, its links followed (`None`: nothing there, not a
+    /// plain relative path, or a link that leads out), located without reading it.
+    pub fn locate(&self, rel: &str) -> Option<std::fs::Metadata> {
+        if !plain(rel) {
+            return None;
         }
+        fsread::locate_inside(&self.root, Path::new(rel)).ok()
+    }
+
+    /// Whether something is at `rel` inside the project ([`Store::locate`]).
+    pub fn exists(&self, rel: &str) -> bool {
+        self.locate(rel).is_some()
+    }
+
+    /// Whether a directory is at `rel` inside the project ([`Store::locate`]).
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.locate(rel).is_some_and(|m| m.is_dir())
+    }
+
+    /// Whether a regular file is at `rel` inside the project ([`Store::locate`]).
+    pub fn is_file(&self, rel: &str) -> bool {
+        self.locate(rel).is_some_and(|m| m.is_file())
     }
 
     /// `rel`'s directory resolved through the walls, joined with its last component as it is:
@@ -272,20 +339,17 @@ impl Store {
     /// The JSON file at `rel`: `Ok(None)` when absent; an error naming the file when it is
     /// not JSON or too large.
     pub fn read_json(&self, rel: &str) -> Result<Option<Json>, Refusal> {
-        let path = self.path(rel)?;
-        let meta = match std::fs::metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Refusal::new(format!("Cannot read {rel}: {e}"))),
+        let bytes = match self.read_bytes(rel, MAX_JSON) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
+            Err(Unread::Fs(fsread::ReadError::TooLarge { len, .. })) if self.path(rel).is_ok() => {
+                return Err(Refusal::new(format!(
+                    "{rel} is {len} bytes, more than the {MAX_JSON} read"
+                )));
+            }
+            Err(e) => return Err(self.refusal(rel, e)),
         };
-        if meta.len() > MAX_JSON {
-            return Err(Refusal::new(format!(
-                "{rel} is {} bytes, more than the {MAX_JSON} read",
-                meta.len()
-            )));
-        }
-        let text = self.read_text(rel, MAX_JSON)?.unwrap_or_default();
-        serde_json::from_str(&text)
+        serde_json::from_str(&String::from_utf8_lossy(&bytes))
             .map(Some)
             .map_err(|e| Refusal::new(format!("{rel} is not valid JSON: {e}")))
     }
@@ -446,6 +510,61 @@ mod tests {
         std::fs::create_dir_all(root.join(".agentxchain/staging/turn_y/a")).unwrap();
         store.remove_tree(".agentxchain/staging/turn_y");
         assert!(!root.join(".agentxchain/staging/turn_y").exists());
+    }
+
+    #[test]
+    fn reads_and_lookups_stay_inside_the_project_whatever_is_on_the_way() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let (root, out) = (d.path().join("p"), d.path().join("out"));
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("secret.json"), "{\"s\":1}").unwrap();
+        std::fs::write(root.join("own.json"), "{\"o\":1}").unwrap();
+        symlink(&out, root.join(".agentxchain/dir")).unwrap();
+        symlink(out.join("secret.json"), root.join("file.json")).unwrap();
+        symlink(out.join("gone.json"), root.join("dangling.json")).unwrap();
+        std::fs::hard_link(out.join("secret.json"), root.join("hard.json")).unwrap();
+        symlink("own.json", root.join("alias.json")).unwrap();
+        let fifo = std::ffi::CString::new(root.join("fifo.json").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let store = Store::new(&root);
+        let refused = |rel: &str| match store.read_json(rel) {
+            Err(r) => r.message,
+            Ok(v) => panic!("{rel} was read: {v:?}"),
+        };
+        for rel in [".agentxchain/dir/secret.json", "file.json", "dangling.json"] {
+            assert!(
+                refused(rel).contains("does not follow links out of the project"),
+                "{rel}: {}",
+                refused(rel)
+            );
+            assert!(store.read_text(rel, 1 << 20).is_err(), "{rel}");
+            assert!(!store.exists(rel) && !store.is_file(rel), "{rel}");
+        }
+        assert!(!store.is_dir(".agentxchain/dir"));
+        assert!(refused("hard.json").contains("hard-linked to another file"));
+        assert!(refused("fifo.json").contains("not a regular file"));
+        for rel in ["../out/secret.json", "/etc/passwd", ""] {
+            assert!(
+                refused(rel).contains("not a path inside the project"),
+                "{rel}"
+            );
+            assert!(!store.exists(rel), "{rel}");
+        }
+        // Inside: read, through a link that stays inside too; absent is nothing.
+        assert_eq!(
+            store.read_json("alias.json").unwrap(),
+            Some(json!({"o": 1}))
+        );
+        assert!(store.is_file("alias.json") && store.is_dir(".agentxchain"));
+        assert_eq!(store.read_json("nope.json").unwrap(), None);
+        assert!(!store.exists("nope.json"));
+        // Over the cap: said with the size, nothing read.
+        std::fs::write(root.join("big.txt"), "x".repeat(100)).unwrap();
+        let big = store.read_text("big.txt", 10).unwrap_err().message;
+        assert!(big.contains("100 bytes"), "{big}");
     }
 
     #[test]

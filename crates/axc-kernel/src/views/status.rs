@@ -426,10 +426,7 @@ fn active_turns(state: &Json) -> Vec<(&String, &Json)> {
 /// and the command the reference recommends.
 fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
     let report = ".agentxchain/SESSION_RECOVERY.md";
-    let report = store
-        .path(report)
-        .is_ok_and(|p| p.exists())
-        .then_some(report);
+    let report = store.exists(report).then_some(report);
     if session.is_none() && report.is_none() {
         return Json::Null;
     }
@@ -870,6 +867,10 @@ const INTENTS_DIR: &str = ".agentxchain/intake/intents";
 
 /// Approved intents waiting for the run (or any run, when there is none yet).
 fn pending_intents(store: &Store, run_id: Option<&str>) -> Json {
+    // Located first: most projects have none, and `path` resolves every component.
+    if !store.is_dir(INTENTS_DIR) {
+        return json!([]);
+    }
     let Ok(dir) = store.path(INTENTS_DIR) else {
         return json!([]);
     };
@@ -981,7 +982,7 @@ fn workflow_artifacts(store: &Store, config: &Json, state: &Json) -> Json {
                 None => (entry_role.clone(), "entry_role"),
             };
             // Inside the project only: a path out of it (or through a link out) is not there.
-            let exists = store.path(path).is_ok_and(|p| p.exists());
+            let exists = store.exists(path);
             Some(json!({"path": path, "required": a["required"] != false,
                 "semantics": or(&a["semantics"], Json::Null), "owned_by": owner,
                 "owner_resolution": how, "exists": exists}))
@@ -1098,8 +1099,7 @@ fn bundle_integrity(store: &Store, state: &Json) -> Json {
         .into_iter()
         .filter_map(|(id, turn)| {
             let path = format!(".agentxchain/dispatch/turns/{id}");
-            let there =
-                axc_core::util::is_plain_id(id) && store.path(&path).is_ok_and(|p| p.is_dir());
+            let there = axc_core::util::is_plain_id(id) && store.is_dir(&path);
             (!there).then(|| {
                 json!({"turn_id": id, "role": or(&turn["assigned_role"], json!("unknown")),
                        "expected_path": path})
