@@ -88,7 +88,7 @@ fn project(root: &Path, history: usize, log_bytes: u64) {
         });
         writeln!(h, "{entry}").unwrap();
     }
-    drop(h);
+    h.into_inner().unwrap().sync_all().unwrap();
     let mut w = BufWriter::with_capacity(
         1 << 20,
         std::fs::File::create(root.join(".agentxchain/events.jsonl")).unwrap(),
@@ -103,6 +103,9 @@ fn project(root: &Path, history: usize, log_bytes: u64) {
         written += line.len() as u64;
         i += 1;
     }
+    // On disk before anything is timed: the kernel writing a gigabyte back while the commands
+    // run would be measured as theirs (it doubled `status` in earlier rounds).
+    w.into_inner().unwrap().sync_all().unwrap();
 }
 
 /// The bench's agent: reads its prompt, says a line, stages a review result for its turn.
