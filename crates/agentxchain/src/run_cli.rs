@@ -19,6 +19,8 @@ use serde_json::Value as Json;
 
 use crate::governed::{refuse, s, store};
 
+mod parallel;
+
 /// How `run` was asked.
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -99,6 +101,10 @@ enum Stop {
     AdmissionRejected,
     /// `inject` left a p0 intent: the loop yields so it is taken next.
     PriorityPreempted,
+    /// Parallel turns: an acceptance conflict blocked the run (its third detection).
+    ConflictLoop,
+    /// Parallel turns: a round in which every turn's acceptance conflicted.
+    ConflictStall,
 }
 
 impl Stop {
@@ -113,6 +119,8 @@ impl Stop {
             Stop::InitFailed => "init_failed",
             Stop::AdmissionRejected => "admission_rejected",
             Stop::PriorityPreempted => "priority_preempted",
+            Stop::ConflictLoop => "conflict_loop",
+            Stop::ConflictStall => "conflict_stall",
         }
     }
 }
@@ -130,6 +138,8 @@ struct Loop<'a> {
     told_stopping: bool,
     /// A child run's provenance and inherited summary (`--continue-from`, `--recover-from`).
     lineage: Option<Lineage>,
+    /// `--role`: taken by the loop's first choice of a role, as the reference's `selectRole`.
+    pick: Option<String>,
 }
 
 /// `run`.
@@ -273,6 +283,7 @@ fn execute(store: &Store, config: &Json, a: &Args, max_turns: u64, sig: &Signals
         abort: Arc::clone(&sig.abort),
         told_stopping: false,
         lineage,
+        pick: a.role.clone(),
     };
     let stop = l.drive(max_turns);
     let code = if l.abort.load(Ordering::SeqCst) {
@@ -517,6 +528,28 @@ fn dry_run(store: &Store, config: &Json, a: &Args, max_turns: u64) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// What came of dispatching a turn to its agent.
+enum Launched {
+    /// Its result is staged: accept it.
+    Staged,
+    /// Reject it with this reason (retried until the role's retries are spent).
+    Rejected(String),
+    /// Its process never started: the turn is kept as `failed_start` and the run stops.
+    StartupFailed(lifecycle::StartFailure),
+    /// The loop stops with this error.
+    Failed(String),
+}
+
+/// What the loop made of a dispatched turn.
+enum Settled {
+    Accepted,
+    Rejected,
+    /// Its acceptance conflicted with a turn accepted beside it (the turn waits for a person
+    /// or a retry).
+    Conflicted,
+    Stop(Stop),
+}
+
 /// A turn that is dispatched and may be picked up again by the loop.
 fn dispatchable(turn: &Json) -> bool {
     matches!(
@@ -537,7 +570,6 @@ impl Loop<'_> {
     }
 
     fn drive(&mut self, max_turns: u64) -> Stop {
-        let mut first = true;
         // A config whose gates no routed role can satisfy would only burn retries.
         if let Ok(Some(raw)) = self.store.read_json(axc_kernel::run::store::CONFIG) {
             let (errors, _) = axc_kernel::views::doctor::admission(
@@ -612,17 +644,23 @@ impl Loop<'_> {
             if self.turns >= max_turns {
                 return Stop::MaxTurns;
             }
+            let max = axc_kernel::transitions::max_concurrent_turns(
+                self.config,
+                state["phase"].as_str().unwrap_or(""),
+            );
+            if max > 1 {
+                match self.parallel_round(state, max) {
+                    Some(stop) => return stop,
+                    None => continue,
+                }
+            }
             let active = state["active_turns"]
                 .as_object()
                 .and_then(|m| m.values().next().cloned());
             let turn = match active {
                 Some(t) if dispatchable(&t) => t,
                 Some(t) => {
-                    self.errors.push(format!(
-                        "Turn {} is {}: resolve it (agentxchain accept-turn / reject-turn / reissue-turn), then run again",
-                        s(&t["turn_id"]),
-                        s(&t["status"])
-                    ));
+                    self.errors.push(parallel::waiting(&t));
                     return Stop::Blocked;
                 }
                 None => {
@@ -635,7 +673,9 @@ impl Loop<'_> {
                         println!("Run stopped by caller");
                         return Stop::CallerStopped;
                     }
-                    let role = if first { self.args.role.clone() } else { None }
+                    let role = self
+                        .pick
+                        .take()
                         .or_else(|| assign::next_role(&state, self.config));
                     let Some(role) = role else {
                         self.errors.push(format!(
@@ -653,9 +693,12 @@ impl Loop<'_> {
                     }
                 }
             };
-            first = false;
-            if let Some(stop) = self.dispatch(&turn) {
-                return stop;
+            let launched = self.launch(&turn);
+            match self.settle(&turn, launched) {
+                Settled::Accepted | Settled::Rejected => {}
+                // One turn at a time, a conflict is a person's to resolve.
+                Settled::Conflicted => return Stop::Blocked,
+                Settled::Stop(stop) => return stop,
             }
         }
     }
@@ -668,20 +711,23 @@ impl Loop<'_> {
         Ok(turn)
     }
 
-    /// Dispatches `turn` and records what came of it; `Some` when the loop stops.
-    fn dispatch(&mut self, turn: &Json) -> Option<Stop> {
+    /// Dispatches `turn` to its agent and waits for it (several at once in a parallel round:
+    /// this reads the loop, never changes it).
+    fn launch(&self, turn: &Json) -> Launched {
         let turn_id = s(&turn["turn_id"]);
         let role = s(&turn["assigned_role"]);
         let runtime_id = s(&turn["runtime_id"]);
         let runtime = &self.config["runtimes"][&runtime_id];
         let kind = cfg::runtime_type(self.config, &runtime_id).to_owned();
-        let reason = match kind.as_str() {
+        match kind.as_str() {
             "manual" => {
                 println!(
                     "Skipping manual role \"{}\" — use agentxchain step for manual dispatch.",
                     clean(&role)
                 );
-                "manual adapter is not supported in run mode — use agentxchain step".to_owned()
+                Launched::Rejected(
+                    "manual adapter is not supported in run mode — use agentxchain step".to_owned(),
+                )
             }
             "local_cli" => {
                 // Dispatched again by the loop, as the reference's run records it: the bundle
@@ -690,8 +736,7 @@ impl Loop<'_> {
                 if let Err(r) =
                     lifecycle::claim(self.store, self.config, &turn_id, std::process::id())
                 {
-                    self.errors.push(r.message.replace('\n', " "));
-                    return Some(Stop::Blocked);
+                    return Launched::Failed(r.message.replace('\n', " "));
                 }
                 println!(
                     "  Dispatching to local CLI: {}  transport: {}",
@@ -725,36 +770,53 @@ impl Loop<'_> {
                     started.elapsed().as_secs_f64().round() as u64,
                 );
                 match outcome {
-                    Err(r) => {
-                        self.errors
-                            .push(format!("dispatch threw for {role}: {}", r.message));
-                        return Some(Stop::Blocked);
-                    }
-                    Ok(Outcome::Staged) => return self.accept(&turn_id, &role),
+                    Err(r) => Launched::Failed(format!("dispatch threw for {role}: {}", r.message)),
+                    Ok(Outcome::Staged) => Launched::Staged,
                     Ok(Outcome::StartupFailed { failure_type, .. }) => {
-                        let f = lifecycle::StartFailure {
+                        Launched::StartupFailed(lifecycle::StartFailure {
                             failure_type,
                             threshold_ms: local_cli::startup_watchdog_ms(self.config, runtime),
-                        };
-                        if let Err(r) = lifecycle::fail_startup(self.store, &turn_id, &f) {
-                            self.errors.push(r.message);
-                        }
-                        println!("Run blocked");
-                        return Some(Stop::Blocked);
+                        })
                     }
-                    Ok(Outcome::Aborted) => "dispatch aborted by operator".to_owned(),
-                    Ok(Outcome::TimedOut) => "dispatch timed out".to_owned(),
-                    Ok(Outcome::Failed { error, .. }) => error,
+                    Ok(Outcome::Aborted) => {
+                        Launched::Rejected("dispatch aborted by operator".to_owned())
+                    }
+                    Ok(Outcome::TimedOut) => Launched::Rejected("dispatch timed out".to_owned()),
+                    Ok(Outcome::Failed { error, .. }) => Launched::Rejected(error),
                 }
             }
-            other => format!(
+            other => Launched::Rejected(format!(
                 "runtime type \"{other}\" is not dispatched by this build — use agentxchain step, or a local_cli runtime"
-            ),
-        };
-        if self.abort.load(Ordering::SeqCst) {
-            return Some(Stop::CallerStopped);
+            )),
         }
-        self.reject(&turn_id, &role, &reason)
+    }
+
+    /// Records what came of dispatching `turn`: its staged result accepted, or the turn
+    /// rejected (retried until the role's retries are spent).
+    fn settle(&mut self, turn: &Json, launched: Launched) -> Settled {
+        let turn_id = s(&turn["turn_id"]);
+        let role = s(&turn["assigned_role"]);
+        match launched {
+            Launched::Staged => self.accept(&turn_id, &role),
+            Launched::Failed(message) => {
+                self.errors.push(message);
+                Settled::Stop(Stop::Blocked)
+            }
+            Launched::StartupFailed(f) => {
+                if let Err(r) = lifecycle::fail_startup(self.store, &turn_id, &f) {
+                    self.errors.push(r.message);
+                }
+                println!("Run blocked");
+                Settled::Stop(Stop::Blocked)
+            }
+            Launched::Rejected(_) if self.abort.load(Ordering::SeqCst) => {
+                Settled::Stop(Stop::CallerStopped)
+            }
+            Launched::Rejected(reason) => match self.reject(&turn_id, &role, &reason) {
+                Some(stop) => Settled::Stop(stop),
+                None => Settled::Rejected,
+            },
+        }
     }
 
     /// A `dispatch_progress` event (the reference's run log of a dispatch: started, then
@@ -797,7 +859,7 @@ impl Loop<'_> {
         }
     }
 
-    fn accept(&mut self, turn_id: &str, role: &str) -> Option<Stop> {
+    fn accept(&mut self, turn_id: &str, role: &str) -> Settled {
         match accept::accept(self.store, Some(turn_id)) {
             Ok(accept::Accepted::Done { .. }) => {}
             Ok(accept::Accepted::Conflict { conflict, .. }) => {
@@ -805,19 +867,19 @@ impl Loop<'_> {
                     "acceptTurn({role}): Acceptance conflict detected for turn {turn_id} ({})",
                     clean(&crate::governed::s(&conflict["suggested_resolution"]))
                 ));
-                return Some(Stop::Blocked);
+                return Settled::Conflicted;
             }
             Ok(accept::Accepted::Failed { stage, errors, .. }) => {
                 self.errors.push(format!(
                     "acceptTurn({role}): Validation failed at stage {stage}: {}",
                     errors.join("; ")
                 ));
-                return Some(Stop::Blocked);
+                return Settled::Stop(Stop::Blocked);
             }
             Err(r) => {
                 self.errors
                     .push(format!("acceptTurn({role}): {}", r.message));
-                return Some(Stop::Blocked);
+                return Settled::Stop(Stop::Blocked);
             }
         }
         if self.args.auto_checkpoint
@@ -825,11 +887,11 @@ impl Loop<'_> {
         {
             self.errors
                 .push(format!("afterAccept({role}): {}", r.message));
-            return Some(Stop::Blocked);
+            return Settled::Stop(Stop::Blocked);
         }
         self.turns += 1;
         println!("Turn accepted: {turn_id}");
-        None
+        Settled::Accepted
     }
 
     /// A paused run's gate: approved (with `--auto-approve`, or a person's `y` at a

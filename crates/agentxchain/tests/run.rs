@@ -49,10 +49,15 @@ struct Run {
 
 /// Every role a code-writing `local_cli` agent (the script, with `mode` as its argument).
 fn project(mode: &str) -> Run {
+    project_with(AGENT, mode)
+}
+
+/// As `project`, with `script` as the agent.
+fn project_with(script_text: &str, mode: &str) -> Run {
     let p = Project::new();
     let agent = tempfile::tempdir().unwrap();
     let script = agent.path().join("agent.sh");
-    std::fs::write(&script, AGENT).unwrap();
+    std::fs::write(&script, script_text).unwrap();
     let script = script.display().to_string();
     p.config(|c| {
         c["runtimes"]["local-all"] = json!({"type": "local_cli", "command": ["sh", script, mode], "prompt_transport": "stdin"});
@@ -492,4 +497,163 @@ fn a_chain_runs_continuations_that_inherit_until_its_limit() {
         "{out}"
     );
     assert!(!out.contains("Chain run 2/"), "{out}");
+}
+
+/// The planning phase takes two turns at once: the pm's and the eng_director's agents each wait
+/// (up to 10 s) for the other to have started, so a loop that ran them one after the other
+/// would see both fail. The eng_director writes a review file of its own and asks for nothing.
+fn parallel_planning() -> Run {
+    let script = AGENT
+        .replace(
+            "case \"$phase\" in\n",
+            r#"if [ "$phase" = planning ]; then
+  : > "$0.$role.started"
+  other=pm; [ "$role" = pm ] && other=eng_director
+  i=0
+  while [ ! -e "$0.$other.started" ]; do
+    i=$((i+1)); [ $i -gt 100 ] && { echo "$role ran alone"; exit 3; }
+    sleep 0.1
+  done
+  [ "$role" = eng_director ] && phase=engineering_review
+fi
+case "$phase" in
+"#,
+        )
+        .replace(
+            "*)\nprintf '# Acceptance Matrix",
+            "engineering_review)\nprintf '# Engineering Review\\n\\nSound.\\n' > .planning/ENG_REVIEW.md\nfiles='\".planning/ENG_REVIEW.md\"'; req='\"phase_transition_request\":null,\"run_completion_request\":null'; next=pm;;\n*)\nprintf '# Acceptance Matrix",
+        );
+    assert!(script.contains("engineering_review)\n"));
+    let r = project_with(&script, "ok");
+    r.p.config(|c| c["routing"]["planning"]["max_concurrent_turns"] = json!(2));
+    r
+}
+
+#[test]
+fn a_phase_with_room_for_two_turns_runs_both_agents_at_once() {
+    let r = parallel_planning();
+    let (code, out, err) = run(&r.p.root, &["--auto-approve", "--auto-checkpoint"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // Both assigned, then both dispatched, before either is accepted.
+    let first_accept = out.find("Turn accepted: ").unwrap();
+    let head = &out[..first_accept];
+    assert!(head.contains(" → pm\nTurn assigned: turn_"), "{out}");
+    assert!(head.contains(" → eng_director\n"), "{out}");
+    assert_eq!(
+        head.matches("  Dispatching to local CLI: ").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("  Status:  completed\n"), "{out}");
+    assert!(out.contains("  Errors:  none\n"), "{out}");
+    let history = jsonl(&r.p.root, ".agentxchain/history.jsonl");
+    let roles: Vec<&str> = history
+        .iter()
+        .map(|h| h["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(&roles[..2], ["pm", "eng_director"], "{out}");
+    // The second knew of the first: their files were told apart at acceptance.
+    assert_eq!(
+        history[1]["concurrent_with"],
+        json!([history[0]["turn_id"]])
+    );
+    assert_eq!(
+        history[1]["files_changed"],
+        json!([".planning/ENG_REVIEW.md"])
+    );
+    assert_eq!(r.p.state()["status"], "completed");
+    // Both agents started before either finished.
+    let events = jsonl(&r.p.root, ".agentxchain/events.jsonl");
+    let progress: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event_type"] == "dispatch_progress")
+        .map(|e| e["payload"]["milestone"].as_str().unwrap())
+        .take(4)
+        .collect();
+    assert_eq!(progress, ["started", "started", "completed", "completed"]);
+}
+
+#[test]
+fn a_conflict_between_parallel_turns_stops_the_run_for_a_person() {
+    // Both planning agents write the same files: the second's acceptance conflicts, and the
+    // pm's phase request waits behind it.
+    let r = project("ok");
+    r.p.config(|c| c["routing"]["planning"]["max_concurrent_turns"] = json!(2));
+    let (code, out, err) = run(&r.p.root, &["--auto-approve", "--auto-checkpoint"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("  Status:  blocked\n  Turns:   1\n"), "{out}");
+    let s = r.p.state();
+    let (id, turn) = s["active_turns"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(turn["status"], "conflicted");
+    assert_eq!(s["queued_phase_transition"]["to"], "implementation");
+    assert!(
+        out.contains(&format!(
+            "    Turn {id} is conflicted: resolve it (agentxchain accept-turn / reject-turn / reissue-turn), then run again\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "acceptTurn(eng_director): Acceptance conflict detected for turn {id}"
+        )),
+        "{out}"
+    );
+    // Run again: nothing new is started while the request waits for a person.
+    let (code, out, _) = run(&r.p.root, &["--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("Turn assigned"), "{out}");
+    assert_eq!(jsonl(&r.p.root, ".agentxchain/history.jsonl").len(), 1);
+}
+
+#[test]
+fn ctrl_c_lets_the_parallel_round_finish_and_starts_nothing_more() {
+    let r = parallel_planning();
+    r.p.config(|c| c["routing"]["implementation"]["max_concurrent_turns"] = json!(2));
+    let child = Command::new(BIN)
+        .args(["run", "--auto-approve"])
+        .current_dir(&r.p.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both planning agents have started: interrupt the loop (not the agents).
+    let started = |role: &str| {
+        std::fs::read_dir(r._agent.path()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(&format!(".{role}.started"))
+        })
+    };
+    let t = std::time::Instant::now();
+    while !(started("pm") && started("eng_director")) {
+        assert!(t.elapsed().as_secs() < 20, "the agents never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("SIGINT received — finishing current turn, then stopping."),
+        "{text}"
+    );
+    assert!(
+        text.contains("Run stopped by caller\n\n─── Run Summary ───\n  Status:  caller_stopped\n  Turns:   2\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("Turn assigned: ").count(), 2, "{text}");
+    let s = r.p.state();
+    assert_eq!(s["phase"], "implementation");
+    assert!(s["active_turns"].as_object().unwrap().is_empty());
 }
