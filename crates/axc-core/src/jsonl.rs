@@ -201,10 +201,9 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
     root: &Path,
     rel: &str,
     n: usize,
-    mut visit: impl FnMut(&T) -> Visit,
+    visit: impl FnMut(&T) -> Visit,
 ) -> Result<Tail<T>, ReadError> {
-    let mut tail = Tail::default();
-    let mut stopped = false;
+    let tail = Tail::default();
     let Some(mut file) = open(root, rel)? else {
         return Ok(tail);
     };
@@ -212,10 +211,15 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
         return Ok(tail);
     }
     let err = |e| io_error(root, rel, e);
-    let mut newest_first = Vec::new();
+    let mut g = Gather {
+        visit,
+        newest_first: Vec::new(),
+        tail,
+        answer_bytes: 0,
+        stopped: false,
+    };
     let mut pos = file.seek(SeekFrom::End(0)).map_err(err)?;
     let floor = pos.saturating_sub(MAX_SCAN);
-    let mut answer_bytes = 0usize;
     // The line that straddles the boundary between the chunk just read and the one before
     // it, as pieces in reverse order (joined once, when the line is complete: prepending to
     // one buffer would copy it again for every chunk), or nothing once it is known too long.
@@ -223,28 +227,9 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
     let mut partial_len = 0usize;
     let mut oversize = false;
     let mut chunk = vec![0u8; CHUNK];
-    // One whole line: parsed and offered to `visit`.
-    let mut handle = |line: &[u8],
-                      newest: &mut Vec<T>,
-                      tail: &mut Tail<T>,
-                      answer_bytes: &mut usize,
-                      stopped: &mut bool| {
-        match parse_line(line) {
-            Parsed::Entry(v) => match visit(&v) {
-                Visit::Keep => {
-                    *answer_bytes += line.len();
-                    newest.push(v);
-                }
-                Visit::Skip => {}
-                Visit::Stop => *stopped = true,
-            },
-            Parsed::Bad => tail.skipped += 1,
-            Parsed::Blank => {}
-        }
-    };
-    while pos > floor && newest_first.len() < n {
-        if answer_bytes > MAX_ANSWER {
-            tail.truncated = true;
+    while pos > floor && g.newest_first.len() < n {
+        if g.answer_bytes > MAX_ANSWER {
+            g.tail.truncated = true;
             break;
         }
         let size = ((pos - floor) as usize).min(CHUNK);
@@ -261,15 +246,9 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
             if partial.is_empty() && !oversize {
                 // The whole line is in this chunk: parsed where it lies, never copied.
                 if piece.len() > MAX_LINE {
-                    tail.skipped += 1;
+                    g.tail.skipped += 1;
                 } else {
-                    handle(
-                        piece,
-                        &mut newest_first,
-                        &mut tail,
-                        &mut answer_bytes,
-                        &mut stopped,
-                    );
+                    g.line(piece);
                 }
             } else {
                 // The line after this newline: its last part is what was pending.
@@ -278,25 +257,11 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
                     oversize = partial_len > MAX_LINE;
                     partial.push(piece.to_vec());
                 }
-                if std::mem::take(&mut oversize) {
-                    partial.clear();
-                    tail.skipped += 1;
-                } else {
-                    let line = joined(&mut partial);
-                    handle(
-                        &line,
-                        &mut newest_first,
-                        &mut tail,
-                        &mut answer_bytes,
-                        &mut stopped,
-                    );
-                }
+                g.assembled(&mut partial, std::mem::take(&mut oversize));
             }
             partial_len = 0;
-            if newest_first.len() == n || stopped {
-                newest_first.reverse();
-                tail.entries = newest_first;
-                return Ok(tail);
+            if g.newest_first.len() == n || g.stopped {
+                return Ok(g.done());
             }
             end = nl;
         }
@@ -309,26 +274,58 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
             }
         }
     }
-    if pos == 0 && newest_first.len() < n && !tail.truncated && !stopped {
-        if oversize {
-            tail.skipped += 1;
-        } else {
-            let line = joined(&mut partial);
-            handle(
-                &line,
-                &mut newest_first,
-                &mut tail,
-                &mut answer_bytes,
-                &mut stopped,
-            );
-        }
-    } else if pos > 0 && newest_first.len() < n {
+    if pos == 0 && g.newest_first.len() < n && !g.tail.truncated && !g.stopped {
+        g.assembled(&mut partial, oversize);
+    } else if pos > 0 && g.newest_first.len() < n {
         // Stopped at the scan limit: what is before it was not read.
-        tail.truncated = true;
+        g.tail.truncated = true;
     }
-    newest_first.reverse();
-    tail.entries = newest_first;
-    Ok(tail)
+    Ok(g.done())
+}
+
+/// What a backward read has gathered so far.
+struct Gather<T, F> {
+    visit: F,
+    newest_first: Vec<T>,
+    tail: Tail<T>,
+    answer_bytes: usize,
+    stopped: bool,
+}
+
+impl<T: serde::de::DeserializeOwned, F: FnMut(&T) -> Visit> Gather<T, F> {
+    /// One whole line: parsed and offered to `visit`.
+    fn line(&mut self, line: &[u8]) {
+        match parse_line(line) {
+            Parsed::Entry(v) => match (self.visit)(&v) {
+                Visit::Keep => {
+                    self.answer_bytes += line.len();
+                    self.newest_first.push(v);
+                }
+                Visit::Skip => {}
+                Visit::Stop => self.stopped = true,
+            },
+            Parsed::Bad => self.tail.skipped += 1,
+            Parsed::Blank => {}
+        }
+    }
+
+    /// A line read in pieces, now whole: skipped when it was too long (its pieces are
+    /// dropped), else joined and read.
+    fn assembled(&mut self, pieces: &mut Vec<Vec<u8>>, oversize: bool) {
+        if oversize {
+            pieces.clear();
+            self.tail.skipped += 1;
+        } else {
+            let line = joined(pieces);
+            self.line(&line);
+        }
+    }
+
+    fn done(mut self) -> Tail<T> {
+        self.newest_first.reverse();
+        self.tail.entries = self.newest_first;
+        self.tail
+    }
 }
 
 #[cfg(test)]
