@@ -157,3 +157,36 @@ fn a_huge_state_file_and_a_huge_line_are_said_not_read() {
     );
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
 }
+
+#[test]
+fn an_event_log_hard_linked_to_a_file_outside_is_not_read_as_the_projects() {
+    // A hard link puts an outside file's content under a project name; `status` (CLI and
+    // MCP) and `events` must not show it as the run's.
+    let (_d, root) = project_copy("test-suite-fixture");
+    let outside = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+    let secret = outside.path().join("ev.jsonl");
+    std::fs::write(
+        &secret,
+        "{\"event_id\":\"evt_out\",\"event_type\":\"OUTSIDE_EVT\",\"timestamp\":\"2026-12-07T11:00:00.000Z\"}\n",
+    )
+    .unwrap();
+    let events = root.join(".agentxchain/events.jsonl");
+    let _ = std::fs::remove_file(&events);
+    std::fs::hard_link(&secret, &events).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["status", "--json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("OUTSIDE_EVT"), "{text}");
+    let mut s = serve(&root);
+    let r = parsed(&s.request(
+        1,
+        "tools/call",
+        json!({"name": "agentxchain_events", "arguments": {}}),
+    ));
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("a hard link"), "{r}");
+    assert!(!r.to_string().contains("OUTSIDE_EVT"), "{r}");
+}

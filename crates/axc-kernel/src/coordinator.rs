@@ -518,8 +518,13 @@ fn multirepo(root: &Path) -> PathBuf {
 
 /// The coordinator's history entries.
 pub fn history(root: &Path) -> Vec<Json> {
-    std::fs::read_to_string(multirepo(root).join("history.jsonl"))
-        .unwrap_or_default()
+    let bytes = fsread::read_inside(
+        root,
+        Path::new(".agentxchain/multirepo/history.jsonl"),
+        256 << 20,
+    )
+    .unwrap_or_default();
+    String::from_utf8_lossy(&bytes)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
@@ -738,10 +743,14 @@ pub fn project_acceptance(
     append(&dir.join("history.jsonl"), &entry).map_err(|e| e.to_string())?;
     let hist = history(root);
     let barriers_path = dir.join("barriers.json");
-    let mut barriers: Map<String, Json> = std::fs::read_to_string(&barriers_path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let mut barriers: Map<String, Json> = fsread::read_inside(
+        root,
+        Path::new(".agentxchain/multirepo/barriers.json"),
+        16 << 20,
+    )
+    .ok()
+    .and_then(|t| serde_json::from_slice(&t).ok())
+    .unwrap_or_default();
     let mut effects = Vec::new();
     let mut changed = false;
     for (id, b) in barriers.iter_mut() {

@@ -43,8 +43,9 @@ pub const LEDGER: &str = ".agentxchain/decision-ledger.jsonl";
 
 /// The entries of the ledger at `root` (a line that is not JSON is skipped, as readers do).
 pub fn read(root: &std::path::Path) -> Vec<Json> {
-    std::fs::read_to_string(root.join(LEDGER))
-        .unwrap_or_default()
+    let bytes =
+        fsread::read_inside(root, std::path::Path::new(LEDGER), 256 << 20).unwrap_or_default();
+    String::from_utf8_lossy(&bytes)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -67,18 +68,20 @@ pub fn append(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let existing = std::fs::read(&path).unwrap_or_default();
+    let existing =
+        fsread::read_inside(root, std::path::Path::new(LEDGER), 256 << 20).unwrap_or_default();
     let mut line = String::new();
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         line.push('\n');
     }
     line.push_str(&serde_json::to_string(entry).map_err(std::io::Error::other)?);
     line.push('\n');
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?
-        .write_all(line.as_bytes())?;
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        std::fs::OpenOptions::new().create(true).append(true),
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    )
+    .open(&path)?
+    .write_all(line.as_bytes())?;
     Ok(Ok(ledger.len() + 1))
 }
 

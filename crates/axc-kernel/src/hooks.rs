@@ -73,8 +73,14 @@ fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
-fn digest(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+/// A protected file's bytes, read as every project file is (`fsread`: no FIFO waited on, no
+/// device or link out read), at most 256 MiB.
+fn read_protected(root: &Path, rel: &str) -> Option<Vec<u8>> {
+    fsread::read_inside(root, Path::new(rel), 256 << 20).ok()
+}
+
+fn digest(root: &Path, rel: &str) -> Option<String> {
+    let bytes = read_protected(root, rel)?;
     Some(
         Sha256::digest(&bytes)
             .iter()
@@ -397,10 +403,7 @@ pub fn run_hooks(
         let transport = hook["type"].as_str().unwrap_or("process");
         let before: Vec<(String, Option<Vec<u8>>, Option<String>)> = protected
             .iter()
-            .map(|p| {
-                let path = root.join(p);
-                (p.clone(), std::fs::read(&path).ok(), digest(&path))
-            })
+            .map(|p| (p.clone(), read_protected(root, p), digest(root, p)))
             .collect();
         let envelope = json!({
             "hook_phase": phase, "hook_name": name, "run_id": ctx.run_id,
@@ -421,9 +424,7 @@ pub fn run_hooks(
                 "stderr_excerpt": exec.stderr, "orchestrator_action": action,
             })
         };
-        if let Some((file, content, _)) =
-            before.iter().find(|(p, _, d)| digest(&root.join(p)) != *d)
-        {
+        if let Some((file, content, _)) = before.iter().find(|(p, _, d)| digest(root, p) != *d) {
             // Put every protected file back as it was, then say which one was touched.
             for (p, c, _) in &before {
                 let path = root.join(p);

@@ -53,6 +53,12 @@ fn scan(dir: &Path) -> std::io::Result<(Vec<String>, Vec<String>)> {
     Ok((files, links))
 }
 
+/// The bundle's file `name`, read as every project file is (`fsread`): a FIFO, a device or a
+/// link out of the bundle in its place is refused, never waited on or read; at most 256 MiB.
+fn read_in(dir: &Path, name: &str) -> Result<Vec<u8>, fsread::ReadError> {
+    fsread::read_inside(dir, Path::new(name), 256 << 20)
+}
+
 /// Seals the bundle: writes `MANIFEST.json` (written whole to a temporary file, then renamed)
 /// listing every file with its digest and size. The number of files, or why not.
 pub fn finalize(root: &Path, turn_id: &str, run_id: &str, role: &str) -> Result<usize, String> {
@@ -67,7 +73,7 @@ pub fn finalize(root: &Path, turn_id: &str, run_id: &str, role: &str) -> Result<
     }
     let mut files = Vec::new();
     for n in &names {
-        let bytes = std::fs::read(dir.join(n)).map_err(|e| format!("{n}: {e}"))?;
+        let bytes = read_in(&dir, n).map_err(|e| format!("{n}: {e}"))?;
         files.push(json!({"path": n, "sha256": sha256_hex(&bytes), "size": bytes.len()}));
     }
     let manifest = json!({
@@ -114,9 +120,9 @@ pub fn verify(root: &Path, turn_id: &str) -> Verification {
             format!("turn id \"{turn_id}\" is not one path segment"),
         )]);
     };
-    let text = match std::fs::read(dir.join(MANIFEST)) {
+    let text = match read_in(&dir, MANIFEST) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_missing() => {
             return fail(vec![problem(
                 "missing_manifest",
                 None,
@@ -179,7 +185,7 @@ pub fn verify(root: &Path, turn_id: &str) -> Verification {
             ));
             continue;
         }
-        let bytes = match std::fs::read(&file) {
+        let bytes = match read_in(&dir, path) {
             Ok(b) => b,
             Err(e) => {
                 errors.push(problem(

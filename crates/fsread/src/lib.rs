@@ -1,10 +1,12 @@
 //! Opening files that someone else controls: a project an agent can write, a state directory
 //! another process may swap. It owns three rules, for every product that reads such files:
-//! a file is opened without blocking (a FIFO opened for reading would wait forever for a
-//! writer) and kept only if, once open, it is a regular file; a file meant to be inside a root
-//! is checked where it really is after opening (so a symlink, or one swapped in between a
-//! check and the open, cannot lead outside); and reads are capped. It knows nothing of what
-//! the files mean. It also says when a file is unchanged without reading it ([`Stamp`]).
+//! a file is opened first only as a place (`O_PATH`) and opened for reading only once it is
+//! known to be a regular file (a FIFO is never waited on nor its writer released, a device
+//! never opened); a file meant to be inside a root is judged where it really is (so a
+//! symlink, or one swapped in between a check and the open, cannot lead outside), and one
+//! with other names (a hard link) is not read as the root's own; and reads are capped. It
+//! knows nothing of what the files mean. It also says when a file is unchanged without
+//! reading it ([`Stamp`]).
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -25,6 +27,10 @@ pub enum ReadError {
     },
     #[error("{path}: {len} bytes, over the {max} this reads of such a file")]
     TooLarge { path: String, len: u64, max: u64 },
+    #[error(
+        "{path}: one of {links} names of the same file (a hard link); only a file of its own is read"
+    )]
+    HardLinked { path: String, links: u64 },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -46,19 +52,54 @@ fn io(path: &Path, source: std::io::Error) -> ReadError {
     }
 }
 
-/// Opens `path` without blocking and keeps it only if, once open, it is a regular file.
+/// Opens `path` without blocking and keeps it only if it is a regular file: opened first only
+/// as a place (`O_PATH`, its links followed), and opened for reading only once that place is
+/// known to be a regular file — so a FIFO's writer is never released, a device never opened
+/// (no tty becomes a controlling terminal, no serial line is raised).
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), ReadError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| io(path, e))?;
-    let meta = file.metadata().map_err(|e| io(path, e))?;
+    let place = open_place(path)?;
+    let meta = place.metadata().map_err(|e| io(path, e))?;
     if !meta.is_file() {
         return Err(ReadError::NotRegular(path.display().to_string()));
     }
-    Ok((file, meta))
+    Ok((reopen(&place, &meta, path)?, meta))
+}
+
+/// `path` opened as a place only (`O_PATH`): nothing is read, no permission needed, nothing
+/// waited on.
+fn open_place(path: &Path) -> Result<File, ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(path)
+        .map_err(|e| io(path, e))
+}
+
+/// The regular file `place` (opened at `path`, `meta` its metadata) opened for reading: through
+/// the kernel's name for the descriptor, so it is that very file whatever was swapped in at
+/// `path` since; where `/proc` is not mounted, `path` again, kept only if it is the same file.
+fn reopen(place: &File, meta: &Metadata, path: &Path) -> Result<File, ReadError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let open = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(p)
+    };
+    match open(Path::new(&format!("/proc/self/fd/{}", place.as_raw_fd()))) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(path, e)),
+        Err(_) => {
+            let f = open(path).map_err(|e| io(path, e))?;
+            let now = f.metadata().map_err(|e| io(path, e))?;
+            if (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
+                return Err(ReadError::NotRegular(path.display().to_string()));
+            }
+            Ok(f)
+        }
+    }
 }
 
 /// Where an open file really is: the kernel's name for the descriptor (Linux), else the
@@ -71,12 +112,40 @@ fn real_path(file: &File, path: &Path) -> Option<PathBuf> {
 }
 
 /// Opens `root/rel` as [`open_regular`] does, and keeps it only if the file opened is inside
-/// `root` (both resolved: a symlink anywhere on the way that leads out is refused).
+/// `root` (both resolved: a symlink anywhere on the way that leads out is refused) and is a
+/// file of its own: a hard link shares its content with a name that may be anywhere, so it is
+/// refused too ([`open_inside_linked`] reads one where only the content's digest is wanted).
+/// Judged before the file is opened for reading.
 pub fn open_inside(root: &Path, rel: &Path) -> Result<(File, Metadata), ReadError> {
+    use std::os::unix::fs::MetadataExt;
     let path = root.join(rel);
-    let (file, meta) = open_regular(&path)?;
-    judge_inside(root, &path, &file)?;
-    Ok((file, meta))
+    let (place, meta) = inside_place(root, &path)?;
+    if meta.nlink() > 1 {
+        return Err(ReadError::HardLinked {
+            path: path.display().to_string(),
+            links: meta.nlink(),
+        });
+    }
+    Ok((reopen(&place, &meta, &path)?, meta))
+}
+
+/// [`open_inside`] of a file that may have other names (hard links): for a reader that takes
+/// only a digest of the content, where refusing would hide a change to the file.
+pub fn open_inside_linked(root: &Path, rel: &Path) -> Result<(File, Metadata), ReadError> {
+    let path = root.join(rel);
+    let (place, meta) = inside_place(root, &path)?;
+    Ok((reopen(&place, &meta, &path)?, meta))
+}
+
+/// `path` opened as a place, kept when it is a regular file inside `root`.
+fn inside_place(root: &Path, path: &Path) -> Result<(File, Metadata), ReadError> {
+    let place = open_place(path)?;
+    judge_inside(root, path, &place)?;
+    let meta = place.metadata().map_err(|e| io(path, e))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(path.display().to_string()));
+    }
+    Ok((place, meta))
 }
 
 /// What `root/rel` is (a file or a directory, its links followed) when it is inside `root` as
@@ -84,15 +153,10 @@ pub fn open_inside(root: &Path, rel: &Path) -> Result<(File, Metadata), ReadErro
 /// permission is needed and a FIFO is never waited on. One open and a `readlink`, where
 /// resolving the path first costs a `readlink` per component.
 pub fn locate_inside(root: &Path, rel: &Path) -> Result<Metadata, ReadError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let path = root.join(rel);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH)
-        .open(&path)
-        .map_err(|e| io(&path, e))?;
-    let meta = file.metadata().map_err(|e| io(&path, e))?;
-    judge_inside(root, &path, &file)?;
+    let place = open_place(&path)?;
+    let meta = place.metadata().map_err(|e| io(&path, e))?;
+    judge_inside(root, &path, &place)?;
     Ok(meta)
 }
 
@@ -249,6 +313,77 @@ mod tests {
         // A link that stays inside is where it leads.
         symlink(root.join("sub"), root.join("alias")).unwrap();
         assert!(locate_inside(&root, Path::new("alias")).unwrap().is_dir());
+    }
+
+    #[test]
+    fn a_fifo_or_link_out_is_judged_before_it_is_opened_for_reading() {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        // A process outside waits to write into a FIFO; the project links to it.
+        let fifo = outside.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        symlink(&fifo, root.join("state.json")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let writer_fifo = fifo.clone();
+        std::thread::spawn(move || {
+            // Blocks until a reader opens the FIFO.
+            let mut w = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&writer_fifo)
+                .unwrap();
+            tx.send(()).unwrap();
+            let _ = w.write_all(b"x");
+        });
+        assert!(open_inside(&root, Path::new("state.json")).is_err());
+        assert!(open_regular(&fifo).is_err());
+        assert!(open_regular(&root.join("state.json")).is_err());
+        // Neither read opened it: the writer still waits.
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(200))
+                .is_err()
+        );
+        // (Released here, so the thread ends.)
+        let _r = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    }
+
+    #[test]
+    fn a_hard_link_is_not_read_as_the_roots_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret"), "s").unwrap();
+        std::fs::hard_link(outside.join("secret"), root.join("events.jsonl")).unwrap();
+        let e = read_inside(&root, Path::new("events.jsonl"), 10).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: one of 2 names of the same file (a hard link); only a file of its own is read",
+                root.join("events.jsonl").display()
+            )
+        );
+        // A digest-only reader still reads it (a change to it must show).
+        let (mut f, _) = open_inside_linked(&root, Path::new("events.jsonl")).unwrap();
+        let mut text = String::new();
+        f.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "s");
+        // Its own file again once the other name is gone.
+        std::fs::remove_file(outside.join("secret")).unwrap();
+        assert_eq!(
+            read_inside(&root, Path::new("events.jsonl"), 10).unwrap(),
+            b"s"
+        );
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! baseline is taken: that stays git's word.
 //!
 //! Clean means what `git status --porcelain=v2 --untracked-files=all --ignore-submodules=all`
-//! prints nothing for: the index equals HEAD's tree (the index's cache-tree root is valid and
-//! names HEAD's tree), every index entry's stat data matches the file (git would not look at
-//! its content either) and no file outside the index escapes the ignore rules.
+//! prints nothing for: the index equals HEAD's tree (the tree its entries make, computed as
+//! `git write-tree` would, is the one HEAD's commit names), every index entry's stat data
+//! matches the file (git would not look at its content either) and no file outside the index
+//! escapes the ignore rules.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -59,13 +60,17 @@ fn proven_for(
     let (user, configs) = user_configs(home, xdg, &etc)?;
     let (head, branch) = super::git::head_in(&git, &config)?;
     let head = head?;
-    let index_meta = std::fs::symlink_metadata(git.join("index")).ok()?;
-    if !index_meta.is_file() || index_meta.len() > MAX_INDEX {
+    // The index itself, never one reached through a link (git would replace the link).
+    if !std::fs::symlink_metadata(git.join("index")).ok()?.is_file() {
         return None;
     }
-    let bytes = std::fs::read(git.join("index")).ok()?;
+    let (file, index_meta) = fsread::open_inside(&git, Path::new("index")).ok()?;
+    let bytes = fsread::read_open(file, &index_meta, &git.join("index"), MAX_INDEX).ok()?;
     let index = parse(&bytes)?;
-    if index.tree.as_deref() != Some(head_tree(&git, &head)?.as_str()) {
+    // The index's entries make HEAD's tree. Computed from the entries, as git compares them:
+    // the cache-tree extension an agent can leave stale beside an edited entry is not taken
+    // on trust.
+    if tree_of(&index.entries) != head_tree(&git, &head)? {
         return None;
     }
     // git built without nanosecond stat comparison (Debian's) takes an entry as racy when its
@@ -309,10 +314,14 @@ fn user_dirs_from(
 }
 
 /// Whether any replace ref exists (git would read HEAD's tree through it).
+/// Also when `packed-refs` is there but not read (not a regular file, over 64 MiB): git may
+/// read it otherwise.
 fn replaced(git: &Path) -> bool {
     let loose = std::fs::read_dir(git.join("refs/replace")).is_ok_and(|mut d| d.next().is_some());
-    let packed = std::fs::read(git.join("packed-refs"))
-        .is_ok_and(|b| b.windows(13).any(|w| w == b"refs/replace/"));
+    let packed = match fsread::read_inside(git, Path::new("packed-refs"), 64 << 20) {
+        Ok(b) => b.windows(13).any(|w| w == b"refs/replace/"),
+        Err(e) => !e.is_missing(),
+    };
     loose || packed
 }
 
@@ -325,19 +334,67 @@ fn plain_repository(root: &Path) -> Option<(PathBuf, PathBuf)> {
         .then_some((work, git))
 }
 
-/// The tree a loose commit object names (a packed HEAD, or anything unexpected: `None`).
-fn head_tree(git: &Path, head: &str) -> Option<String> {
-    let path = git.join("objects").join(&head[..2]).join(&head[2..]);
-    let bytes = fsread::read_regular(&path, MAX_COMMIT).ok()?;
+/// The tree a loose commit object names (a packed HEAD, or anything unexpected: `None`). The
+/// object must hash to its name: git reads a packed copy first, so a loose file under that
+/// name with other content would be read here and never by git.
+fn head_tree(git: &Path, head: &str) -> Option<[u8; 20]> {
+    use sha1::Digest;
+    let rel = format!("objects/{}/{}", head.get(..2)?, head.get(2..)?);
+    let bytes = fsread::read_inside(git, Path::new(&rel), MAX_COMMIT).ok()?;
     let raw = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&bytes, MAX_COMMIT as usize)
         .ok()?;
+    if hex(&sha1::Sha1::digest(&raw)) != head {
+        return None;
+    }
     let body = raw.strip_prefix(b"commit ")?;
     let nul = body.iter().position(|&b| b == 0)?;
     let tree = body[nul + 1..].strip_prefix(b"tree ")?.get(..40)?;
-    let tree = std::str::from_utf8(tree).ok()?;
-    tree.bytes()
-        .all(|b| b.is_ascii_hexdigit())
-        .then(|| tree.to_owned())
+    let mut id = [0u8; 20];
+    for (i, pair) in tree.chunks(2).enumerate() {
+        id[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(id)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The id of the tree the index `entries` make (what `git write-tree` would write): each
+/// directory's entries in index order, which is git's tree order (a directory sorts as its
+/// name and a slash, as its entries' full paths do in the index).
+fn tree_of(entries: &[Entry]) -> [u8; 20] {
+    fn tree(entries: &[Entry], prefix: usize) -> [u8; 20] {
+        use sha1::Digest;
+        let mut body = Vec::new();
+        let mut i = 0;
+        while i < entries.len() {
+            let rest = &entries[i].path[prefix..];
+            match rest.find('/') {
+                None => {
+                    body.extend_from_slice(format!("{:o} {rest}\0", entries[i].mode).as_bytes());
+                    body.extend_from_slice(&entries[i].oid);
+                    i += 1;
+                }
+                Some(k) => {
+                    let dir = &rest[..=k];
+                    let end = i + entries[i..]
+                        .iter()
+                        .take_while(|e| e.path[prefix..].starts_with(dir))
+                        .count();
+                    let id = tree(&entries[i..end], prefix + k + 1);
+                    body.extend_from_slice(format!("40000 {}\0", &rest[..k]).as_bytes());
+                    body.extend_from_slice(&id);
+                    i = end;
+                }
+            }
+        }
+        let mut h = sha1::Sha1::new();
+        h.update(format!("tree {}\0", body.len()).as_bytes());
+        h.update(&body);
+        h.finalize().into()
+    }
+    tree(entries, 0)
 }
 
 #[derive(Debug)]
@@ -356,8 +413,6 @@ struct Entry {
 #[derive(Debug)]
 struct Index {
     entries: Vec<Entry>,
-    /// The cache-tree root's tree id, when valid.
-    tree: Option<String>,
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -432,35 +487,19 @@ fn parse(b: &[u8]) -> Option<Index> {
             return None;
         }
     }
-    let mut tree = None;
     while at < end {
         let sig = b.get(at..at + 4)?;
         let size = be32(b, at + 4)? as usize;
-        let data = b.get(at + 8..(at + 8).checked_add(size)?)?;
+        // Optional extensions (the cache-tree, resolve-undo, ...) are skipped whole: what
+        // they say is worked out from the entries. A required one (`link`, `sdir`) is not
+        // read here.
+        b.get(at + 8..(at + 8).checked_add(size)?)?;
         if !sig[0].is_ascii_uppercase() {
-            // A required extension (`link`, `sdir`): not read here.
             return None;
-        }
-        if sig == b"TREE" {
-            tree = cache_tree_root(data);
         }
         at += 8 + size;
     }
-    (at == end).then_some(Index { entries, tree })
-}
-
-/// The root of a `TREE` extension: `\0<entries> <subtrees>\n<20-byte id>`, entries `-1` when
-/// invalidated.
-fn cache_tree_root(data: &[u8]) -> Option<String> {
-    let rest = data.strip_prefix(b"\0")?;
-    let nl = rest.iter().position(|&c| c == b'\n')?;
-    let counts = std::str::from_utf8(&rest[..nl]).ok()?;
-    let entries: i64 = counts.split(' ').next()?.parse().ok()?;
-    if entries < 0 {
-        return None;
-    }
-    let id = rest.get(nl + 1..nl + 21)?;
-    Some(id.iter().map(|b| format!("{b:02x}")).collect())
+    (at == end).then_some(Index { entries })
 }
 
 /// `Some(())` when every file of the work tree is in the index or ignored as git ignores it
@@ -491,10 +530,12 @@ fn untracked_none(
             Ok(_) => {}
         }
         let text = fsread::read_regular(file, 1 << 20).ok()?;
-        // Also a backslash or `//` (the crate reads `\/` and `**//` otherwise than git).
+        // Also a backslash or `//` (the crate reads `\/` and `**//` otherwise than git), and a
+        // brace (the crate's globs take `{a,b}` as alternatives, git as the characters).
         if text.split(|&c| c == b'\n').any(|l| {
             !l.starts_with(b"#")
-                && (l.contains(&b'[') || l.contains(&b'\\') || l.windows(2).any(|w| w == b"//"))
+                && (l.iter().any(|c| matches!(c, b'[' | b'\\' | b'{' | b'}'))
+                    || l.windows(2).any(|w| w == b"//"))
         }) {
             return None;
         }
@@ -1156,6 +1197,96 @@ mod tests {
             std::fs::write(d.join("src2/new.rs"), "n").unwrap();
             assert!(!git_clean(d), "{line:?}: git sees it");
             assert!(proven(d).is_none(), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn an_index_entry_edited_beside_a_stale_cache_tree_is_not_clean() {
+        // An agent rewrites one entry's blob id (and the index checksum) and leaves the
+        // cache-tree naming HEAD's tree: git compares the entries, so must this.
+        let t = repo();
+        let d = t.path();
+        assert!(proven(d).is_some());
+        let other = git(d, &["hash-object", "-w", "--stdin"]);
+        let other: Vec<u8> = (0..20)
+            .map(|i| u8::from_str_radix(&other.trim()[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let mut index = std::fs::read(d.join(".git/index")).unwrap();
+        assert!(
+            index.windows(4).any(|w| w == b"TREE"),
+            "a cache-tree to leave stale"
+        );
+        let name = index.windows(6).position(|w| w == b"a.txt\0").unwrap();
+        index[name - 22..name - 2].copy_from_slice(&other);
+        let body = index.len() - 20;
+        let sum: [u8; 20] = {
+            use sha1::Digest;
+            sha1::Sha1::digest(&index[..body]).into()
+        };
+        index[body..].copy_from_slice(&sum);
+        std::fs::write(d.join(".git/index"), &index).unwrap();
+        assert!(!git_clean(d), "git sees the staged change");
+        assert_eq!(proven(d), None);
+    }
+
+    #[test]
+    fn a_loose_commit_that_is_not_what_its_name_says_is_not_read() {
+        // git reads a packed commit before a loose file of the same name: a forged loose
+        // copy naming another tree must not be believed.
+        let t = repo();
+        let d = t.path();
+        git(d, &["gc", "-q"]);
+        let head = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
+        let git_dir = d.join(".git");
+        assert!(
+            !git_dir
+                .join(format!("objects/{}/{}", &head[..2], &head[2..]))
+                .exists()
+        );
+        let empty = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+        let body =
+            format!("tree {empty}\nauthor t <t> 0 +0000\ncommitter t <t> 0 +0000\n\nforged\n");
+        let raw = format!("commit {}\0{body}", body.len());
+        let packed = miniz_oxide::deflate::compress_to_vec_zlib(raw.as_bytes(), 6);
+        std::fs::create_dir_all(git_dir.join(format!("objects/{}", &head[..2]))).unwrap();
+        std::fs::write(
+            git_dir.join(format!("objects/{}/{}", &head[..2], &head[2..])),
+            packed,
+        )
+        .unwrap();
+        assert_eq!(head_tree(&git_dir, &head), None);
+    }
+
+    #[test]
+    fn a_brace_in_an_ignore_line_is_left_to_git() {
+        // The matcher's globs read `{log,tmp}` as alternatives; git reads the characters.
+        let t = repo();
+        let d = t.path();
+        std::fs::write(d.join(".git/info/exclude"), "*.{log,tmp}\n").unwrap();
+        std::fs::write(d.join("x.tmp"), "x").unwrap();
+        assert!(!git_clean(d), "git shows x.tmp");
+        assert_eq!(proven(d), None);
+    }
+
+    #[test]
+    fn a_packed_refs_that_is_no_file_is_never_read_whole() {
+        // /dev/zero behind a link would be read until memory ran out, a FIFO waited on.
+        for which in ["zero", "fifo"] {
+            let t = repo();
+            let packed = t.path().join(".git/packed-refs");
+            std::fs::remove_file(&packed).ok();
+            if which == "zero" {
+                std::os::unix::fs::symlink("/dev/zero", &packed).unwrap();
+            } else {
+                let c = std::ffi::CString::new(packed.to_str().unwrap()).unwrap();
+                // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            }
+            let root = t.path().to_owned();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(proven(&root)));
+            let answer = rx.recv_timeout(std::time::Duration::from_secs(10));
+            assert_eq!(answer, Ok(None), "{which}");
         }
     }
 

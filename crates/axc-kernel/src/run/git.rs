@@ -244,9 +244,14 @@ pub fn head_branch(root: &Path) -> Option<(Option<String>, Option<String>)> {
     head_from_files(root).or_else(|| snapshot(root).map(|s| (s.head, s.branch)))
 }
 
-/// The repository's small text file `rel` (a regular file, at most 64 KiB).
+/// The repository's small text file `rel` (a regular file of its own inside `dir`, at most
+/// 64 KiB). Never one reached through a link: git reads a symlinked `HEAD` or ref as a
+/// symbolic ref to where it points, not as the file there.
 fn small(dir: &Path, rel: &str) -> Option<String> {
-    let bytes = fsread::read_regular(&dir.join(rel), 64 << 10).ok()?;
+    if !std::fs::symlink_metadata(dir.join(rel)).ok()?.is_file() {
+        return None;
+    }
+    let bytes = fsread::read_inside(dir, Path::new(rel), 64 << 10).ok()?;
     String::from_utf8(bytes).ok()
 }
 
@@ -331,12 +336,13 @@ pub(crate) fn head_in(git: &Path, config: &str) -> Option<(Option<String>, Optio
             }
             Some(loose.to_owned())
         }
-        None if git.join(target).exists() => return None,
+        // There but not read (a link, not a regular file): ask git.
+        None if std::fs::symlink_metadata(git.join(target)).is_ok() => return None,
         None => match std::fs::symlink_metadata(git.join("packed-refs")) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             // A packed-refs this cannot read whole (too large, not a regular file): ask git.
             _ => {
-                let packed = fsread::read_regular(&git.join("packed-refs"), 64 << 20).ok()?;
+                let packed = fsread::read_inside(git, Path::new("packed-refs"), 64 << 20).ok()?;
                 let packed = String::from_utf8(packed).ok()?;
                 packed.lines().find_map(|l| {
                     let (oid, name) = l.split_once(' ')?;
@@ -463,8 +469,9 @@ pub fn marker(root: &Path, rel: &str) -> String {
         return "deleted".into();
     }
     // Streamed, of a regular file inside the project only (a link out, a FIFO or /dev/zero
-    // is "unreadable", never read).
-    let Ok((mut file, _)) = fsread::open_inside(root, Path::new(rel)) else {
+    // is "unreadable", never read). A hard-linked one is hashed: only its digest is kept, and
+    // "unreadable" before and after would hide a change to it.
+    let Ok((mut file, _)) = fsread::open_inside_linked(root, Path::new(rel)) else {
         return "unreadable".into();
     };
     let mut hasher = Sha256::new();
@@ -709,6 +716,21 @@ mod tests {
         let wt = dir.path().join("wt");
         assert_eq!(head_from_files(&wt), None);
         assert_eq!(head_branch(&wt).and_then(|(_, b)| b), Some("wt".to_owned()));
+        // A HEAD that is a link into refs/: git reads it as a symbolic ref to that branch,
+        // never as a detached HEAD at the file's id.
+        sh(&repo, &["checkout", "-q", "main"]);
+        std::fs::remove_file(repo.join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink("refs/heads/feature/x", repo.join(".git/HEAD")).unwrap();
+        assert_eq!(head_from_files(&repo), None);
+        assert_eq!(
+            head_branch(&repo).and_then(|(_, b)| b),
+            Some("feature/x".to_owned())
+        );
+        // A branch's ref that is a link: left to git too.
+        std::fs::remove_file(repo.join(".git/HEAD")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/linked\n").unwrap();
+        std::os::unix::fs::symlink("feature/x", repo.join(".git/refs/heads/linked")).unwrap();
+        assert_eq!(head_from_files(&repo), None);
         // A HEAD naming something odd is left to git.
         std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/../../config\n").unwrap();
         assert_eq!(head_from_files(&repo), None);

@@ -34,7 +34,9 @@ pub const MAX_LOG: u64 = 256 << 20;
 /// Opens `path` to append, never through a link at the last component.
 fn open_append(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    // Read too: whether it ends with a newline is read through this descriptor.
     let file = File::options()
+        .read(true)
         .create(true)
         .append(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -139,21 +141,16 @@ impl Store {
     /// Absent means nothing is there to read by that name, wherever a link on the way leads;
     /// a dangling link at `rel` itself is refused as [`Store::path`] refuses it.
     fn read_bytes(&self, rel: &str, max: u64) -> Result<Option<Vec<u8>>, Unread> {
-        use std::os::unix::fs::MetadataExt;
         if !plain(rel) {
             return Err(Unread::NotPlain);
         }
         let path = self.root.join(rel);
         match fsread::open_inside(&self.root, Path::new(rel)) {
-            Ok((file, meta)) => {
-                // A hard link shares its content with a file that may be outside the project.
-                if meta.nlink() > 1 {
-                    return Err(Unread::HardLinked);
-                }
-                fsread::read_open(file, &meta, &path, max)
-                    .map(Some)
-                    .map_err(Unread::Fs)
-            }
+            Ok((file, meta)) => fsread::read_open(file, &meta, &path, max)
+                .map(Some)
+                .map_err(Unread::Fs),
+            // A hard link shares its content with a file that may be outside the project.
+            Err(fsread::ReadError::HardLinked { .. }) => Err(Unread::HardLinked),
             Err(e) if e.is_missing() && std::fs::symlink_metadata(&path).is_err() => Ok(None),
             Err(e) => Err(Unread::Fs(e)),
         }
@@ -403,7 +400,7 @@ impl Store {
             std::fs::create_dir_all(dir)?;
         }
         let mut file = open_append(&path)?;
-        let ends_open = file.metadata()?.len() > 0 && !ends_with_newline(&path);
+        let ends_open = file.metadata()?.len() > 0 && !ends_with_newline(&file);
         let mut line = String::new();
         if ends_open {
             line.push('\n');
@@ -469,16 +466,18 @@ impl Store {
     }
 }
 
-fn ends_with_newline(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = File::open(path) else {
+/// Whether the file opened to append ends with a newline: its last byte read through the same
+/// descriptor (opening the path again could meet a FIFO swapped in since).
+fn ends_with_newline(file: &File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
         return true;
     };
-    if f.seek(SeekFrom::End(-1)).is_err() {
-        return true;
-    }
     let mut b = [0u8; 1];
-    f.read_exact(&mut b).is_ok() && b[0] == b'\n'
+    len == 0
+        || file
+            .read_exact_at(&mut b, len - 1)
+            .is_ok_and(|()| b[0] == b'\n')
 }
 
 #[cfg(test)]
