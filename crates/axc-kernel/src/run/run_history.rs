@@ -59,17 +59,25 @@ fn parent_context(state: &Json) -> Json {
 }
 
 /// The history entries of the run `run`, oldest first: read from the end of the history back
-/// to the first entry of another run. A run's turns are appended while it is the project's
-/// run, after every earlier run's, so the record of a run costs its own turns, not the
-/// history of the runs before it (an entry without a run id is passed over).
-fn run_entries(store: &Store, run: &str) -> Vec<Json> {
+/// to an entry of another run accepted before `run` was created (`created_at`). A run's turns
+/// are appended while it is the project's run, after every earlier run's, so the record of a
+/// run costs its own turns, not the history of the runs before it. An entry of another run
+/// accepted since (one written in among the run's own), or without a run id or a time, is
+/// passed over; without `created_at` the first entry of another run ends the read.
+fn run_entries(store: &Store, run: &str, created_at: Option<&str>) -> Vec<Json> {
+    let when = |t: &str| humantime::parse_rfc3339_weak(t).ok();
+    let created = created_at.and_then(when);
     axc_core::jsonl::read_back(store.root(), HISTORY, usize::MAX, |e| {
         if e["run_id"] == run {
-            Visit::Keep
-        } else if e["run_id"].is_string() {
-            Visit::Stop
-        } else {
-            Visit::Skip
+            return Visit::Keep;
+        }
+        if !e["run_id"].is_string() {
+            return Visit::Skip;
+        }
+        match (created, e["accepted_at"].as_str().and_then(when)) {
+            (None, _) => Visit::Stop,
+            (Some(c), Some(a)) if a < c => Visit::Stop,
+            _ => Visit::Skip,
         }
     })
     .map(|t| t.entries)
@@ -78,7 +86,7 @@ fn run_entries(store: &Store, run: &str) -> Vec<Json> {
 
 fn record(store: &Store, state: &Json, config: &Json, status: &str) -> Result<(), Refusal> {
     let history: Vec<Json> = match state["run_id"].as_str() {
-        Some(run) => run_entries(store, run),
+        Some(run) => run_entries(store, run, state["created_at"].as_str()),
         None => store
             .read_jsonl(HISTORY)
             .into_iter()
@@ -395,26 +403,36 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        let at = |m: u32| format!("2026-12-07T10:{m:02}:00.000Z");
         let lines = [
-            json!({"run_id": "run_b", "n": 0}),
-            json!({"run_id": "run_a", "n": 1}),
-            json!({"run_id": "run_a", "n": 2}),
-            json!({"run_id": "run_b", "n": 3}),
-            json!({"run_id": "run_a", "n": 4}),
+            json!({"run_id": "run_b", "n": 0, "accepted_at": at(0)}),
+            json!({"run_id": "run_a", "n": 1, "accepted_at": at(1)}),
+            json!({"run_id": "run_a", "n": 2, "accepted_at": at(2)}),
+            // run_c began at minute 5: run_b's turn before it ends its read.
+            json!({"run_id": "run_b", "n": 3, "accepted_at": at(3)}),
+            json!({"run_id": "run_c", "n": 4, "accepted_at": at(6)}),
             json!({"n": 5}),
-            json!({"run_id": "run_a", "n": 6}),
+            // Another run's entry written in among run_c's own is passed over.
+            json!({"run_id": "run_x", "n": 6, "accepted_at": at(7)}),
+            json!({"run_id": "run_c", "n": 7, "accepted_at": at(8)}),
         ];
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(root.join(HISTORY), format!("{text}{{broken\n\n")).unwrap();
         let store = Store::new(root);
-        let n = |run: &str| -> Vec<i64> {
-            run_entries(&store, run)
+        let n = |run: &str, created: Option<&str>| -> Vec<i64> {
+            run_entries(&store, run, created)
                 .iter()
                 .filter_map(|e| e["n"].as_i64())
                 .collect()
         };
-        assert_eq!(n("run_a"), [4, 6], "back to the run before");
-        assert_eq!(n("run_b"), Vec::<i64>::new(), "not the last run");
-        assert_eq!(n("run_c"), Vec::<i64>::new());
+        let created = at(5);
+        assert_eq!(n("run_c", Some(&created)), [4, 7], "back to the run before");
+        assert_eq!(n("run_c", None), [7], "without a start: to any other run");
+        assert_eq!(
+            n("run_b", Some(&at(0))),
+            [0, 3],
+            "every turn since it began"
+        );
+        assert_eq!(n("run_z", Some(&created)), Vec::<i64>::new());
     }
 }
