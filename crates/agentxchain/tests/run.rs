@@ -657,3 +657,47 @@ fn ctrl_c_lets_the_parallel_round_finish_and_starts_nothing_more() {
     assert_eq!(s["phase"], "implementation");
     assert!(s["active_turns"].as_object().unwrap().is_empty());
 }
+
+#[test]
+fn a_tree_git_cannot_read_is_said_to_be_unknown_not_clean() {
+    let r = project("ok");
+    let (code, out, _) = run(
+        &r.p.root,
+        &["--auto-approve", "--auto-checkpoint", "--max-turns", "1"],
+    );
+    assert_eq!(code, 0, "{out}");
+    // The checkpoint says the tree was clean at HEAD.
+    let head = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&r.p.root)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let session_path = r.p.root.join(".agentxchain/session.json");
+    let mut session: Value =
+        serde_json::from_str(&std::fs::read_to_string(&session_path).unwrap()).unwrap();
+    session["baseline_ref"] =
+        json!({"git_head": head.trim(), "git_branch": "main", "workspace_dirty": false});
+    std::fs::write(&session_path, session.to_string()).unwrap();
+    let continuity = || -> Value {
+        let out = r.p.ok(&["status", "--json"]);
+        serde_json::from_str::<Value>(&out).unwrap()["continuity"].clone()
+    };
+    let c = continuity();
+    assert_eq!(c["drift_detected"], false, "{c}");
+    assert_eq!(c["drift_warnings"], json!([]), "{c}");
+    // git cannot read the repository now (a corrupt index): unknown, said so.
+    std::fs::write(r.p.root.join(".git/index"), "garbage").unwrap();
+    let c = continuity();
+    assert_eq!(c["drift_detected"], Value::Null, "{c}");
+    assert_eq!(
+        c["drift_warnings"],
+        json!([
+            "Workspace state could not be read (git status failed or timed out): drift since checkpoint is unknown"
+        ]),
+        "{c}"
+    );
+}

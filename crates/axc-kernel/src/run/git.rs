@@ -359,13 +359,16 @@ pub(crate) fn head_in(git: &Path, config: &str) -> Option<(Option<String>, Optio
 /// git refuses, a FIFO it times out on). Observation must then fail closed, not read as "no
 /// repository, nothing changed".
 pub fn broken(root: &Path) -> bool {
-    let Ok(start) = root.canonicalize() else {
-        return false;
-    };
-    let has_git = start
-        .ancestors()
-        .any(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
-    has_git && snapshot(root).is_none()
+    has_git_dir(root) && snapshot(root).is_none()
+}
+
+/// Whether a `.git` is at or above `root` (read from the file system only).
+pub fn has_git_dir(root: &Path) -> bool {
+    root.canonicalize().is_ok_and(|start| {
+        start
+            .ancestors()
+            .any(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+    })
 }
 
 /// Whether commit `a` is an ancestor of (or is) commit `b`; both must be object names.

@@ -481,6 +481,13 @@ fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
             warnings.push("Workspace was clean at checkpoint but is now dirty".to_owned());
         }
         drift = json!(!warnings.is_empty());
+    } else if needs_tree && !falsy(base) && !stale && git::has_git_dir(store.root()) {
+        // git could not say (it failed, or was stopped after its time limit): the drift is
+        // unknown, which must not read as none.
+        warnings.push(
+            "Workspace state could not be read (git status failed or timed out): drift since checkpoint is unknown"
+                .to_owned(),
+        );
     }
     let (restart, command, reason, detail) = if drift == true {
         (
