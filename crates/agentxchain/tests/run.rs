@@ -689,6 +689,26 @@ fn a_tree_git_cannot_read_is_said_to_be_unknown_not_clean() {
     let c = continuity();
     assert_eq!(c["drift_detected"], false, "{c}");
     assert_eq!(c["drift_warnings"], json!([]), "{c}");
+    // An orphan branch (no commit yet): git reads it fine; the move is said, not a failure.
+    support::project::git(&r.p.root, &["checkout", "-q", "--orphan", "ghost"]);
+    let c = continuity();
+    assert_eq!(c["drift_detected"], true, "{c}");
+    let w = c["drift_warnings"].to_string();
+    assert!(
+        w.contains(&format!(
+            "Git HEAD has moved since checkpoint: {} -> (no commit)",
+            &head[..8]
+        )),
+        "{c}"
+    );
+    assert!(
+        w.contains("Branch changed since checkpoint: main -> ghost"),
+        "{c}"
+    );
+    assert!(!w.contains("could not be read"), "{c}");
+    support::project::git(&r.p.root, &["checkout", "-q", "main"]);
+    let c = continuity();
+    assert_eq!(c["drift_detected"], false, "{c}");
     // git cannot read the repository now (a corrupt index): unknown, said so.
     std::fs::write(r.p.root.join(".git/index"), "garbage").unwrap();
     let c = continuity();
@@ -700,4 +720,18 @@ fn a_tree_git_cannot_read_is_said_to_be_unknown_not_clean() {
         ]),
         "{c}"
     );
+}
+
+#[test]
+fn a_parallel_round_that_can_assign_nothing_says_why() {
+    // Without checkpoints the accepted planning files stay uncommitted: the next code-writing
+    // turn is refused, and the stop says so (not a missing entry role).
+    let r = parallel_planning();
+    r.p.config(|c| c["routing"]["implementation"]["max_concurrent_turns"] = json!(2));
+    let (code, out, _) = run(&r.p.root, &["--auto-approve", "--max-turns", "6"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("  Status:  blocked\n"), "{out}");
+    assert!(out.contains("    assignTurn("), "{out}");
+    assert!(out.contains("uncommitted"), "{out}");
+    assert!(!out.contains("No entry role"), "{out}");
 }

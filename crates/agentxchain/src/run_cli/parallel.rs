@@ -38,13 +38,18 @@ impl Loop<'_> {
         }
         let mut to_dispatch: Vec<Json> =
             active.iter().filter(|t| dispatchable(t)).cloned().collect();
-        to_dispatch.extend(self.fill(state, max));
+        let (new, refused) = self.fill(state, max);
+        to_dispatch.extend(new);
         if to_dispatch.is_empty() {
             let state = self.store.state().unwrap_or(Json::Null);
             self.errors.push(
                 match active_turns(&state).iter().find(|t| !dispatchable(t)) {
                     Some(t) => waiting(t),
-                    None => format!("No entry role for phase \"{}\"", s(&state["phase"])),
+                    // Why the last role could not be given a turn (uncommitted files, the
+                    // budget, ...), as the one-at-a-time loop says it.
+                    None => refused.unwrap_or_else(|| {
+                        format!("No entry role for phase \"{}\"", s(&state["phase"]))
+                    }),
                 },
             );
             return Some(Stop::Blocked);
@@ -100,8 +105,10 @@ impl Loop<'_> {
     /// turn or cannot take one — the phase's other allowed roles, until the phase is at
     /// capacity or no role is left. A delegation review is dispatched alone, and while
     /// delegations are pending no other role fills a slot.
-    fn fill(&mut self, mut state: Json, max: u64) -> Vec<Json> {
+    /// Also why the last role tried could not be assigned (`assignTurn(<role>): <refusal>`).
+    fn fill(&mut self, mut state: Json, max: u64) -> (Vec<Json>, Option<String>) {
         let mut new = Vec::new();
+        let mut refused = None;
         let mut tried = BTreeSet::new();
         while (active_turns(&state).len() as u64) < max {
             let Some(role) = self
@@ -128,7 +135,7 @@ impl Loop<'_> {
                     if !tried.insert(alt.clone()) {
                         return None;
                     }
-                    self.assign_beside(&alt)
+                    self.assign_beside(&alt, &mut refused)
                 });
                 match found {
                     Some(t) => t,
@@ -136,7 +143,7 @@ impl Loop<'_> {
                 }
             } else {
                 tried.insert(role.clone());
-                match self.assign_beside(&role) {
+                match self.assign_beside(&role, &mut refused) {
                     Some(t) => t,
                     None => continue,
                 }
@@ -152,13 +159,24 @@ impl Loop<'_> {
                 Err(_) => break,
             }
         }
-        new
+        (new, refused)
     }
 
     /// A turn of `role` beside the active ones (`None` when it cannot be assigned: the
-    /// reference's loop then tries the phase's other roles, saying nothing).
-    fn assign_beside(&self, role: &str) -> Option<Json> {
-        let (_, turn) = assign::assign_parallel(self.store, self.config, Some(role)).ok()?;
+    /// reference's loop then tries the phase's other roles; the refusal is kept in `refused`
+    /// for the stop's error should no turn be started).
+    fn assign_beside(&self, role: &str, refused: &mut Option<String>) -> Option<Json> {
+        let (_, turn) = match assign::assign_parallel(self.store, self.config, Some(role)) {
+            Ok(t) => t,
+            Err(r) => {
+                let why = r
+                    .message
+                    .strip_prefix("Failed to assign turn: ")
+                    .unwrap_or(&r.message);
+                *refused = Some(format!("assignTurn({}): {}", clean(role), why));
+                return None;
+            }
+        };
         println!("Turn assigned: {} → {}", s(&turn["turn_id"]), clean(role));
         Some(turn)
     }

@@ -5,8 +5,8 @@
 //! any untracked file) answers `None`, and the caller asks git. Never used where a turn's
 //! baseline is taken: that stays git's word.
 //!
-//! Clean means what `git status --porcelain=v2 --untracked-files=all --ignore-submodules=all`
-//! prints nothing for: the index equals HEAD's tree (the tree its entries make, computed as
+//! Clean means what `git status --porcelain=v2 --untracked-files=all` prints nothing for (as
+//! the reference asks git, submodules included; a repository with any is left to git): the index equals HEAD's tree (the tree its entries make, computed as
 //! `git write-tree` would, is the one HEAD's commit names), every index entry's stat data
 //! matches the file (git would not look at its content either) and no file outside the index
 //! escapes the ignore rules.
@@ -53,6 +53,10 @@ fn proven_for(
             l.starts_with("bare") && l != "bare=false"
         })
         || replaced(&git)
+        // A config git would refuse to read, or a repository format or extension git may
+        // read otherwise (or not at all): git's to say, and to fail on.
+        || config.contains("extensions")
+        || !plain_config(&config)
     {
         return None;
     }
@@ -70,7 +74,9 @@ fn proven_for(
     // The index's entries make HEAD's tree. Computed from the entries, as git compares them:
     // the cache-tree extension an agent can leave stale beside an edited entry is not taken
     // on trust.
-    if tree_of(&index.entries) != head_tree(&git, &head)? {
+    let tree = head_tree(&git, &head)?;
+    // git cannot compare with a tree it does not have ("bad tree object HEAD").
+    if tree_of(&index.entries) != tree || !has_object(&git, &tree) {
         return None;
     }
     // git built without nanosecond stat comparison (Debian's) takes an entry as racy when its
@@ -103,13 +109,12 @@ fn proven_for(
             .iter()
             .any(|e| e.path.rsplit('/').next() == Some(".gitattributes"));
     let mut tracked = std::collections::HashSet::with_capacity(index.entries.len());
-    let mut gitlinks = Vec::new();
     let mut dirs = std::collections::HashSet::new();
     let mut attributes_checked = std::collections::HashSet::new();
     for e in &index.entries {
+        // A submodule: git looks inside it (its checkout, its own changes); that is git's.
         if e.mode == 0o160000 {
-            gitlinks.push(work.join(&e.path));
-            continue;
+            return None;
         }
         // Every leading directory a real one (git sees a path under a link as deleted).
         let mut dir = String::new();
@@ -164,7 +169,7 @@ fn proven_for(
         }
         tracked.insert(work.join(&e.path));
     }
-    untracked_none(&work, (home, xdg), &configs, &tracked, &gitlinks)?;
+    untracked_none(&work, (home, xdg), &configs, &tracked)?;
     Some((head, branch))
 }
 
@@ -356,6 +361,92 @@ fn head_tree(git: &Path, head: &str) -> Option<[u8; 20]> {
     Some(id)
 }
 
+/// Whether the lowercased repository config `config` is one git reads as this reads it: every
+/// line blank, a comment, a whole section header, or a plain `key` / `key = value` (no
+/// continued line), and any `repositoryformatversion` 0 or 1.
+fn plain_config(config: &str) -> bool {
+    config.lines().all(|line| {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+            return true;
+        }
+        if t.starts_with('[') {
+            return t.ends_with(']') && t.matches('[').count() == 1 && t.matches(']').count() == 1;
+        }
+        if t.ends_with('\\') {
+            return false;
+        }
+        let (key, value) = match t.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (t, None),
+        };
+        let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        key_ok && (key != "repositoryformatversion" || matches!(value, Some("0" | "1")))
+    })
+}
+
+/// Whether the object `id` is in the repository: loose, or in a pack's index (version 2,
+/// searched with a few reads, never read whole). The empty tree git always has. Anything this
+/// does not read (alternates, an older pack index) says no: git's to say.
+fn has_object(git: &Path, id: &[u8; 20]) -> bool {
+    use std::os::unix::fs::FileExt;
+    const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    let name = hex(id);
+    if name == EMPTY_TREE {
+        return true;
+    }
+    let loose = git.join("objects").join(&name[..2]).join(&name[2..]);
+    if std::fs::symlink_metadata(&loose).is_ok_and(|m| m.is_file()) {
+        return true;
+    }
+    if std::fs::symlink_metadata(git.join("objects/info/alternates")).is_ok() {
+        return false;
+    }
+    let Ok(packs) = std::fs::read_dir(git.join("objects/pack")) else {
+        return false;
+    };
+    let in_index = |rel: &str| -> Option<bool> {
+        let (file, meta) = fsread::open_inside(git, Path::new(rel)).ok()?;
+        let mut head = [0u8; 8 + 256 * 4];
+        file.read_exact_at(&mut head, 0).ok()?;
+        if head[..8] != [0xff, b't', b'O', b'c', 0, 0, 0, 2] {
+            return None;
+        }
+        let fan = |i: usize| be32(&head, 8 + 4 * i).map(|n| n as u64);
+        let first = id[0] as usize;
+        let (mut lo, mut hi) = (if first == 0 { 0 } else { fan(first - 1)? }, fan(first)?);
+        let total = fan(255)?;
+        if hi > total || meta.len() < 8 + 1024 + total * 20 {
+            return None;
+        }
+        let mut probe = [0u8; 20];
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            file.read_exact_at(&mut probe, 8 + 1024 + mid * 20).ok()?;
+            match probe.cmp(id) {
+                std::cmp::Ordering::Equal => return Some(true),
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+            }
+        }
+        Some(false)
+    };
+    let mut found = false;
+    for entry in packs.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str().filter(|f| f.ends_with(".idx")) else {
+            continue;
+        };
+        match in_index(&format!("objects/pack/{file}")) {
+            Some(true) => found = true,
+            Some(false) => {}
+            None => return false,
+        }
+    }
+    found
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -516,7 +607,6 @@ fn untracked_none(
     (home, xdg): (Option<&Path>, Option<&Path>),
     configs: &UserConfigs,
     tracked: &std::collections::HashSet<PathBuf>,
-    gitlinks: &[PathBuf],
 ) -> Option<()> {
     // One ignore file's rules, its patterns relative to `dir`; `None` when it is not a plain
     // file git would read, or holds a `[` (an unclosed class matches literally in the
@@ -569,7 +659,7 @@ fn untracked_none(
             let path = entry.path();
             let ty = entry.file_type().ok()?;
             if ty.is_dir() {
-                if path == git_dir || gitlinks.contains(&path) || ignored(&path, true) {
+                if path == git_dir || ignored(&path, true) {
                     continue;
                 }
                 // A repository inside: git's rules for it are not these.
@@ -1255,6 +1345,67 @@ mod tests {
         )
         .unwrap();
         assert_eq!(head_tree(&git_dir, &head), None);
+    }
+
+    #[test]
+    fn a_repository_git_cannot_read_is_left_to_git() {
+        // git refuses these (a broken config line, a format or extension it may not know, a
+        // HEAD whose tree is gone): the proof must not say clean where git says nothing.
+        type Break = fn(&Path);
+        let breaks: &[(&str, Break)] = &[
+            ("a broken section header", |d| {
+                let c = d.join(".git/config");
+                let text = std::fs::read_to_string(&c).unwrap();
+                std::fs::write(c, text + "[core\n").unwrap();
+            }),
+            ("repository format 2", |d| {
+                git(d, &["config", "core.repositoryformatversion", "2"]);
+            }),
+            ("an unknown extension", |d| {
+                git(d, &["config", "core.repositoryformatversion", "1"]);
+                git(d, &["config", "extensions.frobnicate", "true"]);
+            }),
+            ("HEAD's tree gone", |d| {
+                // Everything packed, then only the commit written back loose and the pack
+                // removed: the commit reads, its tree does not exist.
+                let raw = git(d, &["cat-file", "commit", "HEAD"]);
+                let head = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
+                git(d, &["gc", "-q"]);
+                for e in std::fs::read_dir(d.join(".git/objects/pack")).unwrap() {
+                    std::fs::remove_file(e.unwrap().path()).unwrap();
+                }
+                let obj = format!("commit {}\0{raw}", raw.len());
+                let dir = d.join(format!(".git/objects/{}", &head[..2]));
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join(&head[2..]),
+                    miniz_oxide::deflate::compress_to_vec_zlib(obj.as_bytes(), 6),
+                )
+                .unwrap();
+            }),
+            ("a submodule deleted", |d| {
+                let head = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
+                std::fs::create_dir(d.join("sub")).unwrap();
+                git(
+                    d,
+                    &[
+                        "update-index",
+                        "--add",
+                        "--cacheinfo",
+                        &format!("160000,{head},sub"),
+                    ],
+                );
+                git(d, &["commit", "-qm", "sub"]);
+                settle(d);
+                std::fs::remove_dir(d.join("sub")).unwrap();
+            }),
+        ];
+        for (what, f) in breaks {
+            let t = repo();
+            assert!(proven(t.path()).is_some(), "{what}: clean before");
+            f(t.path());
+            assert_eq!(proven(t.path()), None, "{what}");
+        }
     }
 
     #[test]

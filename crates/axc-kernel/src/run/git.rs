@@ -201,7 +201,6 @@ pub fn snapshot(root: &Path) -> Option<Snapshot> {
             "--branch",
             "-z",
             "--untracked-files=all",
-            "--ignore-submodules=all",
         ],
     )?;
     let mut snap = Snapshot::default();
@@ -661,7 +660,7 @@ pub fn has_changes(root: &Path, files: &[String]) -> bool {
     if files.is_empty() {
         return false;
     }
-    let mut args = vec!["status", "--porcelain", "--ignore-submodules=all", "--"];
+    let mut args = vec!["status", "--porcelain", "--"];
     args.extend(files.iter().map(String::as_str));
     git(root, &args).is_some_and(|s| !s.trim().is_empty())
 }

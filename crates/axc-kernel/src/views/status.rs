@@ -460,17 +460,22 @@ fn continuity(store: &Store, state: &Json, session: Option<Json>) -> Json {
             ..Default::default()
         })
     };
-    if let Some(now) = now
-        && let Some(head) = &now.head
-    {
-        let old_head = base["git_head"].as_str();
-        if let Some(old) = old_head.filter(|o| !o.is_empty() && *o != head) {
-            let short = |s: &str| s.chars().take(8).collect::<String>();
-            warnings.push(format!(
+    if let Some(now) = now {
+        let old_head = base["git_head"].as_str().filter(|o| !o.is_empty());
+        let short = |s: &str| s.chars().take(8).collect::<String>();
+        match (old_head, now.head.as_deref()) {
+            (Some(old), Some(head)) if old != head => warnings.push(format!(
                 "Git HEAD has moved since checkpoint: {} -> {}",
                 short(old),
                 short(head)
-            ));
+            )),
+            // A branch with no commit yet (an orphan checkout): HEAD is gone from the commit
+            // the checkpoint named.
+            (Some(old), None) => warnings.push(format!(
+                "Git HEAD has moved since checkpoint: {} -> (no commit)",
+                short(old)
+            )),
+            _ => {}
         }
         if let (Some(old), Some(new)) = (trimmed(&base["git_branch"]), now.branch.as_deref())
             && old != new
