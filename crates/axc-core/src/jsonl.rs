@@ -14,6 +14,9 @@ use fsread::ReadError;
 use serde_json::Value;
 
 const CHUNK: usize = 64 * 1024;
+// A line within one chunk is never over the line cap, so only a line read in pieces is
+// measured against it.
+const _: () = assert!(CHUNK <= MAX_LINE);
 /// The longest line read as an entry; a longer one is skipped (and counted) unread.
 pub const MAX_LINE: usize = 16 << 20;
 /// How far back from its end [`read_last`] reads a log (a sparse 100 GB file must not keep a
@@ -244,12 +247,9 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
         while let Some(nl) = data[..end].iter().rposition(|&b| b == b'\n') {
             let piece = &data[nl + 1..end];
             if partial.is_empty() && !oversize {
-                // The whole line is in this chunk: parsed where it lies, never copied.
-                if piece.len() > MAX_LINE {
-                    g.tail.skipped += 1;
-                } else {
-                    g.line(piece);
-                }
+                // The whole line is in this chunk: parsed where it lies, never copied (never
+                // over the line cap: a chunk is shorter).
+                g.line(piece);
             } else {
                 // The line after this newline: its last part is what was pending.
                 if !oversize {
@@ -540,6 +540,74 @@ mod tests {
         let f = file_with(&ok);
         assert_eq!(read_last(f.path(), "f.jsonl", 1).unwrap().entries.len(), 1);
         assert_eq!(read_all(f.path(), "f.jsonl").unwrap().entries.len(), 1);
+    }
+
+    /// A JSON object line of exactly `len` bytes (no newline).
+    fn object_line(len: usize, fill: u8) -> Vec<u8> {
+        let mut line = b"{\"big\":\"".to_vec();
+        line.resize(len - 2, fill);
+        line.extend_from_slice(b"\"}");
+        line
+    }
+
+    #[test]
+    fn the_line_and_answer_caps_hold_at_their_exact_bounds() {
+        // Two lines of exactly MAX_LINE bytes: each is read, and together they are exactly
+        // MAX_ANSWER, which does not stop the read; the small lines before them are read too.
+        assert_eq!(2 * MAX_LINE, MAX_ANSWER);
+        let mut content = b"{\"a\":1}\n{\"a\":2}\n".to_vec();
+        for fill in [b'x', b'y'] {
+            content.extend(object_line(MAX_LINE, fill));
+            content.push(b'\n');
+        }
+        let f = file_with(&content);
+        let tail = read_last(f.path(), "f.jsonl", 10).unwrap();
+        assert_eq!(
+            (tail.entries.len(), tail.skipped, tail.truncated),
+            (4, 0, false)
+        );
+        assert_eq!(tail.entries[0], json!({"a": 1}));
+        let all = read_all(f.path(), "f.jsonl").unwrap();
+        assert_eq!((all.entries.len(), all.skipped), (4, 0));
+        // One byte over: a valid object, yet skipped and counted, never returned — also as
+        // the file's first line (read last, at the file's start).
+        let mut content = object_line(MAX_LINE + 1, b'z');
+        content.extend_from_slice(b"\n{\"a\":3}\n");
+        content.extend(object_line(MAX_LINE + 1, b'w'));
+        content.extend_from_slice(b"\n{\"a\":4}\n");
+        let f = file_with(&content);
+        let tail = read_last(f.path(), "f.jsonl", 10).unwrap();
+        assert_eq!(tail.entries, [json!({"a": 3}), json!({"a": 4})]);
+        assert_eq!((tail.skipped, tail.truncated), (2, false));
+        let all = read_all(f.path(), "f.jsonl").unwrap();
+        assert_eq!((all.entries.len(), all.skipped), (2, 2));
+    }
+
+    #[test]
+    fn an_answer_over_its_byte_cap_stops_the_read() {
+        // Three 12 MiB entries are over MAX_ANSWER: the read stops there (at the next chunk:
+        // a blank stretch keeps the small entries out of the chunk it ends in), truncated.
+        let mut content = b"{\"a\":1}\n{\"a\":2}\n".to_vec();
+        content.resize(content.len() + 4 * CHUNK, b' ');
+        content.push(b'\n');
+        for fill in [b'x', b'y', b'z'] {
+            content.extend(object_line(12 << 20, fill));
+            content.push(b'\n');
+        }
+        let f = file_with(&content);
+        let tail = read_last(f.path(), "f.jsonl", 10).unwrap();
+        assert_eq!((tail.entries.len(), tail.truncated), (3, true));
+        assert!(tail.entries.iter().all(|e| e["big"].is_string()));
+    }
+
+    #[test]
+    fn what_is_not_an_object_is_skipped_and_a_whole_small_file_is_not_truncated() {
+        let f = file_with(b"[1]\n3\n\"s\"\nnull\n{\"a\":1}\n");
+        let tail = read_last(f.path(), "f.jsonl", 100).unwrap();
+        assert_eq!(tail.entries, [json!({"a": 1})]);
+        assert_eq!((tail.skipped, tail.truncated), (4, false));
+        let all = read_all(f.path(), "f.jsonl").unwrap();
+        assert_eq!((all.entries.len(), all.skipped), (1, 4));
     }
 
     #[test]
