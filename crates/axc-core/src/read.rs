@@ -370,3 +370,86 @@ fn compact(v: &Value) -> String {
     // serde_json's compact form equals JSON.stringify for strings and objects of strings.
     serde_json::to_string(v).expect("a JSON value serializes")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy of the reference's paused-for-approval project, its state's status set to
+    /// `status`.
+    fn paused_project(status: &str) -> (tempfile::TempDir, Project) {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/agentxchain/scratch-paused-approval/project");
+        let d = tempfile::tempdir().unwrap();
+        for rel in ["agentxchain.json", ".agentxchain/state.json"] {
+            let to = d.path().join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(from.join(rel), &to).unwrap();
+        }
+        let state = d.path().join(".agentxchain/state.json");
+        let mut s: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        s["status"] = json!(status);
+        std::fs::write(&state, s.to_string()).unwrap();
+        let mut warnings = Vec::new();
+        let p = open(d.path(), &mut warnings).unwrap();
+        (d, p)
+    }
+
+    #[test]
+    fn only_a_paused_or_blocked_run_has_a_gate_to_approve() {
+        let mut w = Vec::new();
+        for status in ["paused", "blocked"] {
+            let (_d, p) = paused_project(status);
+            let r = approve_gate(&p, "planning_signoff", &mut w);
+            assert_eq!(r["ok"], true, "{status}: {r}");
+            assert_eq!(r["type"], "phase_transition");
+            assert_eq!(r["detail"], "planning → implementation");
+            let r = approve_gate(&p, "qa_ship_verdict", &mut w);
+            assert_eq!(
+                r["error"],
+                "No pending approval gate qa_ship_verdict for this run."
+            );
+        }
+        let (_d, p) = paused_project("active");
+        assert_eq!(
+            approve_gate(&p, "planning_signoff", &mut w)["error"],
+            "Run is not awaiting approval (status: \"active\"). Nothing to approve."
+        );
+        assert_eq!(
+            approve_gate(&p, "hesc_1", &mut w)["error"],
+            "Run is not blocked (status: \"active\"). Nothing to approve."
+        );
+    }
+
+    #[test]
+    fn an_answer_says_skipped_lines_and_truncation_only_when_there_were_some() {
+        assert_eq!(
+            with_skipped(json!({"ok": true}), 0, false),
+            json!({"ok": true})
+        );
+        assert_eq!(
+            with_skipped(json!({"ok": true}), 1, true),
+            json!({"ok": true, "skipped_lines": 1, "truncated": true})
+        );
+    }
+
+    #[test]
+    fn an_empty_or_non_text_field_reads_as_null() {
+        assert_eq!(str_or_null(Some(&json!(""))), Value::Null);
+        assert_eq!(str_or_null(Some(&json!(7))), Value::Null);
+        assert_eq!(str_or_null(None), Value::Null);
+        assert_eq!(str_or_null(Some(&json!("x"))), json!("x"));
+    }
+
+    #[test]
+    fn an_intake_instruction_needs_both_a_source_and_a_title() {
+        for (source, title) in [("", "t"), ("manual", " "), ("", "")] {
+            assert_eq!(
+                intake_instruction(source, title, None, None)["error"],
+                "Both source and title are required.",
+                "{source:?} {title:?}"
+            );
+        }
+        assert_eq!(intake_instruction("manual", "t", None, None)["ok"], true);
+    }
+}
