@@ -66,9 +66,10 @@ fn parse_line<T: serde::de::DeserializeOwned>(line: &[u8]) -> Parsed<T> {
     }
     match serde_json::from_slice::<T>(trimmed) {
         Ok(v) => Parsed::Entry(v),
+        // Starting with `{`, whatever parses is an object.
         Err(_) => match serde_json::from_slice::<Value>(trimmed) {
-            Ok(v) if v.is_object() => serde_json::from_value(v).map_or(Parsed::Bad, Parsed::Entry),
-            _ => Parsed::Bad,
+            Ok(v) => serde_json::from_value(v).map_or(Parsed::Bad, Parsed::Entry),
+            Err(_) => Parsed::Bad,
         },
     }
 }
