@@ -612,6 +612,25 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_read_takes_a_file_of_exactly_its_cap_and_not_one_byte_more() {
+        let d = file_with(b"");
+        let path = d.path().join("f.jsonl");
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        // Sparse: no disk is spent on the zeros (one line, over the line cap, skipped).
+        f.set_len(MAX_ALL).unwrap();
+        let all = read_all(d.path(), "f.jsonl").unwrap();
+        assert_eq!((all.entries.len(), all.skipped), (0, 1));
+        f.set_len(MAX_ALL + 1).unwrap();
+        assert!(matches!(
+            read_all(d.path(), "f.jsonl"),
+            Err(ReadError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
     fn a_huge_sparse_log_is_read_only_near_its_end() {
         let d = file_with(b"");
         let f = std::fs::OpenOptions::new()
