@@ -554,9 +554,13 @@ mod tests {
     #[test]
     fn the_line_and_answer_caps_hold_at_their_exact_bounds() {
         // Two lines of exactly MAX_LINE bytes: each is read, and together they are exactly
-        // MAX_ANSWER, which does not stop the read; the small lines before them are read too.
+        // MAX_ANSWER, which does not stop the read; the small lines before them are read too
+        // (a blank stretch puts them in later chunks than the one the big lines end in: the
+        // cap is looked at between chunks).
         assert_eq!(2 * MAX_LINE, MAX_ANSWER);
         let mut content = b"{\"a\":1}\n{\"a\":2}\n".to_vec();
+        content.resize(content.len() + 4 * CHUNK, b' ');
+        content.push(b'\n');
         for fill in [b'x', b'y'] {
             content.extend(object_line(MAX_LINE, fill));
             content.push(b'\n');
