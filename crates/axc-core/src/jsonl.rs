@@ -589,6 +589,20 @@ mod tests {
     }
 
     #[test]
+    fn an_oversized_line_is_skipped_even_when_its_start_is_an_object() {
+        // `{"a":9}` then more than 16 MiB of blanks: valid JSON, but over the line cap. Read
+        // back, the line is known too long before its start is reached (its later chunks
+        // alone are over the cap): it is skipped whole, its start never read as an entry.
+        let mut content = b"{\"c\":0}\n{\"a\":9}".to_vec();
+        content.resize(content.len() + MAX_LINE + 2 * CHUNK, b' ');
+        content.extend_from_slice(b"\n{\"b\":1}\n");
+        let f = file_with(&content);
+        let tail = read_last(f.path(), "f.jsonl", 10).unwrap();
+        assert_eq!(tail.entries, [json!({"c": 0}), json!({"b": 1})]);
+        assert_eq!(tail.skipped, 1);
+    }
+
+    #[test]
     fn an_answer_over_its_byte_cap_stops_the_read() {
         // Three 12 MiB entries are over MAX_ANSWER: the read stops there (at the next chunk:
         // a blank stretch keeps the small entries out of the chunk it ends in), truncated.
