@@ -58,11 +58,17 @@ fn io(path: &Path, source: std::io::Error) -> ReadError {
 /// (no tty becomes a controlling terminal, no serial line is raised).
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), ReadError> {
     let place = open_place(path)?;
+    let meta = regular_meta(&place, path)?;
+    Ok((reopen(&place, &meta, path)?, meta))
+}
+
+/// The metadata of `place` (opened at `path`), when it is a regular file.
+fn regular_meta(place: &File, path: &Path) -> Result<Metadata, ReadError> {
     let meta = place.metadata().map_err(|e| io(path, e))?;
     if !meta.is_file() {
         return Err(ReadError::NotRegular(path.display().to_string()));
     }
-    Ok((reopen(&place, &meta, path)?, meta))
+    Ok(meta)
 }
 
 /// `path` opened as a place only (`O_PATH`): nothing is read, no permission needed, nothing
@@ -141,10 +147,7 @@ pub fn open_inside_linked(root: &Path, rel: &Path) -> Result<(File, Metadata), R
 fn inside_place(root: &Path, path: &Path) -> Result<(File, Metadata), ReadError> {
     let place = open_place(path)?;
     judge_inside(root, path, &place)?;
-    let meta = place.metadata().map_err(|e| io(path, e))?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(path.display().to_string()));
-    }
+    let meta = regular_meta(&place, path)?;
     Ok((place, meta))
 }
 
@@ -219,6 +222,21 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
+    /// A temporary directory holding a `root` and a directory `outside` it, both made.
+    fn root_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        (dir, root, outside)
+    }
+
+    fn mkfifo(path: &Path) {
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    }
+
     #[test]
     fn the_cap_admits_exactly_max_bytes_and_names_the_whole_length() {
         let dir = tempfile::tempdir().unwrap();
@@ -284,10 +302,8 @@ mod tests {
 
     #[test]
     fn a_place_is_located_only_inside_the_root_and_never_waited_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        let (_dir, root, outside) = root_and_outside();
         std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(root.join("sub/a"), "a").unwrap();
         std::fs::write(outside.join("secret"), "s").unwrap();
         assert!(locate_inside(&root, Path::new("sub")).unwrap().is_dir());
@@ -298,9 +314,7 @@ mod tests {
                 .is_missing()
         );
         // A FIFO is a place too: located at once (never opened for reading), said as what it is.
-        let c = std::ffi::CString::new(root.join("fifo").to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        mkfifo(&root.join("fifo"));
         let m = locate_inside(&root, Path::new("fifo")).unwrap();
         assert!(!m.is_file() && !m.is_dir());
         // Links out, to a directory, a file, or through a directory, are outside.
@@ -319,15 +333,10 @@ mod tests {
     fn a_fifo_or_link_out_is_judged_before_it_is_opened_for_reading() {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
+        let (_dir, root, outside) = root_and_outside();
         // A process outside waits to write into a FIFO; the project links to it.
         let fifo = outside.join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        mkfifo(&fifo);
         symlink(&fifo, root.join("state.json")).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         let writer_fifo = fifo.clone();
@@ -359,10 +368,7 @@ mod tests {
 
     #[test]
     fn a_hard_link_is_not_read_as_the_roots_own_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
+        let (_dir, root, outside) = root_and_outside();
         std::fs::write(outside.join("secret"), "s").unwrap();
         std::fs::hard_link(outside.join("secret"), root.join("events.jsonl")).unwrap();
         let e = read_inside(&root, Path::new("events.jsonl"), 10).unwrap_err();
@@ -388,10 +394,8 @@ mod tests {
 
     #[test]
     fn only_regular_files_inside_the_root_are_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        let (_dir, root, outside) = root_and_outside();
         std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(root.join("sub/a.json"), "{}").unwrap();
         std::fs::write(outside.join("secret"), "s").unwrap();
         assert_eq!(
@@ -405,9 +409,7 @@ mod tests {
         );
         // A FIFO is refused at once, never waited on.
         let fifo = root.join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo(3) reads the NUL-terminated path and touches nothing else.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        mkfifo(&fifo);
         assert!(matches!(
             read_inside(&root, Path::new("fifo"), 10),
             Err(ReadError::NotRegular(_))
