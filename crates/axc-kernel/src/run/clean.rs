@@ -6,10 +6,10 @@
 //! baseline is taken: that stays git's word.
 //!
 //! Clean means what `git status --porcelain=v2 --untracked-files=all` prints nothing for (as
-//! the reference asks git, submodules included; a repository with any is left to git): the index equals HEAD's tree (the tree its entries make, computed as
-//! `git write-tree` would, is the one HEAD's commit names), every index entry's stat data
-//! matches the file (git would not look at its content either) and no file outside the index
-//! escapes the ignore rules.
+//! the reference asks git, submodules included; a repository with any is left to git): the
+//! index equals HEAD's tree (the tree its entries make, computed as `git write-tree` would, is
+//! the one HEAD's commit names), every index entry's stat data matches the file (git would not
+//! look at its content either) and no file outside the index escapes the ignore rules.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -227,7 +227,6 @@ const MAX_HASHED: u64 = 8 << 20;
 /// Whether the file at `path` (a regular file or a link, `meta` its own) holds the blob `oid`:
 /// git's object id of its bytes (a link's: its target).
 fn same_content(path: &Path, meta: &std::fs::Metadata, oid: &[u8; 20]) -> bool {
-    use sha1::Digest;
     use std::os::unix::ffi::OsStrExt;
     let bytes = if meta.file_type().is_symlink() {
         match std::fs::read_link(path) {
@@ -240,10 +239,21 @@ fn same_content(path: &Path, meta: &std::fs::Metadata, oid: &[u8; 20]) -> bool {
             Err(_) => return false,
         }
     };
+    object_id("blob", &bytes) == *oid
+}
+
+/// The id git gives an object of `kind` holding `body`.
+fn object_id(kind: &str, body: &[u8]) -> [u8; 20] {
+    use sha1::Digest;
     let mut h = sha1::Sha1::new();
-    h.update(format!("blob {}\0", bytes.len()).as_bytes());
-    h.update(&bytes);
-    h.finalize().as_slice() == oid
+    h.update(format!("{kind} {}\0", body.len()).as_bytes());
+    h.update(body);
+    h.finalize().into()
+}
+
+/// Where the loose object named `hex` (40 hex digits) is, relative to `.git`.
+fn loose_object(hex: &str) -> Option<String> {
+    Some(format!("objects/{}/{}", hex.get(..2)?, hex.get(2..)?))
 }
 
 /// The user's git config files as read once, each as written (empty when absent): the XDG
@@ -344,8 +354,7 @@ fn plain_repository(root: &Path) -> Option<(PathBuf, PathBuf)> {
 /// name with other content would be read here and never by git.
 fn head_tree(git: &Path, head: &str) -> Option<[u8; 20]> {
     use sha1::Digest;
-    let rel = format!("objects/{}/{}", head.get(..2)?, head.get(2..)?);
-    let bytes = fsread::read_inside(git, Path::new(&rel), MAX_COMMIT).ok()?;
+    let bytes = fsread::read_inside(git, Path::new(&loose_object(head)?), MAX_COMMIT).ok()?;
     let raw = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&bytes, MAX_COMMIT as usize)
         .ok()?;
     if hex(&sha1::Sha1::digest(&raw)) != head {
@@ -396,8 +405,9 @@ fn has_object(git: &Path, id: &[u8; 20]) -> bool {
     if name == EMPTY_TREE {
         return true;
     }
-    let loose = git.join("objects").join(&name[..2]).join(&name[2..]);
-    if std::fs::symlink_metadata(&loose).is_ok_and(|m| m.is_file()) {
+    if loose_object(&name)
+        .is_some_and(|rel| std::fs::symlink_metadata(git.join(rel)).is_ok_and(|m| m.is_file()))
+    {
         return true;
     }
     if std::fs::symlink_metadata(git.join("objects/info/alternates")).is_ok() {
@@ -456,7 +466,6 @@ fn hex(bytes: &[u8]) -> String {
 /// name and a slash, as its entries' full paths do in the index).
 fn tree_of(entries: &[Entry]) -> [u8; 20] {
     fn tree(entries: &[Entry], prefix: usize) -> [u8; 20] {
-        use sha1::Digest;
         let mut body = Vec::new();
         let mut i = 0;
         while i < entries.len() {
@@ -480,10 +489,7 @@ fn tree_of(entries: &[Entry]) -> [u8; 20] {
                 }
             }
         }
-        let mut h = sha1::Sha1::new();
-        h.update(format!("tree {}\0", body.len()).as_bytes());
-        h.update(&body);
-        h.finalize().into()
+        object_id("tree", &body)
     }
     tree(entries, 0)
 }
