@@ -14,7 +14,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
-use sha2::{Digest, Sha256};
 
 /// The phases hooks run at.
 pub const PHASES: [&str; 8] = [
@@ -80,13 +79,7 @@ fn read_protected(root: &Path, rel: &str) -> Option<Vec<u8>> {
 }
 
 fn digest(root: &Path, rel: &str) -> Option<String> {
-    let bytes = read_protected(root, rel)?;
-    Some(
-        Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
+    read_protected(root, rel).map(|bytes| canon::sha256_hex(&bytes))
 }
 
 fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> Exec {

@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value as Json, json};
-use sha2::{Digest, Sha256};
 
 pub const MANIFEST: &str = "MANIFEST.json";
 const VERSION: &str = "1.0";
@@ -21,13 +20,6 @@ pub fn bundle_dir(root: &Path, turn_id: &str) -> Option<PathBuf> {
         && turn_id != ".."
         && !turn_id.contains(['/', '\\', '\0']);
     plain.then(|| root.join(".agentxchain/dispatch/turns").join(turn_id))
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// The bundle's regular files other than the manifest, by name (symbolic links apart).
@@ -74,7 +66,7 @@ pub fn finalize(root: &Path, turn_id: &str, run_id: &str, role: &str) -> Result<
     let mut files = Vec::new();
     for n in &names {
         let bytes = read_in(&dir, n).map_err(|e| format!("{n}: {e}"))?;
-        files.push(json!({"path": n, "sha256": sha256_hex(&bytes), "size": bytes.len()}));
+        files.push(json!({"path": n, "sha256": canon::sha256_hex(&bytes), "size": bytes.len()}));
     }
     let manifest = json!({
         "manifest_version": VERSION,
@@ -207,7 +199,7 @@ pub fn verify(root: &Path, turn_id: &str) -> Verification {
                 ),
             ));
         }
-        let digest = sha256_hex(&bytes);
+        let digest = canon::sha256_hex(&bytes);
         if entry["sha256"].as_str() != Some(digest.as_str()) {
             errors.push(problem(
                 "digest_mismatch",

@@ -400,7 +400,8 @@ impl Store {
             std::fs::create_dir_all(dir)?;
         }
         let mut file = open_append(&path)?;
-        let ends_open = file.metadata()?.len() > 0 && !ends_with_newline(&file);
+        let len = file.metadata()?.len();
+        let ends_open = len > 0 && !ends_with_newline(&file, len);
         let mut line = String::new();
         if ends_open {
             line.push('\n');
@@ -466,13 +467,10 @@ impl Store {
     }
 }
 
-/// Whether the file opened to append ends with a newline: its last byte read through the same
-/// descriptor (opening the path again could meet a FIFO swapped in since).
-fn ends_with_newline(file: &File) -> bool {
+/// Whether the file opened to append, `len` bytes long, ends with a newline: its last byte read
+/// through the same descriptor (opening the path again could meet a FIFO swapped in since).
+fn ends_with_newline(file: &File, len: u64) -> bool {
     use std::os::unix::fs::FileExt;
-    let Ok(len) = file.metadata().map(|m| m.len()) else {
-        return true;
-    };
     let mut b = [0u8; 1];
     len == 0
         || file
