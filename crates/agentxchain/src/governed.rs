@@ -31,6 +31,14 @@ pub(crate) fn s(v: &Json) -> String {
 }
 
 /// The project root: the nearest ancestor of the current directory holding agentxchain.json.
+/// The run's active turns, in state order.
+pub(crate) fn active_turns(state: &Json) -> Vec<Json> {
+    state["active_turns"]
+        .as_object()
+        .map(|m| m.values().cloned().collect())
+        .unwrap_or_default()
+}
+
 pub(crate) fn store() -> Result<Store, ExitCode> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     match axc_core::config::find_root(&cwd) {

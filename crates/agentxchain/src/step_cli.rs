@@ -33,13 +33,6 @@ pub struct Args {
     pub no_checkpoint: bool,
 }
 
-fn active(state: &Json) -> Vec<Json> {
-    state["active_turns"]
-        .as_object()
-        .map(|m| m.values().cloned().collect())
-        .unwrap_or_default()
-}
-
 fn recovery_summary(state: &Json, config: &Json, heading: &str) {
     println!("{heading}");
     let r = axc_kernel::views::status::recovery(state, config);
@@ -161,7 +154,7 @@ pub fn step(a: &Args) -> ExitCode {
         println!("  No more turns can be assigned to a completed run.");
         return ExitCode::SUCCESS;
     }
-    let turns = active(&state);
+    let turns = crate::governed::active_turns(&state);
     let status = state["status"].as_str().unwrap_or("");
     let turn = if status == "active" && !turns.is_empty() {
         if a.resume {

@@ -11,7 +11,7 @@ use axc_kernel::run::assign;
 use serde_json::Value as Json;
 
 use super::{Launched, Loop, Settled, Stop, dispatchable};
-use crate::governed::s;
+use crate::governed::{active_turns, s};
 
 impl Loop<'_> {
     /// One round; `Some` when the loop stops.
@@ -189,13 +189,6 @@ pub(super) fn waiting(turn: &Json) -> String {
         s(&turn["turn_id"]),
         s(&turn["status"])
     )
-}
-
-fn active_turns(state: &Json) -> Vec<Json> {
-    state["active_turns"]
-        .as_object()
-        .map(|m| m.values().cloned().collect())
-        .unwrap_or_default()
 }
 
 /// Delegations are pending or await their review: their roles drive the phase.
