@@ -1519,13 +1519,12 @@ fn files(tr: &Json) -> Vec<&str> {
 /// files (`.agentxchain/history.jsonl`).
 fn run_has_product_code(root: &Path, run_id: Option<&str>) -> bool {
     let Some(run) = run_id else { return false };
-    // Read as every project file is (`fsread`): a FIFO, a device or a link out of the project
-    // in its place is not waited on or read.
-    let bytes = fsread::read_inside(root, Path::new(".agentxchain/history.jsonl"), 256 << 20)
-        .unwrap_or_default();
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+    // Read as every log is (`jsonl::read_all`, through `fsread`): a FIFO, a device or a link
+    // out of the project in its place is not waited on or read.
+    axc_core::jsonl::read_all(root, ".agentxchain/history.jsonl")
+        .map(|t| t.entries)
+        .unwrap_or_default()
+        .iter()
         .any(|h| {
             h["run_id"] == run
                 && h["status"] == "completed"
