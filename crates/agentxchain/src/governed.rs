@@ -511,6 +511,9 @@ pub fn resume(opts: assign::Options) -> ExitCode {
     }
     match assign::resume(&store, &opts) {
         Ok(mut r) => {
+            if let Some(e) = &r.resolved {
+                resolved_notice(e);
+            }
             if let Some(id) = &r.initialized {
                 println!("Initialized governed run: {id}");
             } else if r.reactivated && !r.redispatched {
@@ -859,7 +862,12 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
             entry,
             state,
             outcome,
+            budget_warning,
+            escalation,
         }) => {
+            if let Some(e) = &escalation {
+                escalation_notice(e);
+            }
             println!();
             println!("  Turn Accepted");
             println!("  {RULE}");
@@ -874,6 +882,9 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
             println!("  Accepted: {}", s(&state["accepted_integration_ref"]));
             if let Some(c) = entry["cost"]["usd"].as_f64() {
                 println!("  Cost:     ${c:.2}");
+            }
+            if let Some(w) = &budget_warning {
+                println!("  Budget warning: {w}");
             }
             println!();
             match outcome {
@@ -897,7 +908,12 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
                     );
                     println!();
                 }
-                accept::Outcome::Stalled => {
+                // Blocked by the run itself (the non-progress guard, the budget), or by its
+                // budget while the completion it asked for failed its gate: the recovery the
+                // state records.
+                _ if state["status"] == "blocked"
+                    && !matches!(outcome, accept::Outcome::Blocked { .. }) =>
+                {
                     let r = axc_kernel::views::status::recovery(&state, &config);
                     recovery_block(
                         r["typed_reason"].as_str().unwrap_or(""),
@@ -1097,19 +1113,21 @@ pub fn unblock(id: &str) -> ExitCode {
     }
     println!("  Continuing governed execution...");
     println!();
-    let code = resume(assign::Options {
+    resume(assign::Options {
         role: None,
         turn: record["turn_id"].as_str().map(str::to_owned),
         via: Some("operator_unblock".into()),
         bind_intents: false,
-    });
-    if code == ExitCode::SUCCESS {
-        eprint!(
-            "\n[agentxchain] ✓ HUMAN ESCALATION RESOLVED: {}\n  Resolved via: operator_unblock\n\n",
-            s(&record["escalation_id"])
-        );
-    }
-    code
+    })
+}
+
+/// The notice a resolved human escalation prints on stderr (the reference's local notice).
+pub(crate) fn resolved_notice(record: &Json) {
+    eprint!(
+        "\n[agentxchain] ✓ HUMAN ESCALATION RESOLVED: {}\n  Resolved via: {}\n\n",
+        s(&record["escalation_id"]),
+        s(&record["resolved_via"])
+    );
 }
 
 /// `validate --mode turn`: the staged result of the active turn, through the five stages,

@@ -1,6 +1,7 @@
 //! `agentxchain`: governed multi-agent runs. Argument parsing and wiring only; the rules live in
 //! `axc-core` and the MCP server in `axc-mcp`.
 
+mod config_cli;
 mod decisions_cli;
 mod doctor_cli;
 mod governed;
@@ -289,6 +290,28 @@ enum Command {
         #[arg(short = 'j', long)]
         json: bool,
     },
+    /// View or edit the project's agentxchain.json: show it, read one value by its dotted path
+    /// (--get budget.per_run_max_usd), set one (--set budget.per_run_max_usd 20: a person's
+    /// command; the whole config is validated before it is written)
+    Config {
+        /// Read one config value by its dotted path (e.g. --get project.goal, --get
+        /// routing.planning.allowed_next_roles.0)
+        #[arg(long, value_name = "PATH")]
+        get: Option<String>,
+        /// Set one config value: --set <path> <value> (e.g. --set project.goal "Build a
+        /// governed CLI"); true/false and numbers are written as such
+        #[arg(long, value_name = "PATH_AND_VALUE", num_args = 1.., allow_hyphen_values = true)]
+        set: Option<Vec<String>>,
+        /// Print the config (or the --get value) as JSON
+        #[arg(short = 'j', long)]
+        json: bool,
+        /// Add an agent (legacy v3 projects, interactive in the JavaScript tool)
+        #[arg(long)]
+        add_agent: bool,
+        /// Remove an agent by id (legacy v3 projects)
+        #[arg(long, value_name = "ID")]
+        remove_agent: Option<String>,
+    },
     /// Protocol conformance: check an implementation against the corpus
     Conformance {
         #[command(subcommand)]
@@ -414,7 +437,7 @@ fn person_only(command: &str) -> Option<ExitCode> {
     // Any value counts, bytes that are not UTF-8 too.
     let turn = std::env::var_os("AGENTXCHAIN_TURN_ID")?;
     println!(
-        "{command} is a person's command: it was run inside the dispatched turn {} (AGENTXCHAIN_TURN_ID is set). Approvals are made by a person after the agent's turn.",
+        "{command} is a person's command: it was run inside the dispatched turn {} (AGENTXCHAIN_TURN_ID is set). A person runs it, after the agent's turn: an agent never approves its own gate or changes the rules it runs under.",
         axc_core::util::printable(&turn.to_string_lossy())
     );
     Some(ExitCode::from(1))
@@ -453,6 +476,19 @@ fn main() -> ExitCode {
             };
             governed::init(dir.as_deref(), goal.as_deref(), &template, &dev, yes)
         }
+        Command::Config {
+            get,
+            set,
+            json,
+            add_agent,
+            remove_agent,
+        } => config_cli::run(config_cli::Args {
+            get,
+            set,
+            json,
+            add_agent,
+            remove_agent,
+        }),
         Command::Resume { role, turn } => governed::resume(axc_kernel::run::assign::Options {
             role,
             turn,

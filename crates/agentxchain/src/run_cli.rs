@@ -861,7 +861,11 @@ impl Loop<'_> {
 
     fn accept(&mut self, turn_id: &str, role: &str) -> Settled {
         match accept::accept(self.store, Some(turn_id)) {
-            Ok(accept::Accepted::Done { .. }) => {}
+            Ok(accept::Accepted::Done { escalation, .. }) => {
+                if let Some(e) = &escalation {
+                    crate::governed::escalation_notice(e);
+                }
+            }
             Ok(accept::Accepted::Conflict { conflict, .. }) => {
                 self.errors.push(format!(
                     "acceptTurn({role}): Acceptance conflict detected for turn {turn_id} ({})",

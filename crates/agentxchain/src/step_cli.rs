@@ -237,6 +237,9 @@ pub fn step(a: &Args) -> ExitCode {
         };
         match assign::resume(&store, &opts) {
             Ok(mut r) => {
+                if let Some(e) = &r.resolved {
+                    crate::governed::resolved_notice(e);
+                }
                 if let Some(id) = &r.initialized {
                     println!("Initialized governed run: {id}");
                 } else if r.reactivated && !r.redispatched {
@@ -613,7 +616,17 @@ fn finish(store: &Store, config: &Json, turn_id: &str, role: &str, a: &Args) -> 
         };
     }
     let (entry, state) = match accept::accept(store, Some(turn_id)) {
-        Ok(accept::Accepted::Done { entry, state, .. }) => (entry, state),
+        Ok(accept::Accepted::Done {
+            entry,
+            state,
+            escalation,
+            ..
+        }) => {
+            if let Some(e) = &escalation {
+                escalation_notice(e);
+            }
+            (entry, state)
+        }
         Ok(accept::Accepted::Conflict {
             conflict,
             state,

@@ -10,9 +10,7 @@ use super::approve::{self, Policy};
 use super::config as cfg;
 use super::conflict;
 use super::store::{HISTORY, LEDGER, STATE, Store, TALK};
-use super::{
-    Refusal, dispatch, event_turn, git, intake, intent_of, now, repo_decisions, session, usd,
-};
+use super::{Refusal, dispatch, event_turn, git, intake, intent_of, now, repo_decisions, session};
 use crate::gates::{self, Action};
 use crate::turn_result;
 
@@ -31,6 +29,11 @@ pub enum Accepted {
         state: Json,
         /// `Advanced(from, to, trigger)` / `Completed` / paused / the gate failed.
         outcome: Outcome,
+        /// The turn cost more than it reserved, or `on_exceed: warn` let it pass the limit.
+        budget_warning: Option<String>,
+        /// The human escalation raised when the turn blocked the run (it asked for a person,
+        /// or its cost spent the budget).
+        escalation: Option<Json>,
     },
     /// A file the turn changed was changed by a turn accepted since it was assigned: the turn
     /// is retained `conflicted` (the run blocked on the third detection).
@@ -51,6 +54,11 @@ pub enum Outcome {
     },
     /// The non-progress guard blocked the run (`non_progress`).
     Stalled,
+    /// The turn's cost spent the run's budget (`on_exceed: pause_and_escalate`): the run is
+    /// blocked on `budget:exhausted` until a person raises the limit.
+    BudgetExhausted {
+        detail: String,
+    },
     Advanced {
         from: String,
         to: String,
@@ -624,12 +632,15 @@ pub fn accept_as(
             "the working tree cannot be observed: git fails in this repository (a broken HEAD or ref, a repository git refuses to read, a file it cannot open); repair the repository, then accept".to_owned(),
         );
     }
-    // The config a turn is judged by is the one committed when it started, compared from git's
-    // objects (an index flag such as skip-worktree, or an ignore file, hides a change from
-    // `git status`, not from this).
+    // The config a turn is judged by is the one in place when it started: the one committed
+    // then, compared from git's objects (an index flag such as skip-worktree, or an ignore
+    // file, hides a change from `git status`, not from this), or a person's uncommitted edit
+    // (`config --set`) the baseline recorded, unchanged since.
     if let Some(committed) = committed_config
         && store.read_text(super::store::CONFIG, 16 << 20)?.as_deref() != Some(committed.as_str())
         && !errors.iter().any(|e| e.starts_with(super::store::CONFIG))
+        && turn["baseline"]["dirty_snapshot"][super::store::CONFIG].as_str()
+            != Some(git::marker(store.root(), super::store::CONFIG).as_str())
     {
         errors.push(format!(
             "{} differs from the one committed when the turn started: the gates and approval policy a turn is judged by are a person's to change (commit or revert it before accepting)",
@@ -956,12 +967,6 @@ pub fn accept_as(
     if let Some(m) = next["budget_reservations"].as_object_mut() {
         m.remove(&turn_id);
     }
-    let cost = tr["cost"]["usd"].as_f64().unwrap_or(0.0);
-    let spent = state["budget_status"]["spent_usd"].as_f64().unwrap_or(0.0) + cost;
-    next["budget_status"] = json!({
-        "spent_usd": usd(spent),
-        "remaining_usd": config["budget"]["per_run_max_usd"].as_f64().map(|m| usd(m - spent)).unwrap_or(Json::Null),
-    });
     next["turn_sequence"] = json!(sequence);
     next["last_completed_turn_id"] = json!(turn_id);
     next["accepted_integration_ref"] = json!(accepted_ref);
@@ -1097,6 +1102,15 @@ pub fn accept_as(
         }
     };
     let needs_human = tr["status"] == "needs_human";
+    // The turn's cost, charged after the turn's own block (a turn asking for a person blocks
+    // the run whatever the budget says) and before its requests: a run its budget blocks
+    // decides no phase transition (the reference's DEC-BUDGET-ENFORCE-001).
+    if needs_human {
+        next["status"] = json!("blocked");
+    }
+    let cost = tr["cost"]["usd"].as_f64().unwrap_or(0.0);
+    let charged = crate::budget::charge(&mut next, &state, &config, &turn_id, cost, &at);
+    let budget_blocked = charged.blocked.is_some();
     // Parallel turns: while sibling turns remain active a request waits for them (queued, the
     // reference's `queued_phase_transition` / `queued_run_completion`); the turn that drains
     // the run decides its own request or the queued one, judged with the turn that made it.
@@ -1135,7 +1149,10 @@ pub fn accept_as(
             {
                 request = source;
             }
-            next[key] = Json::Null;
+            // A queued transition waits out a budget block (the reference never reaches it).
+            if !(budget_blocked && key == "queued_phase_transition") {
+                next[key] = Json::Null;
+            }
         }
     }
     let request_turn = request["turn_id"].as_str().unwrap_or(&turn_id).to_owned();
@@ -1160,6 +1177,12 @@ pub fn accept_as(
         });
         next["escalation"] = Json::Null;
         outcome = Outcome::Blocked { detail };
+    } else if let Some(detail) = charged.blocked.as_ref().filter(|_| {
+        !request["phase_transition_request"].is_null() || request["run_completion_request"] != true
+    }) {
+        outcome = Outcome::BudgetExhausted {
+            detail: detail.clone(),
+        };
     } else if !request["phase_transition_request"].is_null() {
         let g = gates::evaluate_phase_exit(&eval_state, &config, &request, store.root());
         let gate_id = g.gate_id.clone().unwrap_or_default();
@@ -1333,6 +1356,11 @@ pub fn accept_as(
             }
         }
     }
+    if budget_blocked && next["status"] != "blocked" {
+        // The completion the turn asked for decided the run (the reference judges it under a
+        // budget block too): it completed or waits for a person, and no block remains.
+        next["blocked_reason"] = Json::Null;
+    }
     if next["status"] == "active"
         && let Some(stalled) = non_progress(store, &config, &state, &mut next, &tr, &turn_id, &at)?
     {
@@ -1381,11 +1409,41 @@ pub fn accept_as(
                 "overlap_ratio": r["overlap_ratio"]}),
         )?;
     }
+    let mut escalation = None;
+    if budget_blocked && next["status"] == "blocked" {
+        escalation = Some(super::escalate::raise(
+            store,
+            &next,
+            Some(&turn_id),
+            Some(&role),
+        )?);
+        store.emit_for(
+            "run_blocked",
+            &next,
+            event_turn(&turn),
+            intent_of(&turn),
+            json!({"category": "budget_exhausted"}),
+        )?;
+    }
+    if let Some(payload) = &charged.warn_event {
+        store.emit_for(
+            "budget_exceeded_warn",
+            &next,
+            event_turn(&turn),
+            Json::Null,
+            payload.clone(),
+        )?;
+    }
     for (kind, t, payload) in after {
         store.emit(kind, &next, t, payload)?;
     }
     if needs_human {
-        super::escalate::raise(store, &next, Some(&turn_id), Some(&role))?;
+        escalation = Some(super::escalate::raise(
+            store,
+            &next,
+            Some(&turn_id),
+            Some(&role),
+        )?);
         store.emit_for(
             "run_blocked",
             &next,
@@ -1422,6 +1480,8 @@ pub fn accept_as(
         entry,
         state: next,
         outcome,
+        budget_warning: charged.warning,
+        escalation,
     })
 }
 

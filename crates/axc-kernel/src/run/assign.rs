@@ -30,6 +30,8 @@ pub struct Resumed {
     pub initialized: Option<String>,
     /// A blocked run was reactivated.
     pub reactivated: bool,
+    /// The human escalation that reactivation resolved (its record, with `resolved_via`).
+    pub resolved: Option<Json>,
     /// The retained turn was dispatched again (not a new turn).
     pub redispatched: bool,
     /// The state the run context is printed from (before the turn was assigned).
@@ -138,6 +140,9 @@ pub fn assign_and_dispatch(
 ) -> Result<(Json, Json), String> {
     let turn_id = new_id("turn");
     let assigned_at = now();
+    // What remains of the budget is judged against the limit configured now (a person may
+    // have raised it), and written so (the reference's `reconcileBudgetStatusWithConfig`).
+    let state = &crate::budget::reconcile(state, config, Some(&assigned_at));
     let minutes = transitions::turn_timeout_minutes(config);
     let mut next = transitions::assign(state, config, role, &turn_id, &assigned_at, minutes)?;
     // Budget: the turn reserves the per-turn maximum out of what is left.
@@ -263,8 +268,18 @@ fn redispatch(
     Ok((next, turn))
 }
 
-/// Reactivates a blocked run: active, nothing blocking, the open escalation resolved.
-fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
+/// Reactivates a blocked run: active, nothing blocking, the open escalation resolved. A run
+/// its budget blocks stays blocked, its escalation open, while the configured limit is still
+/// spent ([`crate::budget::still_exhausted`]).
+fn reactivate(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    via: &str,
+) -> Result<(Json, Option<Json>), Refusal> {
+    if let Some(refusal) = crate::budget::still_exhausted(state, config) {
+        return Err(Refusal::new(refusal));
+    }
     let mut next = transitions::resume(state).map_err(Refusal::new)?;
     next["escalation"] = Json::Null;
     // A person resuming a run the non-progress guard stopped starts its count again.
@@ -273,7 +288,10 @@ fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
         next["non_progress_count"] = json!(0);
     }
     store.write_json(STATE, &next)?;
-    escalate::resolve_current(store, state, via)?;
+    let resolved = escalate::resolve_current(store, state, via)?.map(|mut r| {
+        r["resolved_via"] = json!(via);
+        r
+    });
     let was_escalation = state["blocked_on"]
         .as_str()
         .is_some_and(|b| b.starts_with("escalation:"));
@@ -308,7 +326,7 @@ fn reactivate(store: &Store, state: &Json, via: &str) -> Result<Json, Refusal> {
             json!({"resolved_via": via}),
         )?;
     }
-    Ok(next)
+    Ok((next, resolved))
 }
 
 /// A finished run's state made idle again for a new run (`buildFreshIdleStateForNewRun`):
@@ -450,12 +468,16 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             "Cannot initialize run: this run is already completed. Start a new project or reset state.",
         )));
     }
-    let via = opts
-        .via
-        .clone()
-        .unwrap_or_else(|| "operator_resume".to_owned());
+    // Who resumed, as the reference records it (`resolved_via`): `resume`, or `resume --turn`
+    // when a retained turn is dispatched again, unless the caller says (`unblock`, `step`).
+    let via = |retained: bool| {
+        opts.via
+            .clone()
+            .unwrap_or_else(|| if retained { "resume --turn" } else { "resume" }.to_owned())
+    };
     let mut initialized = None;
     let mut reactivated = false;
+    let mut resolved = None;
     if status == "blocked" && !active.is_empty() {
         // A retained turn: reactivate and dispatch it again.
         let turn_id = match &opts.turn {
@@ -472,12 +494,14 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
                 )));
             }
         };
-        state = reactivate(store, &state, &via)?;
+        let (reactivated, resolved) = reactivate(store, &config, &state, &via(true))?;
+        state = reactivated;
         let context = state.clone();
         let (state, turn) = redispatch(store, &config, &state, &turn_id)?;
         return Ok(Resumed {
             initialized: None,
             reactivated: true,
+            resolved,
             redispatched: true,
             context,
             turn,
@@ -490,7 +514,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
         state = start_run(store, &config, &state, provenance)?;
         initialized = state["run_id"].as_str().map(str::to_owned);
     } else if status == "blocked" {
-        state = reactivate(store, &state, &via)?;
+        (state, resolved) = reactivate(store, &config, &state, &via(false))?;
         reactivated = true;
     } else if status != "active" {
         return Err(Stop::Refused(Refusal::new(format!(
@@ -518,6 +542,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
         return Ok(Resumed {
             initialized,
             reactivated,
+            resolved: resolved.clone(),
             redispatched: false,
             context,
             turn: Json::Null,
@@ -529,6 +554,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
         Ok((state, turn)) => Ok(Resumed {
             initialized,
             reactivated,
+            resolved: resolved.clone(),
             redispatched: false,
             context,
             turn,

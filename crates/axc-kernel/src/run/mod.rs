@@ -32,6 +32,7 @@ pub mod restart;
 pub mod run_history;
 pub mod scaffold;
 pub mod session;
+pub mod settings;
 pub mod store;
 pub mod watchdog;
 

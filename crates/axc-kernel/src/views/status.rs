@@ -376,41 +376,10 @@ fn continuous(raw: &Json) -> Json {
     Json::Object(out)
 }
 
-/// The state as the reference shows it: the file's, with the budget's remaining amount
-/// recomputed from the configured limit.
-fn shown_state(mut state: Json, config: &Json) -> Json {
-    let Some(obj) = state.as_object_mut() else {
-        return state;
-    };
-    let mut bs = obj
-        .get("budget_status")
-        .and_then(Json::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let spent = bs
-        .get("spent_usd")
-        .and_then(Json::as_f64)
-        .filter(|f| f.is_finite());
-    let limit = config["budget"]["per_run_max_usd"]
-        .as_f64()
-        .filter(|f| f.is_finite());
-    let remaining = limit.map(|l| l - spent.unwrap_or(0.0));
-    if spent.is_none() {
-        bs.insert("spent_usd".into(), json!(0));
-    }
-    bs.insert(
-        "remaining_usd".into(),
-        remaining.map_or(Json::Null, axc_core::util::js_number),
-    );
-    if remaining.is_some_and(|r| r <= 0.0) {
-        bs.insert("exhausted".into(), json!(true));
-    } else {
-        for k in ["exhausted", "exhausted_at", "exhausted_after_turn"] {
-            bs.remove(k);
-        }
-    }
-    obj.insert("budget_status".into(), Json::Object(bs));
-    state
+/// The state as the reference shows it: the file's, with the budget reconciled with the
+/// configured limit (a person may have changed it since the last write).
+fn shown_state(state: Json, config: &Json) -> Json {
+    crate::budget::reconcile(&state, config, None)
 }
 
 fn active_turns(state: &Json) -> Vec<(&String, &Json)> {

@@ -1,0 +1,393 @@
+//! The run's budget (`budget.per_run_max_usd`, `budget.on_exceed`): what an accepted turn's
+//! cost does to `state.budget_status`, what spending the limit does to the run (blocked on
+//! `budget:exhausted` with a person to raise it, or a warning in `warn` mode), and the budget
+//! status reconciled with the configured limit after a person changes it. The reference's
+//! texts and shapes (`reconcileBudgetStatusWithConfig`, DEC-BUDGET-ENFORCE-001,
+//! DEC-BUDGET-WARN-001). Pure: the operations write what these return.
+
+use serde_json::{Map, Value as Json, json};
+
+/// `blocked_on` of a run blocked by its budget.
+pub const BLOCKED_ON: &str = "budget:exhausted";
+
+/// What a person does about an exhausted budget.
+pub const RAISE: &str = "Increase budget with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume";
+
+/// What a person does once the budget has room again.
+pub const READY: &str = "Run agentxchain resume to assign the next turn";
+
+/// The configured per-run limit, when one is set (a finite number).
+pub fn limit(config: &Json) -> Option<f64> {
+    config["budget"]["per_run_max_usd"]
+        .as_f64()
+        .filter(|l| l.is_finite())
+}
+
+/// `budget.on_exceed`: `warn` lets the run go on past the limit; anything else (the default
+/// `pause_and_escalate`) stops it for a person.
+pub fn warns(config: &Json) -> bool {
+    config["budget"]["on_exceed"] == "warn"
+}
+
+fn spent(status: &Json) -> f64 {
+    status["spent_usd"]
+        .as_f64()
+        .filter(|s| s.is_finite())
+        .unwrap_or(0.0)
+}
+
+/// Whether `state` is blocked by its budget.
+pub fn blocks(state: &Json) -> bool {
+    state["blocked_on"] == BLOCKED_ON || state["blocked_reason"]["category"] == "budget_exhausted"
+}
+
+/// The refusal to reactivate a run its budget blocks while the budget is still spent (and not
+/// in `warn` mode): the reference reactivated it and then failed to assign, leaving an active
+/// run that no turn can be assigned to and no block that says why. `None` when the run may go
+/// on.
+pub fn still_exhausted(state: &Json, config: &Json) -> Option<String> {
+    if !blocks(state) || warns(config) {
+        return None;
+    }
+    let limit = limit(config)?;
+    let spent = spent(&state["budget_status"]);
+    (limit - spent <= 0.0).then(|| {
+        format!(
+            "Cannot resume: run budget exhausted (spent ${spent:.2} of ${limit:.2} limit). {RAISE}"
+        )
+    })
+}
+
+fn detail(spent: f64, limit: Option<f64>, ready: bool) -> String {
+    match (limit, ready) {
+        (None, true) => {
+            format!("Budget recovery ready: spent ${spent:.2} with per_run_max_usd disabled")
+        }
+        (None, false) => format!(
+            "Run budget exhausted: spent ${spent:.2} with no configured per_run_max_usd limit"
+        ),
+        (Some(l), true) => format!(
+            "Budget recovery ready: spent ${spent:.2} of ${l:.2} limit (${:.2} remaining)",
+            l - spent
+        ),
+        (Some(l), false) => format!(
+            "Run budget exhausted: spent ${spent:.2} of ${l:.2} limit (${:.2} over)",
+            (l - spent).abs()
+        ),
+    }
+}
+
+fn blocked_reason(detail: String, action: &str, turn_id: &Json, blocked_at: &Json) -> Json {
+    json!({
+        "category": "budget_exhausted",
+        "recovery": {
+            "typed_reason": "budget_exhausted", "owner": "human", "recovery_action": action,
+            "turn_retained": false, "detail": detail,
+        },
+        "blocked_at": blocked_at,
+        "turn_id": turn_id,
+    })
+}
+
+/// `state` with its budget status recomputed from the configured limit (a person may have
+/// raised, lowered or removed it since the last write): `remaining_usd` is the limit less what
+/// was spent, `exhausted` set while nothing remains and dropped with its time and turn once
+/// something does. A run the budget blocks gets its recovery rewritten to match (`Budget
+/// recovery ready` once it may resume). `at` stands in for a missing `blocked_at` (a view
+/// passes `None` and leaves it missing).
+pub fn reconcile(state: &Json, config: &Json, at: Option<&str>) -> Json {
+    let Some(obj) = state.as_object() else {
+        return state.clone();
+    };
+    let mut next = obj.clone();
+    let mut bs: Map<String, Json> = obj
+        .get("budget_status")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let spent_usd = spent(&Json::Object(bs.clone()));
+    let limit = limit(config);
+    let remaining = limit.map(|l| l - spent_usd);
+    if !bs
+        .get("spent_usd")
+        .is_some_and(|s| s.as_f64().is_some_and(f64::is_finite))
+    {
+        bs.insert("spent_usd".into(), json!(0));
+    }
+    bs.insert(
+        "remaining_usd".into(),
+        remaining.map_or(Json::Null, axc_core::util::js_number),
+    );
+    if remaining.is_some_and(|r| r <= 0.0) {
+        bs.insert("exhausted".into(), json!(true));
+    } else {
+        for k in ["exhausted", "exhausted_at", "exhausted_after_turn"] {
+            bs.shift_remove(k);
+        }
+    }
+    next.insert("budget_status".into(), Json::Object(bs));
+    if blocks(state) {
+        let ready = remaining.is_none_or(|r| r > 0.0);
+        let reason = &state["blocked_reason"];
+        let turn_id = if reason["turn_id"].is_null() {
+            state["last_completed_turn_id"].clone()
+        } else {
+            reason["turn_id"].clone()
+        };
+        let blocked_at = match at {
+            Some(at) if reason["blocked_at"].is_null() => json!(at),
+            _ => reason["blocked_at"].clone(),
+        };
+        next.insert("blocked_on".into(), json!(BLOCKED_ON));
+        next.insert(
+            "blocked_reason".into(),
+            blocked_reason(
+                detail(spent_usd, limit, ready),
+                if ready { READY } else { RAISE },
+                &turn_id,
+                &blocked_at,
+            ),
+        );
+    }
+    Json::Object(next)
+}
+
+/// What an accepted turn's cost did to the budget.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Charged {
+    /// The run is now blocked by its budget (`pause_and_escalate`): the recovery's detail.
+    pub blocked: Option<String>,
+    /// `warn` mode passed the limit: the `budget_exceeded_warn` event's payload.
+    pub warn_event: Option<Json>,
+    /// The line accept-turn prints: the turn cost more than it reserved, or `warn` mode
+    /// passed the limit.
+    pub warning: Option<String>,
+}
+
+/// Charges the accepted turn `turn_id`'s `cost` to `next` (the state after the turn; `state`
+/// the one before it): `budget_status` keeps what else it held, with what was spent and what
+/// remains of the configured limit. Once nothing remains, a run that is neither blocked nor
+/// completed is blocked on `budget:exhausted` (or marked `warn_mode` under `on_exceed: warn`).
+pub fn charge(
+    next: &mut Json,
+    state: &Json,
+    config: &Json,
+    turn_id: &str,
+    cost: f64,
+    at: &str,
+) -> Charged {
+    let mut out = Charged::default();
+    if let Some(reserved) = state["budget_reservations"][turn_id]["reserved_usd"].as_f64()
+        && cost > reserved
+    {
+        out.warning = Some(format!(
+            "Actual cost ${cost:.2} exceeded reservation ${reserved:.2} for this turn"
+        ));
+    }
+    let mut bs: Map<String, Json> = state["budget_status"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let spent_usd = spent(&state["budget_status"]) + cost;
+    let limit = limit(config);
+    let remaining = limit.map(|l| l - spent_usd);
+    bs.insert("spent_usd".into(), crate::run::usd(spent_usd));
+    bs.insert(
+        "remaining_usd".into(),
+        remaining.map_or(Json::Null, crate::run::usd),
+    );
+    let (Some(limit), Some(remaining)) = (limit, remaining) else {
+        next["budget_status"] = Json::Object(bs);
+        return out;
+    };
+    if remaining > 0.0 || next["status"] == "blocked" || next["status"] == "completed" {
+        next["budget_status"] = Json::Object(bs);
+        return out;
+    }
+    let spent_usd = crate::run::usd(spent_usd).as_f64().unwrap_or(spent_usd);
+    let over = remaining.abs();
+    if warns(config) {
+        if bs.get("exhausted") != Some(&json!(true)) {
+            bs.insert("exhausted".into(), json!(true));
+            bs.insert("exhausted_at".into(), json!(at));
+            bs.insert("exhausted_after_turn".into(), json!(turn_id));
+        }
+        bs.insert("warn_mode".into(), json!(true));
+        let warning = format!(
+            "Budget exhausted: spent ${spent_usd:.2} of ${limit:.2} limit (${over:.2} over). Run continues in warn mode."
+        );
+        out.warn_event = Some(json!({
+            "spent_usd": bs["spent_usd"], "limit_usd": crate::run::usd(limit),
+            "remaining_usd": bs["remaining_usd"], "warning": warning,
+        }));
+        out.warning = Some(warning);
+    } else {
+        let detail = format!(
+            "Run budget exhausted: spent ${spent_usd:.2} of ${limit:.2} limit (${over:.2} over)"
+        );
+        next["status"] = json!("blocked");
+        next["blocked_on"] = json!(BLOCKED_ON);
+        next["blocked_reason"] = blocked_reason(detail.clone(), RAISE, &json!(turn_id), &json!(at));
+        bs.insert("exhausted".into(), json!(true));
+        bs.insert("exhausted_at".into(), json!(at));
+        bs.insert("exhausted_after_turn".into(), json!(turn_id));
+        out.blocked = Some(detail);
+    }
+    next["budget_status"] = Json::Object(bs);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(limit: Json, on_exceed: &str) -> Json {
+        json!({"budget": {"per_run_max_usd": limit, "on_exceed": on_exceed}})
+    }
+
+    #[test]
+    fn a_cost_past_the_limit_blocks_the_run_for_a_person() {
+        let state = json!({"status": "active", "budget_status": {"spent_usd": 0.5, "remaining_usd": 0.5},
+            "budget_reservations": {"t1": {"reserved_usd": 0.5}}});
+        let mut next = state.clone();
+        let c = charge(
+            &mut next,
+            &state,
+            &config(json!(1), "pause_and_escalate"),
+            "t1",
+            1.0,
+            "T",
+        );
+        assert_eq!(
+            c.blocked.as_deref(),
+            Some("Run budget exhausted: spent $1.50 of $1.00 limit ($0.50 over)")
+        );
+        assert_eq!(
+            c.warning.as_deref(),
+            Some("Actual cost $1.00 exceeded reservation $0.50 for this turn")
+        );
+        assert_eq!(next["status"], "blocked");
+        assert_eq!(next["blocked_on"], BLOCKED_ON);
+        assert_eq!(next["blocked_reason"]["recovery"]["recovery_action"], RAISE);
+        assert_eq!(next["blocked_reason"]["turn_id"], "t1");
+        assert_eq!(
+            next["budget_status"],
+            json!({"spent_usd": 1.5, "remaining_usd": -0.5, "exhausted": true,
+                "exhausted_at": "T", "exhausted_after_turn": "t1"})
+        );
+    }
+
+    #[test]
+    fn exactly_the_limit_is_exhausted_and_a_cent_under_is_not() {
+        let state = json!({"status": "active", "budget_status": {"spent_usd": 0}});
+        let cfg = config(json!(1), "pause_and_escalate");
+        let mut at = state.clone();
+        assert!(
+            charge(&mut at, &state, &cfg, "t", 1.0, "T")
+                .blocked
+                .is_some()
+        );
+        let mut under = state.clone();
+        let c = charge(&mut under, &state, &cfg, "t", 0.99, "T");
+        assert_eq!(c, Charged::default());
+        assert_eq!(under["status"], "active");
+        assert_eq!(
+            under["budget_status"],
+            json!({"spent_usd": 0.99, "remaining_usd": 0.01})
+        );
+    }
+
+    #[test]
+    fn warn_mode_marks_the_first_exhaustion_and_warns_every_time() {
+        let cfg = config(json!(1), "warn");
+        let state = json!({"status": "active", "budget_status": {"spent_usd": 0.9}});
+        let mut next = state.clone();
+        let c = charge(&mut next, &state, &cfg, "t1", 0.2, "T1");
+        assert!(c.blocked.is_none());
+        assert_eq!(next["status"], "active");
+        assert_eq!(
+            c.warning.as_deref(),
+            Some(
+                "Budget exhausted: spent $1.10 of $1.00 limit ($0.10 over). Run continues in warn mode."
+            )
+        );
+        assert_eq!(c.warn_event.as_ref().unwrap()["limit_usd"], 1);
+        let mut later = next.clone();
+        let c = charge(&mut later, &next, &cfg, "t2", 0.5, "T2");
+        assert!(c.warning.is_some());
+        assert_eq!(later["budget_status"]["exhausted_after_turn"], "t1");
+        assert_eq!(later["budget_status"]["exhausted_at"], "T1");
+        assert_eq!(later["budget_status"]["warn_mode"], true);
+    }
+
+    #[test]
+    fn a_blocked_or_completed_run_or_no_limit_is_not_blocked_again() {
+        for status in ["blocked", "completed"] {
+            let state = json!({"status": status, "blocked_on": "human:x", "budget_status": {"spent_usd": 0}});
+            let mut next = state.clone();
+            let c = charge(
+                &mut next,
+                &state,
+                &config(json!(1), "pause_and_escalate"),
+                "t",
+                5.0,
+                "T",
+            );
+            assert!(c.blocked.is_none());
+            assert_eq!(next["blocked_on"], "human:x");
+        }
+        let state = json!({"status": "active", "budget_status": {"spent_usd": 0}});
+        let mut next = state.clone();
+        let c = charge(&mut next, &state, &json!({}), "t", 5.0, "T");
+        assert!(c.blocked.is_none());
+        assert_eq!(
+            next["budget_status"],
+            json!({"spent_usd": 5, "remaining_usd": null})
+        );
+    }
+
+    #[test]
+    fn a_raised_limit_makes_a_blocked_run_ready_and_a_lowered_one_keeps_it_blocked() {
+        let mut state = json!({"status": "active", "budget_status": {"spent_usd": 0}});
+        let cfg = config(json!(1), "pause_and_escalate");
+        let before = state.clone();
+        charge(&mut state, &before, &cfg, "t1", 1.5, "T");
+        assert!(still_exhausted(&state, &cfg).is_some());
+        let raised = config(json!(3), "pause_and_escalate");
+        assert_eq!(still_exhausted(&state, &raised), None);
+        assert_eq!(still_exhausted(&state, &config(json!(1), "warn")), None);
+        let r = reconcile(&state, &raised, Some("NOW"));
+        assert_eq!(
+            r["budget_status"],
+            json!({"spent_usd": 1.5, "remaining_usd": 1.5})
+        );
+        assert_eq!(r["blocked_reason"]["recovery"]["recovery_action"], READY);
+        assert_eq!(
+            r["blocked_reason"]["recovery"]["detail"],
+            "Budget recovery ready: spent $1.50 of $3.00 limit ($1.50 remaining)"
+        );
+        assert_eq!(r["blocked_reason"]["blocked_at"], "T");
+        let same = reconcile(&state, &cfg, Some("NOW"));
+        assert_eq!(same["blocked_reason"], state["blocked_reason"]);
+        assert_eq!(same["budget_status"], state["budget_status"]);
+        let none = reconcile(&state, &json!({}), None);
+        assert_eq!(
+            none["blocked_reason"]["recovery"]["detail"],
+            "Budget recovery ready: spent $1.50 with per_run_max_usd disabled"
+        );
+        assert_eq!(none["budget_status"]["remaining_usd"], Json::Null);
+    }
+
+    #[test]
+    fn an_unblocked_run_is_reconciled_without_a_block() {
+        let state = json!({"status": "active", "blocked_on": null,
+            "budget_status": {"spent_usd": "x", "exhausted": true, "exhausted_at": "T"}});
+        let r = reconcile(&state, &config(json!(2), "pause_and_escalate"), None);
+        assert_eq!(
+            r["budget_status"],
+            json!({"spent_usd": 0, "remaining_usd": 2})
+        );
+        assert_eq!(r["blocked_on"], Json::Null);
+        assert!(r.get("blocked_reason").is_none());
+    }
+}

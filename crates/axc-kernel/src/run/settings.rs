@@ -1,0 +1,314 @@
+//! `config`: one value of `agentxchain.json` read by its dotted path (`budget.per_run_max_usd`,
+//! `routing.planning.allowed_next_roles.0`), or set — the whole config validated as every
+//! governed command validates it before anything is written, under the run's lock, written
+//! whole. This is what the budget's and other recoveries tell a person to run
+//! (`agentxchain config --set budget.per_run_max_usd <usd>`). The reference's texts.
+
+use serde_json::{Map, Value as Json};
+
+use super::Refusal;
+use super::store::{CONFIG, Store};
+
+const NO_CONFIG: &str = "  No agentxchain.json found. Run `agentxchain init` first.";
+
+/// A dotted path's segments; `None` for an empty path, an empty segment, or one of the names
+/// the reference reserves (`__proto__`, `prototype`, `constructor`).
+pub fn segments(path: &str) -> Option<Vec<&str>> {
+    if path.trim().is_empty() {
+        return None;
+    }
+    let segs: Vec<&str> = path.split('.').collect();
+    segs.iter()
+        .all(|s| !s.is_empty() && !matches!(*s, "__proto__" | "prototype" | "constructor"))
+        .then_some(segs)
+}
+
+/// The project's `agentxchain.json` as written (not normalized), and whether it is a
+/// governed one.
+pub fn read(store: &Store) -> Result<(Json, bool), Refusal> {
+    let raw = store
+        .read_json(CONFIG)?
+        .ok_or_else(|| Refusal::new(NO_CONFIG))?;
+    let governed = match axc_core::config::from_value(raw.clone()) {
+        Ok(c) => c.mode == axc_core::config::ProtocolMode::Governed,
+        Err(_) => raw.get("roles").is_some_and(Json::is_object),
+    };
+    Ok((raw, governed))
+}
+
+fn child<'a>(v: &'a Json, seg: &str) -> Option<&'a Json> {
+    match v {
+        Json::Object(m) => m.get(seg),
+        Json::Array(a) => index(seg).and_then(|i| a.get(i)),
+        _ => None,
+    }
+}
+
+/// An array index as JavaScript reads a property name: digits only, no leading zero.
+fn index(seg: &str) -> Option<usize> {
+    (seg == "0" || (!seg.starts_with('0') && seg.bytes().all(|b| b.is_ascii_digit())))
+        .then(|| seg.parse().ok())
+        .flatten()
+}
+
+/// The value at `path` in `config`.
+pub fn get(config: &Json, path: &str) -> Result<Json, Refusal> {
+    let segs =
+        segments(path).ok_or_else(|| Refusal::new("  Refusing to read reserved object path."))?;
+    let mut v = config;
+    for s in segs {
+        v = child(v, s).ok_or_else(|| Refusal::new(format!("  Config path not found: {path}")))?;
+    }
+    Ok(v.clone())
+}
+
+/// A `--set` value as the reference reads it: `true` and `false` are booleans, a number is a
+/// number, anything else is the text itself.
+pub fn parse_value(raw: &str) -> Json {
+    match raw {
+        "true" => return Json::Bool(true),
+        "false" => return Json::Bool(false),
+        _ => {}
+    }
+    let t = raw.trim();
+    let number = if let Some(hex) = t.strip_prefix("0x").or(t.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok().map(|n| n as f64)
+    } else if !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
+        t.parse::<f64>().ok()
+    } else {
+        None
+    };
+    match number.filter(|n| n.is_finite()) {
+        Some(n) => axc_core::util::js_number(n),
+        None => Json::String(raw.to_owned()),
+    }
+}
+
+/// A value as JavaScript's `String(value)` shows it in the reference's `Set … (was: …)` lines.
+pub fn display(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Array(a) => a
+            .iter()
+            .map(|e| {
+                if e.is_null() {
+                    String::new()
+                } else {
+                    display(e)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Json::Object(_) => "[object Object]".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// What `config --set` did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Set {
+    pub key: String,
+    pub value: Json,
+    /// The value it replaced, when there was one.
+    pub old: Option<Json>,
+}
+
+/// Sets `path` to `raw` (read by [`parse_value`]) in the project's config: the objects on the
+/// way are made when missing; a path through a value that is not an object (or an array index
+/// past its end) is refused, as is a config that no longer validates — with each problem, and
+/// nothing written.
+pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
+    let segs =
+        segments(path).ok_or_else(|| Refusal::new("  Refusing to write reserved object path."))?;
+    let _lock = store.lock()?;
+    let (mut config, _) = read(store)?;
+    let value = parse_value(raw);
+    let (last, parents) = segs.split_last().expect("segments are never empty");
+    let mut target = &mut config;
+    let mut walked = Vec::new();
+    for s in parents {
+        walked.push(*s);
+        let through = |what: &str| {
+            Refusal::new(format!(
+                "  Cannot set {path}: {} is {what}, not an object.",
+                walked.join(".")
+            ))
+        };
+        target = match target {
+            Json::Object(m) => m
+                .entry((*s).to_owned())
+                .or_insert_with(|| Json::Object(Map::new())),
+            Json::Array(a) => {
+                let len = a.len();
+                index(s).and_then(|i| a.get_mut(i)).ok_or_else(|| {
+                    Refusal::new(format!(
+                        "  Cannot set {path}: {} is past the end of a list of {len}.",
+                        walked.join(".")
+                    ))
+                })?
+            }
+            other => return Err(through(kind(other))),
+        };
+    }
+    let old = match target {
+        Json::Object(m) => m.insert((*last).to_owned(), value.clone()),
+        Json::Array(a) => {
+            let len = a.len();
+            let slot = index(last).and_then(|i| a.get_mut(i)).ok_or_else(|| {
+                Refusal::new(format!(
+                    "  Cannot set {path}: {last} is past the end of a list of {len}."
+                ))
+            })?;
+            Some(std::mem::replace(slot, value.clone()))
+        }
+        other => {
+            let at = if parents.is_empty() {
+                "the config".to_owned()
+            } else {
+                parents.join(".")
+            };
+            return Err(Refusal::new(format!(
+                "  Cannot set {path}: {at} is {}, not an object.",
+                kind(other)
+            )));
+        }
+    };
+    if let Err(e) = axc_core::config::from_value(config.clone()) {
+        let errors = match e {
+            axc_core::config::ConfigError::Issues(v) => v.join(", "),
+            other => other.to_string(),
+        };
+        return Err(Refusal::new(format!(
+            "  Refusing to save invalid config: {errors}"
+        )));
+    }
+    store.write_json(CONFIG, &config)?;
+    Ok(Set {
+        key: path.to_owned(),
+        value,
+        old,
+    })
+}
+
+fn kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// `config --remove-agent <id>` of a legacy (v3) project: the agent's id and name.
+pub fn remove_agent(store: &Store, id: &str) -> Result<(String, Vec<String>), Refusal> {
+    let _lock = store.lock()?;
+    let (mut config, _) = read(store)?;
+    let Some(agents) = config.get_mut("agents").and_then(Json::as_object_mut) else {
+        return Err(Refusal::new(format!("  Agent \"{id}\" not found.")));
+    };
+    let names = |a: &Map<String, Json>| a.keys().cloned().collect::<Vec<_>>().join(", ");
+    let Some(agent) = agents.get(id) else {
+        return Err(Refusal::new(format!(
+            "  Agent \"{id}\" not found.\n  Available: {}",
+            names(agents)
+        )));
+    };
+    let name = agent["name"].as_str().unwrap_or("").to_owned();
+    if agents.len() <= 1 {
+        return Err(Refusal::new(
+            "  Cannot remove the last agent.\n  Add another agent first, then remove this one if needed.",
+        ));
+    }
+    agents.shift_remove(id);
+    let left = agents.keys().cloned().collect();
+    store.write_json(CONFIG, &config)?;
+    Ok((name, left))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paths_refuse_reserved_and_empty_segments() {
+        assert_eq!(
+            segments("budget.per_run_max_usd"),
+            Some(vec!["budget", "per_run_max_usd"])
+        );
+        for bad in [
+            "",
+            " ",
+            "a..b",
+            ".a",
+            "a.",
+            "__proto__",
+            "a.constructor",
+            "prototype.x",
+        ] {
+            assert_eq!(segments(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn values_are_read_as_the_reference_reads_them() {
+        assert_eq!(parse_value("true"), json!(true));
+        assert_eq!(parse_value("false"), json!(false));
+        assert_eq!(parse_value("3"), json!(3));
+        assert_eq!(parse_value("2.5"), json!(2.5));
+        assert_eq!(parse_value("-1"), json!(-1));
+        assert_eq!(parse_value("1e3"), json!(1000));
+        assert_eq!(parse_value("0x10"), json!(16));
+        assert_eq!(parse_value(" 7 "), json!(7));
+        for text in [
+            "TRUE",
+            "Infinity",
+            "NaN",
+            "inf",
+            "1.2.3",
+            "manual-qa",
+            "Build a thing",
+            "",
+        ] {
+            assert_eq!(parse_value(text), json!(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn get_walks_objects_and_list_indexes() {
+        let c = json!({"a": {"b": [10, {"c": null}]}});
+        assert_eq!(get(&c, "a.b.0").unwrap(), json!(10));
+        assert_eq!(get(&c, "a.b.1.c").unwrap(), Json::Null);
+        assert_eq!(
+            get(&c, "a.b.01").unwrap_err().message,
+            "  Config path not found: a.b.01"
+        );
+        assert_eq!(
+            get(&c, "a.b.2").unwrap_err().message,
+            "  Config path not found: a.b.2"
+        );
+        assert_eq!(
+            get(&c, "a.x").unwrap_err().message,
+            "  Config path not found: a.x"
+        );
+        assert_eq!(
+            get(&c, "a.__proto__").unwrap_err().message,
+            "  Refusing to read reserved object path."
+        );
+    }
+
+    #[test]
+    fn display_is_javascripts_string() {
+        assert_eq!(display(&json!("x")), "x");
+        assert_eq!(display(&json!(1.5)), "1.5");
+        assert_eq!(display(&json!(3)), "3");
+        assert_eq!(display(&json!(null)), "null");
+        assert_eq!(display(&json!(["a", null, 2])), "a,,2");
+        assert_eq!(display(&json!({"a": 1})), "[object Object]");
+    }
+}
