@@ -731,8 +731,8 @@ pub(crate) fn conflict_detected(conflict: &Json, state: &Json, config: &Json) {
         }
     );
     println!(
-        "  Overlap:  {:.0}%",
-        conflict["overlap_ratio"].as_f64().unwrap_or(0.0) * 100.0
+        "  Overlap:  {}%",
+        axc_core::util::to_fixed(conflict["overlap_ratio"].as_f64().unwrap_or(0.0) * 100.0, 0)
     );
     println!("  Suggest:  {}", s(&conflict["suggested_resolution"]));
     if state["status"] == "blocked" {
@@ -881,7 +881,7 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
             }
             println!("  Accepted: {}", s(&state["accepted_integration_ref"]));
             if let Some(c) = entry["cost"]["usd"].as_f64() {
-                println!("  Cost:     ${c:.2}");
+                println!("  Cost:     ${}", axc_core::util::to_fixed(c, 2));
             }
             if let Some(w) = &budget_warning {
                 println!("  Budget warning: {w}");

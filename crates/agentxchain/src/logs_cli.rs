@@ -396,7 +396,7 @@ pub fn history_table(entries: &[Json]) -> String {
         let dash = || "—".to_owned();
         let cost = e["total_cost_usd"]
             .as_f64()
-            .map_or_else(dash, |c| format!("${c:.4}"));
+            .map_or_else(dash, |c| format!("${}", axc_core::util::to_fixed(c, 4)));
         let duration = e["duration_ms"]
             .as_f64()
             .map_or_else(dash, |ms| duration_text(ms as u64));
@@ -507,9 +507,9 @@ fn lineage(root: &Path, run: &str, json: bool) -> ExitCode {
             phases.join(",")
         };
         let turns = format!("{} turns", e["total_turns"].as_u64().unwrap_or(0));
-        let cost = e["total_cost_usd"]
-            .as_f64()
-            .map_or_else(String::new, |c| format!("${c:.2}"));
+        let cost = e["total_cost_usd"].as_f64().map_or_else(String::new, |c| {
+            format!("${}", axc_core::util::to_fixed(c, 2))
+        });
         let parent = text(&e["provenance"]["parent_run_id"]).map_or_else(String::new, |p| {
             format!(" from {}", p.chars().take(12).collect::<String>())
         });

@@ -34,7 +34,7 @@ fn truthy(v: &Json) -> bool {
 
 /// `toFixed(2)` of a number (anything else: `0.00`).
 fn usd(v: &Json) -> String {
-    format!("{:.2}", v.as_f64().unwrap_or(0.0))
+    axc_core::util::to_fixed(v.as_f64().unwrap_or(0.0), 2)
 }
 
 fn run_label(status: &Json) -> String {
@@ -295,7 +295,10 @@ fn banners(o: &mut String, v: &Json) {
             };
             let _ = writeln!(
                 o,
-                "  Budget:      ${spent:.2} / ${limit:.2} ({pct:.1}%){ex}"
+                "  Budget:      ${} / ${} ({}%){ex}",
+                axc_core::util::to_fixed(spent, 2),
+                axc_core::util::to_fixed(limit, 2),
+                axc_core::util::to_fixed(pct, 1)
             );
         }
         let _ = writeln!(o, "  {RULE}\n");
@@ -685,7 +688,11 @@ fn conflict_lines(
     };
     let _ = writeln!(o, "{indent}{conflict}{what} — detection #{count}");
     if let Some(r) = cs["conflict_error"]["overlap_ratio"].as_f64() {
-        let _ = writeln!(o, "{indent}{overlap}{:.0}%", r * 100.0);
+        let _ = writeln!(
+            o,
+            "{indent}{overlap}{}%",
+            axc_core::util::to_fixed(r * 100.0, 0)
+        );
     }
     let _ = writeln!(
         o,

@@ -709,7 +709,7 @@ fn accepted_summary(entry: &Json, state: &Json, config: &Json, role: &str) {
         println!("  Proposed: {}", clean(n));
     }
     if let Some(usd) = entry["cost"]["usd"].as_f64() {
-        println!("  Cost:     ${usd:.2}");
+        println!("  Cost:     ${}", axc_core::util::to_fixed(usd, 2));
     }
     println!();
     let recovery = axc_kernel::views::status::recovery(state, config);

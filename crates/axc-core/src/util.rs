@@ -176,3 +176,153 @@ pub fn js_number(f: f64) -> serde_json::Value {
         serde_json::json!(f)
     }
 }
+
+/// `x.toFixed(digits)` as JavaScript writes it: the nearest number with `digits` decimals, a
+/// tie going away from zero (Rust's `{:.2}` sends a tie to the even digit: `0.125` is `0.12`
+/// there, `0.13` in JavaScript, and the reference prints dollar amounts this way). The tie is
+/// judged on the value's exact decimal expansion, as JavaScript judges it.
+pub fn to_fixed(x: f64, digits: usize) -> String {
+    if x.is_nan() {
+        return "NaN".to_owned();
+    }
+    if x.abs() >= 1e21 {
+        // JavaScript falls back to its ToString there.
+        return if x.is_infinite() {
+            if x > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+        } else {
+            format!("{x:e}").replace('e', "e+")
+        };
+    }
+    // Rust's rounding is exact and agrees with JavaScript's but on an exact tie.
+    if !is_tie(x, digits) {
+        let x = if x == 0.0 { 0.0 } else { x };
+        return format!("{x:.digits$}");
+    }
+    exact_to_fixed(x, digits)
+}
+
+/// [`to_fixed`] of a finite `x` below 1e21 from its whole decimal expansion (slow: used on
+/// ties).
+fn exact_to_fixed(x: f64, digits: usize) -> String {
+    // Every finite f64 has at most 1074 decimals: at this precision the expansion is exact.
+    let exact = format!("{:.1074}", x.abs());
+    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
+    let mut kept: Vec<u8> = int.bytes().chain(frac.bytes().take(digits)).collect();
+    if frac.as_bytes().get(digits).is_some_and(|d| *d >= b'5') {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                kept.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if kept[i] == b'9' {
+                kept[i] = b'0';
+            } else {
+                kept[i] += 1;
+                break;
+            }
+        }
+    }
+    let split = kept.len() - digits;
+    let mut out = String::from_utf8(kept[..split].to_vec()).unwrap_or_default();
+    if digits > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&kept[split..]).unwrap_or_default());
+    }
+    // JavaScript keeps the sign of a negative value that rounds to zero (`-0.001` → `-0.00`)
+    // but not of negative zero itself.
+    if x < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// Whether `x` lies exactly halfway between two numbers of `digits` decimals: `x·10^digits·2`
+/// is an odd integer. With `x = m·2^e` (`m` odd) that is `m·5^digits·2^(e+digits+1)`, odd
+/// exactly when `e + digits + 1 = 0`.
+fn is_tie(x: f64, digits: usize) -> bool {
+    let bits = x.abs().to_bits();
+    let field = ((bits >> 52) & 0x7ff) as i64;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mantissa, exp) = if field == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), field - 1075)
+    };
+    mantissa != 0 && exp + i64::from(mantissa.trailing_zeros()) + digits as i64 + 1 == 0
+}
+
+#[cfg(test)]
+mod to_fixed_tests {
+    use super::to_fixed;
+
+    #[test]
+    fn ties_go_away_from_zero_as_in_javascript() {
+        // Each pair was printed by node's `toFixed`.
+        for (x, d, js) in [
+            (0.125, 2, "0.13"),
+            (0.375, 2, "0.38"),
+            (0.625, 2, "0.63"),
+            (1.125, 2, "1.13"),
+            (-0.125, 2, "-0.13"),
+            (2.5, 0, "3"),
+            (0.5, 0, "1"),
+            (1.005, 2, "1.00"),
+            (0.005, 2, "0.01"),
+            (1.5e-7, 2, "0.00"),
+            (-0.001, 2, "-0.00"),
+            (-0.0, 2, "0.00"),
+            (0.0, 2, "0.00"),
+            (9.995, 2, "9.99"),
+            (99.995, 2, "100.00"),
+            (0.995, 2, "0.99"),
+            (999.5, 0, "1000"),
+            (1.5, 2, "1.50"),
+            (50.0, 2, "50.00"),
+            (123456789.125, 2, "123456789.13"),
+            (f64::NAN, 2, "NaN"),
+            (f64::INFINITY, 2, "Infinity"),
+            (1e21, 2, "1e+21"),
+            (0.25, 1, "0.3"),
+            (0.35, 1, "0.3"),
+            (-2.5, 0, "-3"),
+            (12.345, 2, "12.35"),
+            (0.045, 2, "0.04"),
+        ] {
+            assert_eq!(to_fixed(x, d), js, "{x}.toFixed({d})");
+        }
+    }
+
+    #[test]
+    fn a_tie_is_found_exactly() {
+        assert!(super::is_tie(0.125, 2));
+        assert!(super::is_tie(2.5, 0));
+        assert!(super::is_tie(0.5, 0));
+        assert!(!super::is_tie(1.005, 2));
+        assert!(!super::is_tie(0.1, 1));
+        assert!(!super::is_tie(0.0, 2));
+        assert!(!super::is_tie(3.0, 0));
+        assert!(!super::is_tie(0.25, 2));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_path_agrees_with_the_exact_expansion(
+            x in -1e15f64..1e15,
+            scale in 0u32..8,
+            digits in 0usize..7,
+        ) {
+            let x = x / 10f64.powi(scale as i32);
+            proptest::prop_assert_eq!(super::to_fixed(x, digits), super::exact_to_fixed(x, digits));
+        }
+
+        #[test]
+        fn cents_and_halves_agree_too(cents in -10_000_000i64..10_000_000, digits in 0usize..4) {
+            // Values a budget holds: exact ties among them (n/8, n/2) as well.
+            for x in [cents as f64 / 100.0, cents as f64 / 8.0, cents as f64 / 1000.0] {
+                proptest::prop_assert_eq!(super::to_fixed(x, digits), super::exact_to_fixed(x, digits));
+            }
+        }
+    }
+}

@@ -5,7 +5,13 @@
 //! texts and shapes (`reconcileBudgetStatusWithConfig`, DEC-BUDGET-ENFORCE-001,
 //! DEC-BUDGET-WARN-001). Pure: the operations write what these return.
 
+use axc_core::util::to_fixed;
 use serde_json::{Map, Value as Json, json};
+
+/// Dollars as the reference prints them (`toFixed(2)`).
+fn usd2(v: f64) -> String {
+    to_fixed(v, 2)
+}
 
 /// `blocked_on` of a run blocked by its budget.
 pub const BLOCKED_ON: &str = "budget:exhausted";
@@ -53,7 +59,9 @@ pub fn still_exhausted(state: &Json, config: &Json) -> Option<String> {
     let spent = spent(&state["budget_status"]);
     (limit - spent <= 0.0).then(|| {
         format!(
-            "Cannot resume: run budget exhausted (spent ${spent:.2} of ${limit:.2} limit). {RAISE}"
+            "Cannot resume: run budget exhausted (spent ${} of ${} limit). {RAISE}",
+            usd2(spent),
+            usd2(limit)
         )
     })
 }
@@ -61,18 +69,26 @@ pub fn still_exhausted(state: &Json, config: &Json) -> Option<String> {
 fn detail(spent: f64, limit: Option<f64>, ready: bool) -> String {
     match (limit, ready) {
         (None, true) => {
-            format!("Budget recovery ready: spent ${spent:.2} with per_run_max_usd disabled")
+            format!(
+                "Budget recovery ready: spent ${} with per_run_max_usd disabled",
+                usd2(spent)
+            )
         }
         (None, false) => format!(
-            "Run budget exhausted: spent ${spent:.2} with no configured per_run_max_usd limit"
+            "Run budget exhausted: spent ${} with no configured per_run_max_usd limit",
+            usd2(spent)
         ),
         (Some(l), true) => format!(
-            "Budget recovery ready: spent ${spent:.2} of ${l:.2} limit (${:.2} remaining)",
-            l - spent
+            "Budget recovery ready: spent ${} of ${} limit (${} remaining)",
+            usd2(spent),
+            usd2(l),
+            usd2(l - spent)
         ),
         (Some(l), false) => format!(
-            "Run budget exhausted: spent ${spent:.2} of ${l:.2} limit (${:.2} over)",
-            (l - spent).abs()
+            "Run budget exhausted: spent ${} of ${} limit (${} over)",
+            usd2(spent),
+            usd2(l),
+            usd2((l - spent).abs())
         ),
     }
 }
@@ -181,7 +197,9 @@ pub fn charge(
         && cost > reserved
     {
         out.warning = Some(format!(
-            "Actual cost ${cost:.2} exceeded reservation ${reserved:.2} for this turn"
+            "Actual cost ${} exceeded reservation ${} for this turn",
+            usd2(cost),
+            usd2(reserved)
         ));
     }
     let mut bs: Map<String, Json> = state["budget_status"]
@@ -214,7 +232,10 @@ pub fn charge(
         }
         bs.insert("warn_mode".into(), json!(true));
         let warning = format!(
-            "Budget exhausted: spent ${spent_usd:.2} of ${limit:.2} limit (${over:.2} over). Run continues in warn mode."
+            "Budget exhausted: spent ${} of ${} limit (${} over). Run continues in warn mode.",
+            usd2(spent_usd),
+            usd2(limit),
+            usd2(over)
         );
         out.warn_event = Some(json!({
             "spent_usd": bs["spent_usd"], "limit_usd": crate::run::usd(limit),
@@ -223,7 +244,10 @@ pub fn charge(
         out.warning = Some(warning);
     } else {
         let detail = format!(
-            "Run budget exhausted: spent ${spent_usd:.2} of ${limit:.2} limit (${over:.2} over)"
+            "Run budget exhausted: spent ${} of ${} limit (${} over)",
+            usd2(spent_usd),
+            usd2(limit),
+            usd2(over)
         );
         next["status"] = json!("blocked");
         next["blocked_on"] = json!(BLOCKED_ON);

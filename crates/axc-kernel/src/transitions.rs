@@ -7,6 +7,7 @@
 //! state under a lock, events, hooks, gate actions, the clean-baseline check, budget
 //! reservations — belongs to the layer that calls these; none of it is here.
 
+use axc_core::util::to_fixed;
 use serde_json::{Map, Value as Json, json};
 
 type Next = Result<Json, String>;
@@ -134,8 +135,9 @@ pub fn assign(
     {
         let spent = budget["spent_usd"].as_f64().unwrap_or(0.0);
         return Err(format!(
-            "Cannot assign turn: run budget exhausted (spent ${spent:.2} of ${:.2} limit). Increase budget with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume",
-            spent + remaining
+            "Cannot assign turn: run budget exhausted (spent ${} of ${} limit). Increase budget with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume",
+            to_fixed(spent, 2),
+            to_fixed(spent + remaining, 2)
         ));
     }
     let sequence = state["turn_sequence"].as_u64().unwrap_or(0) + 1;

@@ -162,7 +162,9 @@ pub fn assign_and_dispatch(
         let warn = config["budget"]["on_exceed"] == "warn";
         if cost > available && !warn {
             return Err(format!(
-                "Cannot assign turn: estimated cost ${cost:.2} exceeds available budget ${available:.2} (after reservations)"
+                "Cannot assign turn: estimated cost ${} exceeds available budget ${} (after reservations)",
+                axc_core::util::to_fixed(cost, 2),
+                axc_core::util::to_fixed(available, 2)
             ));
         }
         reservations.insert(

@@ -247,14 +247,18 @@ fn conflict_section(c: &Json) -> String {
 fn context(store: &Store, state: &Json, config: &Json, turn: &Json) -> String {
     let phase = state["phase"].as_str().unwrap_or("");
     let mut c = format!(
-        "# Execution Context\n\n## Current State\n\n- Run: `{}`\n- Phase: `{phase}`\n- Status: `{}`\n- Accepted integration ref: `{}`\n- Budget: spent ${:.2}, remaining {}\n",
+        "# Execution Context\n\n## Current State\n\n- Run: `{}`\n- Phase: `{phase}`\n- Status: `{}`\n- Accepted integration ref: `{}`\n- Budget: spent ${}, remaining {}\n",
         state["run_id"].as_str().unwrap_or(""),
         state["status"].as_str().unwrap_or(""),
         state["accepted_integration_ref"].as_str().unwrap_or("none"),
-        state["budget_status"]["spent_usd"].as_f64().unwrap_or(0.0),
-        state["budget_status"]["remaining_usd"]
-            .as_f64()
-            .map_or("unlimited".to_owned(), |r| format!("${r:.2}")),
+        axc_core::util::to_fixed(
+            state["budget_status"]["spent_usd"].as_f64().unwrap_or(0.0),
+            2
+        ),
+        state["budget_status"]["remaining_usd"].as_f64().map_or(
+            "unlimited".to_owned(),
+            |r| format!("${}", axc_core::util::to_fixed(r, 2))
+        ),
     );
     c.push_str(&super::repo_decisions::context_section(state, config));
     if state["inherited_context"].is_object() {
