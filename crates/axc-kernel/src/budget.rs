@@ -111,17 +111,22 @@ fn blocked_reason(detail: String, action: &str, turn_id: &Json, blocked_at: &Jso
 /// something does. A run the budget blocks gets its recovery rewritten to match (`Budget
 /// recovery ready` once it may resume). `at` stands in for a missing `blocked_at` (a view
 /// passes `None` and leaves it missing).
-pub fn reconcile(state: &Json, config: &Json, at: Option<&str>) -> Json {
-    let Some(obj) = state.as_object() else {
-        return state.clone();
+pub fn reconcile(state: Json, config: &Json, at: Option<&str>) -> Json {
+    let blocked = blocks(&state);
+    let Json::Object(mut next) = state else {
+        return state;
     };
-    let mut next = obj.clone();
-    let mut bs: Map<String, Json> = obj
-        .get("budget_status")
-        .and_then(Json::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let spent_usd = spent(&Json::Object(bs.clone()));
+    // Changed where it stands: the state keeps its keys' order, as the reference's spread does.
+    let slot = next
+        .entry("budget_status")
+        .or_insert_with(|| Json::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = Json::Object(Map::new());
+    }
+    let spent_usd = spent(slot);
+    let Json::Object(bs) = slot else {
+        unreachable!("made an object above")
+    };
     let limit = limit(config);
     let remaining = limit.map(|l| l - spent_usd);
     if !bs
@@ -141,12 +146,13 @@ pub fn reconcile(state: &Json, config: &Json, at: Option<&str>) -> Json {
             bs.shift_remove(k);
         }
     }
-    next.insert("budget_status".into(), Json::Object(bs));
-    if blocks(state) {
+    if blocked {
         let ready = remaining.is_none_or(|r| r > 0.0);
-        let reason = &state["blocked_reason"];
+        let reason = next.get("blocked_reason").cloned().unwrap_or(Json::Null);
         let turn_id = if reason["turn_id"].is_null() {
-            state["last_completed_turn_id"].clone()
+            next.get("last_completed_turn_id")
+                .cloned()
+                .unwrap_or(Json::Null)
         } else {
             reason["turn_id"].clone()
         };
@@ -380,7 +386,7 @@ mod tests {
         let raised = config(json!(3), "pause_and_escalate");
         assert_eq!(still_exhausted(&state, &raised), None);
         assert_eq!(still_exhausted(&state, &config(json!(1), "warn")), None);
-        let r = reconcile(&state, &raised, Some("NOW"));
+        let r = reconcile(state.clone(), &raised, Some("NOW"));
         assert_eq!(
             r["budget_status"],
             json!({"spent_usd": 1.5, "remaining_usd": 1.5})
@@ -391,10 +397,10 @@ mod tests {
             "Budget recovery ready: spent $1.50 of $3.00 limit ($1.50 remaining)"
         );
         assert_eq!(r["blocked_reason"]["blocked_at"], "T");
-        let same = reconcile(&state, &cfg, Some("NOW"));
+        let same = reconcile(state.clone(), &cfg, Some("NOW"));
         assert_eq!(same["blocked_reason"], state["blocked_reason"]);
         assert_eq!(same["budget_status"], state["budget_status"]);
-        let none = reconcile(&state, &json!({}), None);
+        let none = reconcile(state.clone(), &json!({}), None);
         assert_eq!(
             none["blocked_reason"]["recovery"]["detail"],
             "Budget recovery ready: spent $1.50 with per_run_max_usd disabled"
@@ -403,10 +409,32 @@ mod tests {
     }
 
     #[test]
+    fn reconciling_keeps_the_states_key_order() {
+        let state = json!({"run_id": "r", "budget_status": {"spent_usd": 1, "remaining_usd": 9},
+            "blocked_on": "budget:exhausted", "blocked_reason": null, "phase": "qa"});
+        let r = reconcile(state, &config(json!(3), "pause_and_escalate"), Some("T"));
+        let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "run_id",
+                "budget_status",
+                "blocked_on",
+                "blocked_reason",
+                "phase"
+            ]
+        );
+        assert_eq!(
+            r["budget_status"],
+            json!({"spent_usd": 1, "remaining_usd": 2})
+        );
+    }
+
+    #[test]
     fn an_unblocked_run_is_reconciled_without_a_block() {
         let state = json!({"status": "active", "blocked_on": null,
             "budget_status": {"spent_usd": "x", "exhausted": true, "exhausted_at": "T"}});
-        let r = reconcile(&state, &config(json!(2), "pause_and_escalate"), None);
+        let r = reconcile(state.clone(), &config(json!(2), "pause_and_escalate"), None);
         assert_eq!(
             r["budget_status"],
             json!({"spent_usd": 0, "remaining_usd": 2})

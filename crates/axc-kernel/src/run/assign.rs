@@ -142,7 +142,7 @@ pub fn assign_and_dispatch(
     let assigned_at = now();
     // What remains of the budget is judged against the limit configured now (a person may
     // have raised it), and written so (the reference's `reconcileBudgetStatusWithConfig`).
-    let state = &crate::budget::reconcile(state, config, Some(&assigned_at));
+    let state = &crate::budget::reconcile(state.clone(), config, Some(&assigned_at));
     let minutes = transitions::turn_timeout_minutes(config);
     let mut next = transitions::assign(state, config, role, &turn_id, &assigned_at, minutes)?;
     // Budget: the turn reserves the per-turn maximum out of what is left.

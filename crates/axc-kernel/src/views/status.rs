@@ -379,7 +379,7 @@ fn continuous(raw: &Json) -> Json {
 /// The state as the reference shows it: the file's, with the budget reconciled with the
 /// configured limit (a person may have changed it since the last write).
 fn shown_state(state: Json, config: &Json) -> Json {
-    crate::budget::reconcile(&state, config, None)
+    crate::budget::reconcile(state, config, None)
 }
 
 fn active_turns(state: &Json) -> Vec<(&String, &Json)> {
