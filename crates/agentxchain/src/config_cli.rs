@@ -102,7 +102,7 @@ pub fn run(a: Args) -> ExitCode {
                 ExitCode::SUCCESS
             }
             Ok(v) => {
-                println!("{}", settings::display(&v));
+                println!("{}", clean(&settings::display(&v)));
                 ExitCode::SUCCESS
             }
         };
@@ -177,9 +177,15 @@ pub fn run(a: Args) -> ExitCode {
         println!("  AgentXchain Config");
         println!("  {}", "─".repeat(40));
         println!();
-        println!("  Project:  {}", settings::display(&config["project"]));
-        println!("  Version:  {}", settings::display(&config["version"]));
-        println!("  Log:      {}", settings::display(&config["log"]));
+        println!(
+            "  Project:  {}",
+            clean(&settings::display(&config["project"]))
+        );
+        println!(
+            "  Version:  {}",
+            clean(&settings::display(&config["version"]))
+        );
+        println!("  Log:      {}", clean(&settings::display(&config["log"])));
         println!();
         println!("  Rules:");
         for (k, v) in config["rules"].as_object().into_iter().flatten() {

@@ -277,9 +277,144 @@ fn a_turn_asking_for_a_person_is_blocked_on_its_question_not_the_budget() {
     assert_eq!(s["blocked_on"], "human:which database?");
     assert_eq!(
         s["budget_status"],
-        json!({"spent_usd": 3, "remaining_usd": -2})
+        json!({"spent_usd": 3, "remaining_usd": -2, "exhausted": true})
     );
-    assert_eq!(lines(&p, ".agentxchain/human-escalations.jsonl").len(), 1);
+    let esc = lines(&p, ".agentxchain/human-escalations.jsonl");
+    assert_eq!(esc.len(), 1);
+    // Answering the question does not make the spent budget go on: unblocking would leave an
+    // active run no turn can be assigned to.
+    let before = state_bytes(&p);
+    let id = esc[0]["escalation_id"].as_str().unwrap();
+    let out = p.fails(&["unblock", id]);
+    assert!(
+        out.contains("Cannot resume: run budget exhausted (spent $3.00 of $1.00 limit)"),
+        "{out}"
+    );
+    assert_eq!(state_bytes(&p), before);
+    p.ok(&["config", "--set", "budget.per_run_max_usd", "10"]);
+    p.ok(&["unblock", id]);
+    assert_eq!(p.state()["status"], "active");
+}
+
+#[test]
+fn a_retried_turn_does_not_launder_the_agents_config_edit() {
+    let p = budgeted("pause_and_escalate");
+    let config = p.root.join("agentxchain.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let raised = text.replace("\"per_run_max_usd\": 1,", "\"per_run_max_usd\": 1000,");
+    assert_ne!(raised, text);
+    // The agent raises its own budget, then its turn is rejected and dispatched again: the
+    // retry's baseline sees the edit as already there.
+    std::fs::write(&config, &raised).unwrap();
+    p.agent_turn(&[], cost(5.0));
+    let out = p.fails(&["accept-turn"]);
+    assert!(out.contains("agentxchain.json"), "{out}");
+    p.ok(&["reject-turn", "--reason", "retry"]);
+    p.agent_turn(&[], cost(5.0));
+    let out = p.fails(&["accept-turn"]);
+    assert!(
+        out.contains("agentxchain.json differs from the one committed when the turn started"),
+        "{out}"
+    );
+    assert_eq!(p.state()["budget_status"]["spent_usd"], 0);
+    // Nor does a person's `config --set` on top of it take the agent's edit on.
+    let out = p.fails(&["config", "--set", "project.goal", "ship it"]);
+    assert!(
+        out.contains("has changes not made with `agentxchain config --set`"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), raised);
+}
+
+#[test]
+fn a_person_may_set_the_config_while_a_turn_runs_and_before_a_code_writing_one() {
+    // The person raises the budget while the pm's turn is active: the turn is accepted.
+    let p = budgeted("pause_and_escalate");
+    p.ok(&["config", "--set", "budget.per_run_max_usd", "5"]);
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], cost(1.5));
+    p.ok(&["accept-turn"]);
+    let s = p.state();
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["budget_status"]["remaining_usd"], 3.5);
+    let ledger = lines(&p, ".agentxchain/decision-ledger.jsonl");
+    let change = ledger
+        .iter()
+        .find(|e| e["type"] == "config_change")
+        .unwrap();
+    assert_eq!(change["path"], "budget.per_run_max_usd");
+    assert_eq!(change["value"], 5);
+    assert_eq!(change["previous"], 1);
+    assert_eq!(change["changed_by"], "operator");
+
+    // A code-writing role's turn is assigned with the person's uncommitted config in place.
+    let q = Project::new();
+    q.config(|c| {
+        c["routing"]["planning"]["entry_role"] = json!("dev");
+        c["routing"]["planning"]["allowed_next_roles"] = json!(["dev", "pm", "human"]);
+    });
+    q.ok(&["config", "--set", "budget.per_run_max_usd", "20"]);
+    let out = q.ok(&["resume"]);
+    assert!(out.contains("Turn Assigned"), "{out}");
+    assert_eq!(q.active_turn().1, "dev");
+    // Another uncommitted edit is in the way, as before.
+    let r = Project::new();
+    r.config(|c| {
+        c["routing"]["planning"]["entry_role"] = json!("dev");
+        c["routing"]["planning"]["allowed_next_roles"] = json!(["dev", "pm", "human"]);
+    });
+    let config = r.root.join("agentxchain.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let edited = text.replace("\"per_run_max_usd\": 50", "\"per_run_max_usd\": 51");
+    assert_ne!(edited, text);
+    std::fs::write(&config, edited).unwrap();
+    let out = r.fails(&["resume"]);
+    assert!(
+        out.contains("uncommitted changes in actor-owned files: agentxchain.json"),
+        "{out}"
+    );
+}
+
+#[test]
+fn acceptance_judges_the_turn_by_the_config_it_read_under_the_lock() {
+    // A process swaps in a config that would let the phase advance on its own, holds the run's
+    // lock while accept-turn starts, then puts the committed config back and lets go. The turn
+    // is judged by the config in place once accept-turn holds the lock: a person's gate.
+    let p = Project::new();
+    p.config(|c| c["approval_policy"]["phase_transitions"]["rules"] = json!([]));
+    p.ok(&["resume"]);
+    p.agent_turn(
+        &[
+            (".planning/PM_SIGNOFF.md", SIGNOFF),
+            (".planning/SYSTEM_SPEC.md", SPEC),
+        ],
+        json!({"phase_transition_request": "implementation"}),
+    );
+    let config = p.root.join("agentxchain.json");
+    let committed = std::fs::read(&config).unwrap();
+    let mut lax: Value = serde_json::from_slice(&committed).unwrap();
+    lax["approval_policy"]["phase_transitions"]["default"] = json!("auto_approve");
+    lax["gates"]["planning_signoff"]["requires_human_approval"] = json!(false);
+    let lock = std::fs::File::open(p.root.join(".agentxchain")).unwrap();
+    lock.lock().unwrap();
+    std::fs::write(&config, serde_json::to_string_pretty(&lax).unwrap()).unwrap();
+    let child = Command::new(BIN)
+        .arg("accept-turn")
+        .current_dir(&p.root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    std::fs::write(&config, &committed).unwrap();
+    lock.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let s = p.state();
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["status"], "paused");
 }
 
 #[test]

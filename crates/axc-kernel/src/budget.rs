@@ -47,12 +47,16 @@ pub fn blocks(state: &Json) -> bool {
     state["blocked_on"] == BLOCKED_ON || state["blocked_reason"]["category"] == "budget_exhausted"
 }
 
-/// The refusal to reactivate a run its budget blocks while the budget is still spent (and not
-/// in `warn` mode): the reference reactivated it and then failed to assign, leaving an active
-/// run that no turn can be assigned to and no block that says why. `None` when the run may go
-/// on.
+/// The refusal to reactivate a blocked run while its budget is spent (and not in `warn`
+/// mode): one its budget blocks, or one with no retained turn to dispatch again (it would need
+/// a new turn, which the budget refuses). The reference reactivated it and then failed to
+/// assign, leaving an active run that no turn can be assigned to and no block that says why.
+/// `None` when the run may go on.
 pub fn still_exhausted(state: &Json, config: &Json) -> Option<String> {
-    if !blocks(state) || warns(config) {
+    let retained = state["active_turns"]
+        .as_object()
+        .is_some_and(|m| !m.is_empty());
+    if (!blocks(state) && retained) || warns(config) {
         return None;
     }
     let limit = limit(config)?;
@@ -224,7 +228,14 @@ pub fn charge(
         next["budget_status"] = Json::Object(bs);
         return out;
     };
-    if remaining > 0.0 || next["status"] == "blocked" || next["status"] == "completed" {
+    if remaining > 0.0 {
+        next["budget_status"] = Json::Object(bs);
+        return out;
+    }
+    if next["status"] == "blocked" || next["status"] == "completed" {
+        // Blocked already (the turn asked for a person) or done: spent, nothing more (the
+        // reference's next read marks it so).
+        bs.insert("exhausted".into(), json!(true));
         next["budget_status"] = Json::Object(bs);
         return out;
     }

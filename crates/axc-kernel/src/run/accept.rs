@@ -505,8 +505,10 @@ pub fn accept_as(
     turn: Option<&str>,
     human_merge: bool,
 ) -> Result<Accepted, Refusal> {
-    let config = cfg::load(store)?;
+    // The config is read under the lock, once: the turn is judged by these bytes, and they are
+    // the ones compared with the committed config below.
     let _lock = store.lock()?;
+    let (config, config_text) = cfg::load_text(store)?;
     let state = store.state()?;
     let turn = super::target_turn(&state, turn, "No active turn to accept.", "accept")?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
@@ -612,12 +614,19 @@ pub fn accept_as(
     // turn's to answer for, in the conflict check.)
     let raw_observed = observed.clone();
     let attributed = attribute_to_siblings(store, &state, &turn, &declared, &mut observed);
-    let seen: Vec<String> = observed["files_changed"]
+    let mut seen: Vec<String> = observed["files_changed"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|f| f.as_str().map(str::to_owned))
         .collect();
+    // A config a person set during the turn (`config --set`, say raising the budget while a
+    // sibling turn runs) is not the turn's change.
+    if seen.iter().any(|f| f == super::store::CONFIG)
+        && super::settings::set_by_person(store, &config_text)
+    {
+        seen.retain(|f| f != super::store::CONFIG);
+    }
     let authority = cfg::write_authority(&config, turn["assigned_role"].as_str().unwrap_or(""));
     let observable = observed["observation_available"] == true;
     let mut errors = if observable {
@@ -632,15 +641,14 @@ pub fn accept_as(
             "the working tree cannot be observed: git fails in this repository (a broken HEAD or ref, a repository git refuses to read, a file it cannot open); repair the repository, then accept".to_owned(),
         );
     }
-    // The config a turn is judged by is the one in place when it started: the one committed
-    // then, compared from git's objects (an index flag such as skip-worktree, or an ignore
-    // file, hides a change from `git status`, not from this), or a person's uncommitted edit
-    // (`config --set`) the baseline recorded, unchanged since.
+    // The config a turn is judged by is a person's: the one committed when it started,
+    // compared from git's objects (an index flag such as skip-worktree, or an ignore file,
+    // hides a change from `git status`, not from this), or the one a person's `config --set`
+    // wrote (its digest is in the decision ledger; an agent's edit, made by hand, has none).
     if let Some(committed) = committed_config
-        && store.read_text(super::store::CONFIG, 16 << 20)?.as_deref() != Some(committed.as_str())
+        && config_text != committed
         && !errors.iter().any(|e| e.starts_with(super::store::CONFIG))
-        && turn["baseline"]["dirty_snapshot"][super::store::CONFIG].as_str()
-            != Some(git::marker(store.root(), super::store::CONFIG).as_str())
+        && !super::settings::set_by_person(store, &config_text)
     {
         errors.push(format!(
             "{} differs from the one committed when the turn started: the gates and approval policy a turn is judged by are a person's to change (commit or revert it before accepting)",

@@ -89,10 +89,20 @@ pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
     let Some(snap) = git::snapshot(store.root()) else {
         return Some("the repository cannot be read by git (a broken HEAD or ref, or a repository git refuses): repair it before assigning a code-writing turn".to_owned());
     };
+    // A config a person set with `config --set` and has not committed yet is the config the
+    // turn is judged by, not work in the way of its baseline.
+    let set_by_person = |p: &str| {
+        p == super::store::CONFIG
+            && store
+                .read_text(super::store::CONFIG, 16 << 20)
+                .ok()
+                .flatten()
+                .is_some_and(|t| super::settings::set_by_person(store, &t))
+    };
     let dirty: Vec<String> = snap
         .changes
         .into_iter()
-        .filter(|p| !paths::is_baseline_exempt(p))
+        .filter(|p| !paths::is_baseline_exempt(p) && !set_by_person(p))
         .collect();
     if dirty.is_empty() {
         return None;
@@ -282,6 +292,8 @@ fn reactivate(
     if let Some(refusal) = crate::budget::still_exhausted(state, config) {
         return Err(Refusal::new(refusal));
     }
+    // The budget as configured now (a person may have raised it), written with the run.
+    let state = &crate::budget::reconcile(state.clone(), config, Some(&now()));
     let mut next = transitions::resume(state).map_err(Refusal::new)?;
     next["escalation"] = Json::Null;
     // A person resuming a run the non-progress guard stopped starts its count again.

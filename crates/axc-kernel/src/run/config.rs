@@ -21,6 +21,21 @@ pub fn load(store: &Store) -> Result<Json, Refusal> {
     governed(raw)
 }
 
+/// [`load`], with the text it parsed: an operation that judges a turn by the config reads it
+/// once, under the run's lock, and compares these exact bytes (a later read could see another
+/// file: a config swapped back in between).
+pub fn load_text(store: &Store) -> Result<(Json, String), Refusal> {
+    let text = store
+        .read_text(CONFIG, 16 << 20)?
+        .ok_or_else(|| Refusal::new(NO_CONFIG))?;
+    let raw: Json = serde_json::from_str(&text)
+        .map_err(|e| Refusal::new(format!("{CONFIG} is not valid JSON: {e}")))?;
+    if let Err(e) = axc_core::config::from_value(raw.clone()) {
+        return Err(Refusal::new(NO_CONFIG).warning(format!("  Warning: {e}")));
+    }
+    Ok((governed(raw)?, text))
+}
+
 /// The config as `load` reads it, without validating it (for `doctor`, which reports the
 /// problems itself).
 pub fn read(store: &Store) -> Result<Json, Refusal> {

@@ -7,7 +7,26 @@
 use serde_json::{Map, Value as Json};
 
 use super::Refusal;
-use super::store::{CONFIG, Store};
+use super::store::{CONFIG, LEDGER, Store};
+
+/// The decision-ledger entry `config --set` appends: a person changed the rules.
+pub const CHANGE: &str = "config_change";
+
+fn digest(text: &str) -> String {
+    format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
+}
+
+/// Whether `text` (agentxchain.json as read) is what a person's last `config --set` wrote:
+/// its digest is the newest `config_change` entry's in the decision ledger. An agent's own
+/// edit has no entry (forging one is rewriting the run's records, the known limit
+/// docs/agentxchain.md names); an entry further back than the ledger's read-back window
+/// counts as none.
+pub fn set_by_person(store: &Store, text: &str) -> bool {
+    axc_core::jsonl::read_last_where(store.root(), LEDGER, 1, |e| e["type"] == CHANGE)
+        .ok()
+        .and_then(|t| t.entries.into_iter().last())
+        .is_some_and(|e| e["config_sha256"].as_str() == Some(digest(text).as_str()))
+}
 
 const NO_CONFIG: &str = "  No agentxchain.json found. Run `agentxchain init` first.";
 
@@ -124,7 +143,22 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
     let segs =
         segments(path).ok_or_else(|| Refusal::new("  Refusing to write reserved object path."))?;
     let _lock = store.lock()?;
-    let (mut config, _) = read(store)?;
+    let text = store
+        .read_text(CONFIG, 16 << 20)?
+        .ok_or_else(|| Refusal::new(NO_CONFIG))?;
+    // Edits nobody made with this command (by hand, or an agent's) are not taken on: what is
+    // set here becomes the config turns are judged by.
+    if let Some(head) = super::git::head(store.root())
+        && let Some(committed) = super::git::committed_text(store.root(), &head, CONFIG)
+        && committed != text
+        && !set_by_person(store, &text)
+    {
+        return Err(Refusal::new(format!(
+            "  {CONFIG} has changes not made with `agentxchain config --set` (by hand, or by an agent): commit or revert them first (git diff {CONFIG}), then set the value."
+        )));
+    }
+    let mut config: Json = serde_json::from_str(&text)
+        .map_err(|e| Refusal::new(format!("  {CONFIG} is not valid JSON: {e}")))?;
     let value = parse_value(raw);
     let (last, parents) = segs.split_last().expect("segments are never empty");
     let mut target = &mut config;
@@ -185,7 +219,18 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
             "  Refusing to save invalid config: {errors}"
         )));
     }
-    store.write_json(CONFIG, &config)?;
+    // The record first: a crash before the write leaves a digest no file has (refused as
+    // a hand edit), never a config without its record.
+    let written = serde_json::to_string_pretty(&config).map_err(std::io::Error::other)? + "\n";
+    store.append_jsonl(
+        LEDGER,
+        &serde_json::json!({
+            "type": CHANGE, "path": path, "value": value, "previous": old,
+            "config_sha256": digest(&written), "changed_by": "operator",
+            "timestamp": super::now(),
+        }),
+    )?;
+    store.write_text(CONFIG, &written)?;
     Ok(Set {
         key: path.to_owned(),
         value,
