@@ -1101,6 +1101,13 @@ pub fn unblock(id: &str) -> ExitCode {
         Ok(r) => r,
         Err(r) => return refuse(&r),
     };
+    // A run its spent budget keeps blocked says so before "Continuing…" (resume refuses it).
+    if let (Ok(config), Ok(state)) = (cfg::load(&store), store.state())
+        && let Some(refusal) = axc_kernel::budget::still_exhausted(&state, &config)
+    {
+        println!("{refusal}");
+        return ExitCode::from(1);
+    }
     let svc = record["service"]
         .as_str()
         .map(|s| format!(" ({s})"))

@@ -286,9 +286,9 @@ fn a_turn_asking_for_a_person_is_blocked_on_its_question_not_the_budget() {
     let before = state_bytes(&p);
     let id = esc[0]["escalation_id"].as_str().unwrap();
     let out = p.fails(&["unblock", id]);
-    assert!(
-        out.contains("Cannot resume: run budget exhausted (spent $3.00 of $1.00 limit)"),
-        "{out}"
+    assert_eq!(
+        out,
+        "Cannot resume: run budget exhausted (spent $3.00 of $1.00 limit). Increase budget with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume\n"
     );
     assert_eq!(state_bytes(&p), before);
     p.ok(&["config", "--set", "budget.per_run_max_usd", "10"]);
@@ -436,6 +436,10 @@ fn warn_mode_goes_on_past_the_limit_and_says_so_every_turn() {
         .find(|e| e["event_type"] == "budget_exceeded_warn")
         .expect("a budget_exceeded_warn event");
     assert_eq!(warn["payload"]["limit_usd"], 1);
+    assert_eq!(
+        warn["payload"]["recovery_classification"],
+        json!({"domain": "budget", "severity": "high", "outcome": "pending", "mechanism": "config_change"})
+    );
     assert_eq!(warn["payload"]["remaining_usd"], -0.25);
     assert_eq!(warn["turn"]["turn_id"], json!(first));
 

@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
 /// Every event type a governed run writes, in the reference's order.
 pub const EVENT_TYPES: [&str; 42] = [
@@ -53,6 +53,42 @@ pub const EVENT_TYPES: [&str; 42] = [
 
 /// Events about one turn: they name it in `turn.turn_id`.
 const TURN_SCOPED: [&str; 3] = ["turn_dispatched", "turn_accepted", "turn_rejected"];
+
+/// The recovery classification the reference's event log adds to a recovery event's payload
+/// (`recovery_classification`: domain, severity, outcome, mechanism), for the event types it
+/// classifies; `None` for the others.
+pub fn recovery_classification(event_type: &str, payload: &Json) -> Option<Json> {
+    let (domain, severity, outcome, mechanism) = match event_type {
+        "auto_retried_ghost" | "auto_retried_productive_timeout" => {
+            ("ghost", "medium", "recovered", "auto_retry")
+        }
+        "ghost_retry_exhausted" if payload["exhaustion_reason"] == "same_signature_repeat" => {
+            ("ghost", "critical", "exhausted", "auto_retry")
+        }
+        "ghost_retry_exhausted" | "productive_timeout_retry_exhausted" => {
+            ("ghost", "high", "exhausted", "auto_retry")
+        }
+        "budget_exceeded_warn" => {
+            let spent = payload["remaining_usd"].as_f64().is_some_and(|r| r <= 0.0);
+            (
+                "budget",
+                if spent { "high" } else { "medium" },
+                "pending",
+                "config_change",
+            )
+        }
+        "retained_claude_auth_escalation_reclassified" => {
+            ("credential", "medium", "pending", "env_refresh")
+        }
+        "continuous_paused_active_run_recovered" | "session_failed_recovered_active_run" => {
+            ("crash", "medium", "recovered", "loop_guard")
+        }
+        _ => return None,
+    };
+    Some(
+        json!({"domain": domain, "severity": severity, "outcome": outcome, "mechanism": mechanism}),
+    )
+}
 
 /// An ISO-8601 timestamp (`2026-01-02T03:04:05Z`; fractions, no zone or a `±HH:MM` offset).
 pub fn timestamp(v: &Json) -> Option<SystemTime> {
@@ -160,6 +196,32 @@ pub fn ordering_errors(events: &[Json]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn recovery_events_are_classified_as_the_reference_classifies_them() {
+        let c = |t: &str, p: serde_json::Value| super::recovery_classification(t, &p);
+        assert_eq!(c("turn_accepted", json!({})), None);
+        assert_eq!(
+            c("budget_exceeded_warn", json!({"remaining_usd": 0.5})).unwrap()["severity"],
+            "medium"
+        );
+        assert_eq!(
+            c("budget_exceeded_warn", json!({"remaining_usd": 0})).unwrap()["severity"],
+            "high"
+        );
+        assert_eq!(
+            c(
+                "ghost_retry_exhausted",
+                json!({"exhaustion_reason": "same_signature_repeat"})
+            )
+            .unwrap()["severity"],
+            "critical"
+        );
+        assert_eq!(
+            c("auto_retried_ghost", json!({})).unwrap(),
+            json!({"domain": "ghost", "severity": "medium", "outcome": "recovered", "mechanism": "auto_retry"})
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

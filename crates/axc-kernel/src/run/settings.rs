@@ -219,6 +219,7 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
             "  Refusing to save invalid config: {errors}"
         )));
     }
+    js_numbers(&mut config);
     // The record first: a crash before the write leaves a digest no file has (refused as
     // a hand edit), never a config without its record.
     let written = serde_json::to_string_pretty(&config).map_err(std::io::Error::other)? + "\n";
@@ -236,6 +237,21 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
         value,
         old,
     })
+}
+
+/// Numbers as JavaScript writes them back: an integral value without a fraction (`1E2` and
+/// `100.0` are `100`, as the reference's `JSON.stringify` writes them).
+fn js_numbers(v: &mut Json) {
+    match v {
+        Json::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                *v = axc_core::util::js_number(f);
+            }
+        }
+        Json::Array(a) => a.iter_mut().for_each(js_numbers),
+        Json::Object(m) => m.values_mut().for_each(js_numbers),
+        _ => {}
+    }
 }
 
 fn kind(v: &Json) -> &'static str {
@@ -344,6 +360,16 @@ mod tests {
         assert_eq!(
             get(&c, "a.__proto__").unwrap_err().message,
             "  Refusing to read reserved object path."
+        );
+    }
+
+    #[test]
+    fn numbers_are_written_back_as_javascript_writes_them() {
+        let mut v: Json = serde_json::from_str(r#"{"a": 1E2, "b": [2.0, 2.5], "c": 7}"#).unwrap();
+        js_numbers(&mut v);
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"a":100,"b":[2,2.5],"c":7}"#
         );
     }
 

@@ -450,8 +450,15 @@ impl Store {
         state: &Json,
         turn: Json,
         intent_id: Json,
-        payload: Json,
+        mut payload: Json,
     ) -> Result<(), Refusal> {
+        // As the reference's emitter: a recovery event carries its classification.
+        if let Some(c) = crate::events::recovery_classification(event_type, &payload)
+            && let Some(p) = payload.as_object_mut()
+            && !p.contains_key("recovery_classification")
+        {
+            p.insert("recovery_classification".into(), c);
+        }
         let event = json!({
             "event_id": super::new_id("evt"),
             "event_type": event_type,
