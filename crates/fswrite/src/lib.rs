@@ -14,6 +14,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write(path, bytes, true, false)
 }
 
+/// [`write_atomic`], with the temporary file made in `staging` (created if missing) and renamed
+/// from there: for a target whose own directory must not show a stray file if the writer is
+/// killed mid-write (a project's root, where one would read as the user's own work). When
+/// `staging` is on another filesystem the rename cannot cross, the write falls back to the
+/// target's directory.
+pub fn write_atomic_staged(path: &Path, bytes: &[u8], staging: &Path) -> std::io::Result<()> {
+    match write_in(path, bytes, true, false, Some(staging)) {
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => write_atomic(path, bytes),
+        r => r,
+    }
+}
+
 /// Writes `bytes` to a new file at `path`, atomically and durably, never over a file (or link)
 /// that is there, even one that appears while this runs: `AlreadyExists` then, and the file
 /// there is left as it is.
@@ -30,10 +42,22 @@ pub fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn write(path: &Path, bytes: &[u8], durable: bool, new: bool) -> std::io::Result<()> {
-    let dir = path
+    write_in(path, bytes, durable, new, None)
+}
+
+fn write_in(
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    new: bool,
+    staging: Option<&Path>,
+) -> std::io::Result<()> {
+    let target_dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(target_dir)?;
+    let dir = staging.unwrap_or(target_dir);
     std::fs::create_dir_all(dir)?;
     let mut builder = tempfile::Builder::new();
     builder.prefix(".tmp-");
@@ -79,7 +103,7 @@ fn write(path: &Path, bytes: &[u8], durable: bool, new: bool) -> std::io::Result
         tmp.persist(path).map_err(|e| e.error)?;
     }
     // The rename itself is durable once the directory is; a failure here loses nothing.
-    if durable && let Ok(d) = std::fs::File::open(dir) {
+    if durable && let Ok(d) = std::fs::File::open(target_dir) {
         let _ = d.sync_all();
     }
     Ok(())
@@ -89,6 +113,22 @@ fn write(path: &Path, bytes: &[u8], durable: bool, new: bool) -> std::io::Result
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_staged_write_leaves_nothing_beside_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.json");
+        std::fs::write(&p, b"old").unwrap();
+        let staging = dir.path().join(".state/tx");
+        write_atomic_staged(&p, b"new", &staging).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(std::fs::read_dir(&staging).unwrap().count(), 0);
+    }
 
     #[test]
     fn a_new_file_never_replaces_one_that_is_there() {

@@ -358,8 +358,20 @@ impl Store {
     }
 
     pub fn write_text(&self, rel: &str, text: &str) -> Result<(), Refusal> {
-        fswrite::write_atomic(&self.write_path(rel)?, text.as_bytes())
-            .map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
+        let path = self.write_path(rel)?;
+        // A file at the project's root (agentxchain.json, TALK.md) is staged in the run's
+        // transactions directory: a writer killed mid-write leaves its temporary file there
+        // (operational, never the user's work in a turn's baseline), not beside the user's files.
+        let written = if Path::new(rel)
+            .parent()
+            .is_none_or(|d| d.as_os_str().is_empty())
+        {
+            let staging = self.path(".agentxchain/transactions")?;
+            fswrite::write_atomic_staged(&path, text.as_bytes(), &staging)
+        } else {
+            fswrite::write_atomic(&path, text.as_bytes())
+        };
+        written.map_err(|e| Refusal::new(format!("Cannot write {rel}: {e}")))
     }
 
     /// Where a write of `rel` lands: its directory through the walls, then its own name — a
