@@ -309,13 +309,8 @@ fn a_retried_turn_does_not_launder_the_agents_config_edit() {
     p.agent_turn(&[], cost(5.0));
     let out = p.fails(&["accept-turn"]);
     assert!(out.contains("agentxchain.json"), "{out}");
-    p.ok(&["reject-turn", "--reason", "retry"]);
-    p.agent_turn(&[], cost(5.0));
-    let out = p.fails(&["accept-turn"]);
-    assert!(
-        out.contains("agentxchain.json differs from the one committed when the turn started"),
-        "{out}"
-    );
+    let out = p.fails(&["reject-turn", "--reason", "retry"]);
+    assert!(out.contains("agentxchain.json changed while turn"), "{out}");
     assert_eq!(p.state()["budget_status"]["spent_usd"], 0);
     // Nor does a person's `config --set` on top of it take the agent's edit on.
     let out = p.fails(&["config", "--set", "project.goal", "ship it"]);
@@ -630,4 +625,95 @@ fn concurrent_config_writers_lose_no_update() {
     for i in 0..8 {
         assert_eq!(c["project"][format!("tag_{i}")], format!("v{i}"), "{c}");
     }
+}
+
+fn raise_budget_in_file(p: &Project, to: u64) {
+    let path = p.root.join("agentxchain.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["budget"]["per_run_max_usd"] = json!(to);
+    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap() + "\n").unwrap();
+}
+
+#[test]
+fn an_agents_commit_or_replace_ref_of_the_config_is_not_the_persons() {
+    // The agent commits its raised budget: refused at acceptance; a person's unrelated
+    // `config --set` does not take it on, and a retry does not launder it.
+    let p = budgeted("pause_and_escalate");
+    raise_budget_in_file(&p, 1000);
+    git(&p.root, &["commit", "-qam", "tweak"]);
+    p.agent_turn(&[], cost(5.0));
+    let out = p.fails(&["accept-turn"]);
+    assert!(out.contains("Detail:   agentxchain.json"), "{out}");
+    let out = p.fails(&["config", "--set", "project.goal", "ship it"]);
+    assert!(
+        out.contains("has changes not made with `agentxchain config --set`"),
+        "{out}"
+    );
+    let out = p.fails(&["reject-turn", "--reason", "retry"]);
+    assert!(out.contains("agentxchain.json changed while turn"), "{out}");
+    let out = p.fails(&["reissue-turn", "--reason", "again"]);
+    assert!(out.contains("agentxchain.json changed while turn"), "{out}");
+    assert_eq!(p.state()["budget_status"]["spent_usd"], 0);
+
+    // The agent rewrites history with a replace ref instead: git is not shown it.
+    let q = budgeted("pause_and_escalate");
+    let (turn, _) = q.active_turn();
+    let base = q.state()["active_turns"][&turn]["baseline"]["head_ref"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    raise_budget_in_file(&q, 1000);
+    git(&q.root, &["add", "agentxchain.json"]);
+    let tree = Command::new("git")
+        .args(["write-tree"])
+        .current_dir(&q.root)
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&tree.stdout).trim().to_owned();
+    let commit = Command::new("git")
+        .args(["commit-tree", &tree, "-m", "init"])
+        .env("GIT_AUTHOR_NAME", "a")
+        .env("GIT_AUTHOR_EMAIL", "a@x.invalid")
+        .env("GIT_COMMITTER_NAME", "a")
+        .env("GIT_COMMITTER_EMAIL", "a@x.invalid")
+        .current_dir(&q.root)
+        .output()
+        .unwrap();
+    let commit = String::from_utf8_lossy(&commit.stdout).trim().to_owned();
+    git(&q.root, &["replace", &base, &commit]);
+    q.agent_turn(&[], cost(5.0));
+    let out = q.fails(&["accept-turn"]);
+    assert!(out.contains("agentxchain.json"), "{out}");
+    assert_eq!(q.state()["budget_status"]["spent_usd"], 0);
+}
+
+#[test]
+fn an_agent_that_reverts_the_persons_config_is_refused() {
+    let p = Project::new();
+    p.ok(&["config", "--set", "budget.per_run_max_usd", "3"]);
+    p.ok(&["resume"]);
+    git(&p.root, &["checkout", "--", "agentxchain.json"]);
+    p.agent_turn(&[], cost(1.9));
+    let out = p.fails(&["accept-turn"]);
+    assert!(
+        out.contains("agentxchain.json differs from the one committed when the turn started"),
+        "{out}"
+    );
+    let out = p.fails(&["reject-turn", "--reason", "retry"]);
+    assert!(out.contains("agentxchain.json changed while turn"), "{out}");
+}
+
+#[test]
+fn a_budget_blocked_run_does_not_resume_under_a_limit_an_agent_wrote() {
+    let p = budgeted("pause_and_escalate");
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], cost(1.5));
+    p.ok(&["accept-turn"]);
+    raise_budget_in_file(&p, 1000);
+    let before = state_bytes(&p);
+    let out = p.fails(&["resume"]);
+    assert!(
+        out.contains("has changes not made with agentxchain config --set, and the budget a blocked run resumes under is a person's to set"),
+        "{out}"
+    );
+    assert_eq!(state_bytes(&p), before);
 }

@@ -420,6 +420,25 @@ mod tests {
     }
 
     #[test]
+    fn a_spent_run_is_reactivated_only_to_dispatch_a_retained_turn_of_another_block() {
+        let cfg = config(json!(1), "pause_and_escalate");
+        let spent = json!({"spent_usd": 1.5});
+        let turn = json!({"t1": {"turn_id": "t1"}});
+        let human = |turns: Json| json!({"status": "blocked", "blocked_on": "human:q", "budget_status": spent, "active_turns": turns});
+        assert!(still_exhausted(&human(json!({})), &cfg).is_some());
+        assert!(still_exhausted(&human(Json::Null), &cfg).is_some());
+        assert_eq!(still_exhausted(&human(turn.clone()), &cfg), None);
+        let budget = json!({"status": "blocked", "blocked_on": BLOCKED_ON, "budget_status": spent, "active_turns": turn});
+        assert!(still_exhausted(&budget, &cfg).is_some());
+        assert_eq!(still_exhausted(&budget, &config(json!(1), "warn")), None);
+        assert_eq!(
+            still_exhausted(&human(json!({})), &config(json!(2), "pause_and_escalate")),
+            None
+        );
+        assert_eq!(still_exhausted(&human(json!({})), &json!({})), None);
+    }
+
+    #[test]
     fn reconciling_keeps_the_states_key_order() {
         let state = json!({"run_id": "r", "budget_status": {"spent_usd": 1, "remaining_usd": 9},
             "blocked_on": "budget:exhausted", "blocked_reason": null, "phase": "qa"});

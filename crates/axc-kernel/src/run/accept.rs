@@ -645,8 +645,13 @@ pub fn accept_as(
     // compared from git's objects (an index flag such as skip-worktree, or an ignore file,
     // hides a change from `git status`, not from this), or the one a person's `config --set`
     // wrote (its digest is in the decision ledger; an agent's edit, made by hand, has none).
+    // A config that was uncommitted at dispatch (a person's `config --set`) and is not the same
+    // now was changed during the turn, even back to the committed one.
+    let changed_since_dispatch = turn["baseline"]["dirty_snapshot"][super::store::CONFIG]
+        .as_str()
+        .is_some_and(|m| m != super::settings::digest(&config_text));
     if let Some(committed) = committed_config
-        && config_text != committed
+        && (config_text != committed || changed_since_dispatch)
         && !errors.iter().any(|e| e.starts_with(super::store::CONFIG))
         && !super::settings::set_by_person(store, &config_text)
     {

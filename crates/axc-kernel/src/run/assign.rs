@@ -292,6 +292,15 @@ fn reactivate(
     if let Some(refusal) = crate::budget::still_exhausted(state, config) {
         return Err(Refusal::new(refusal));
     }
+    // A run its budget blocked resumes under a limit a person set: not one an agent wrote into
+    // the working tree.
+    if crate::budget::blocks(state) && !super::settings::person_chosen(store) {
+        return Err(Refusal::new(format!(
+            "Cannot resume: {} has changes not made with agentxchain config --set, and the budget a blocked run resumes under is a person's to set. Revert them (git diff {}), set the limit with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume",
+            super::store::CONFIG,
+            super::store::CONFIG
+        )));
+    }
     // The budget as configured now (a person may have raised it), written with the run.
     let state = &crate::budget::reconcile(state.clone(), config, Some(&now()));
     let mut next = transitions::resume(state).map_err(Refusal::new)?;

@@ -58,7 +58,10 @@ fn command(root: &Path) -> Command {
 }
 
 /// `git -C root` with a clean environment: the caller's `GIT_*` variables (a hook's index,
-/// object directory or config parameters) never reach it, and a partial clone never fetches.
+/// object directory or config parameters) never reach it, a partial clone never fetches, and
+/// replace refs and grafts are not honoured (an agent's `git replace` of the baseline commit
+/// would otherwise show git a tree holding its own edits: the config a turn is judged by
+/// among them).
 fn base(root: &Path) -> Command {
     let mut c = Command::new("git");
     for (k, _) in std::env::vars_os() {
@@ -77,6 +80,8 @@ fn base(root: &Path) -> Command {
         }
     }
     c.env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_GRAFT_FILE", "/dev/null")
         .env("GIT_ATTR_NOSYSTEM", "1")
         .arg("-C")
         .arg(root)

@@ -109,6 +109,9 @@ pub fn reject_as(
     let attempt = current["attempt"].as_u64().unwrap_or(1);
     let max = config["rules"]["max_turn_retries"].as_u64().unwrap_or(2);
     let can_retry = attempt < max;
+    if can_retry && let Some(refusal) = super::settings::rebaseline_refusal(store, &current) {
+        return Err(Refusal::new(refusal));
+    }
     let staged = store.path(&staging)?;
     if let Ok(bytes) = fsread::read_inside(store.root(), std::path::Path::new(&staging), 16 << 20) {
         let stamp = now().replace([':', '.'], "-");
@@ -341,6 +344,9 @@ pub fn reissue(
         return Err(Refusal::new(format!(
             "Failed to reissue turn: Runtime \"{runtime}\" not found in config for role \"{role}\""
         )));
+    }
+    if let Some(refusal) = super::settings::rebaseline_refusal(store, &old) {
+        return Err(Refusal::new(format!("Failed to reissue turn: {refusal}")));
     }
     let reason = reason.unwrap_or("operator-initiated reissue").to_owned();
     let at = now();

@@ -12,7 +12,8 @@ use super::store::{CONFIG, LEDGER, Store};
 /// The decision-ledger entry `config --set` appends: a person changed the rules.
 pub const CHANGE: &str = "config_change";
 
-fn digest(text: &str) -> String {
+/// The digest of a config's text as the ledger and a baseline's `dirty_snapshot` write it.
+pub fn digest(text: &str) -> String {
     format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
 }
 
@@ -53,6 +54,76 @@ pub fn read(store: &Store) -> Result<(Json, bool), Refusal> {
         Err(_) => raw.get("roles").is_some_and(Json::is_object),
     };
     Ok((raw, governed))
+}
+
+/// The refusal to move a turn's baseline (a retry, a reissue) past a change to the config the
+/// turn was dispatched with — in the working tree or committed since — that a person's
+/// `config --set` did not write: the new baseline would take the change (its agent's, say) as
+/// the config the retry is judged by.
+pub fn rebaseline_refusal(store: &Store, turn: &Json) -> Option<String> {
+    let root = store.root();
+    let old = turn["baseline"]["head_ref"].as_str()?;
+    let text = store.read_text(CONFIG, 16 << 20).ok().flatten()?;
+    if set_by_person(store, &text) {
+        return None;
+    }
+    let as_dispatched = match turn["baseline"]["dirty_snapshot"][CONFIG].as_str() {
+        Some(marker) => marker == digest(&text),
+        None => super::git::committed_text(root, old, CONFIG).as_deref() == Some(text.as_str()),
+    };
+    let committed_same = match super::git::head(root) {
+        Some(new) if new != old => {
+            super::git::committed_text(root, old, CONFIG)
+                == super::git::committed_text(root, &new, CONFIG)
+        }
+        _ => true,
+    };
+    if as_dispatched && committed_same {
+        return None;
+    }
+    Some(format!(
+        "{CONFIG} changed while turn {} was active (in the working tree, or committed since {}): the config a turn is judged by is a person's to change. Revert the change (git diff {CONFIG}; git log {CONFIG}), or set the value with agentxchain config --set, then try again.",
+        turn["turn_id"].as_str().unwrap_or(""),
+        &old[..old.len().min(12)],
+    ))
+}
+
+/// Whether the project's config, as it is now, is one a person chose (see [`chosen_for_run`]);
+/// a config that cannot be read is not.
+pub fn person_chosen(store: &Store) -> bool {
+    store
+        .read_text(CONFIG, 16 << 20)
+        .ok()
+        .flatten()
+        .is_some_and(|t| chosen_for_run(store, &t))
+}
+
+/// Whether `text` is a config a person chose for the active turns: the one committed at every
+/// active turn's baseline head (at HEAD when none is active), or the one a person's last
+/// `config --set` wrote.
+fn chosen_for_run(store: &Store, text: &str) -> bool {
+    if set_by_person(store, text) {
+        return true;
+    }
+    let root = store.root();
+    let heads: Vec<String> = store
+        .state()
+        .ok()
+        .and_then(|s| {
+            s["active_turns"].as_object().map(|m| {
+                m.values()
+                    .filter_map(|t| t["baseline"]["head_ref"].as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
+        .filter(|h: &Vec<String>| !h.is_empty())
+        .or_else(|| super::git::head(root).map(|h| vec![h]))
+        .unwrap_or_default();
+    // No commit to compare with (no repository, or none yet): nothing a turn is judged by.
+    heads.is_empty()
+        || heads
+            .iter()
+            .all(|h| super::git::committed_text(root, h, CONFIG).is_none_or(|c| c == text))
 }
 
 fn child<'a>(v: &'a Json, seg: &str) -> Option<&'a Json> {
@@ -148,13 +219,9 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
         .ok_or_else(|| Refusal::new(NO_CONFIG))?;
     // Edits nobody made with this command (by hand, or an agent's) are not taken on: what is
     // set here becomes the config turns are judged by.
-    if let Some(head) = super::git::head(store.root())
-        && let Some(committed) = super::git::committed_text(store.root(), &head, CONFIG)
-        && committed != text
-        && !set_by_person(store, &text)
-    {
+    if !chosen_for_run(store, &text) {
         return Err(Refusal::new(format!(
-            "  {CONFIG} has changes not made with `agentxchain config --set` (by hand, or by an agent): commit or revert them first (git diff {CONFIG}), then set the value."
+            "  {CONFIG} has changes not made with `agentxchain config --set` (by hand, by an agent, or a config --set that did not finish; committed during an active turn counts too): commit or revert them first (git diff {CONFIG}; git log {CONFIG}), then set the value."
         )));
     }
     let mut config: Json = serde_json::from_str(&text)
