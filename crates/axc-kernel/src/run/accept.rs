@@ -1422,8 +1422,17 @@ pub fn accept_as(
                 "overlap_ratio": r["overlap_ratio"]}),
         )?;
     }
+    // The turn blocked the run for a person (it asked for one, or its cost spent the budget):
+    // the human escalation and `run_blocked`, before what the request decided (nothing, then).
+    let blocked_by = if needs_human {
+        Some("needs_human")
+    } else if budget_blocked && next["status"] == "blocked" {
+        Some("budget_exhausted")
+    } else {
+        None
+    };
     let mut escalation = None;
-    if budget_blocked && next["status"] == "blocked" {
+    if let Some(category) = blocked_by {
         escalation = Some(super::escalate::raise(
             store,
             &next,
@@ -1435,7 +1444,7 @@ pub fn accept_as(
             &next,
             event_turn(&turn),
             intent_of(&turn),
-            json!({"category": "budget_exhausted"}),
+            json!({"category": category}),
         )?;
     }
     if let Some(payload) = &charged.warn_event {
@@ -1449,21 +1458,6 @@ pub fn accept_as(
     }
     for (kind, t, payload) in after {
         store.emit(kind, &next, t, payload)?;
-    }
-    if needs_human {
-        escalation = Some(super::escalate::raise(
-            store,
-            &next,
-            Some(&turn_id),
-            Some(&role),
-        )?);
-        store.emit_for(
-            "run_blocked",
-            &next,
-            event_turn(&turn),
-            intent_of(&turn),
-            json!({"category": "needs_human"}),
-        )?;
     }
     if outcome == Outcome::Stalled {
         store.emit_for(
