@@ -544,6 +544,11 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                     Err(c) => return c,
                 }
             }
+            if !r.redispatched
+                && let Some(w) = axc_kernel::budget::assignment_warning(&r.state, &config)
+            {
+                println!("Warning: {w}");
+            }
             turn_assigned(&config, &r.state, &r.turn);
             ExitCode::SUCCESS
         }

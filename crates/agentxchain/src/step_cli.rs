@@ -256,6 +256,11 @@ pub fn step(a: &Args) -> ExitCode {
                 {
                     println!("Using recommended role: {} (from previous turn)", s(&role));
                 }
+                if !r.redispatched
+                    && let Some(w) = axc_kernel::budget::assignment_warning(&r.state, &config)
+                {
+                    println!("Warning: {w}");
+                }
                 match r.bind.take() {
                     Some((_, role)) => match crate::governed::bind(
                         &store,

@@ -440,7 +440,11 @@ fn warn_mode_goes_on_past_the_limit_and_says_so_every_turn() {
 
     git(&p.root, &["add", "-A"]);
     git(&p.root, &["commit", "-qm", "signoff"]);
-    p.ok(&["resume"]);
+    let out = p.ok(&["resume"]);
+    assert!(
+        out.contains("\nWarning: Budget exhausted (spent $1.25 of $1.00 limit). Run continues in warn mode per on_exceed policy.\n"),
+        "{out}"
+    );
     p.agent_turn(&[], cost(0.25));
     let out = p.ok(&["accept-turn"]);
     assert!(

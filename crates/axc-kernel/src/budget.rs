@@ -70,6 +70,21 @@ pub fn still_exhausted(state: &Json, config: &Json) -> Option<String> {
     })
 }
 
+/// What assigning a turn past the limit in `warn` mode says (the reference's assignment
+/// warning, printed as `Warning: …`): `state` is the run's as the assignment left it.
+pub fn assignment_warning(state: &Json, config: &Json) -> Option<String> {
+    let remaining = state["budget_status"]["remaining_usd"].as_f64()?;
+    if remaining > 0.0 || !warns(config) {
+        return None;
+    }
+    let spent = spent(&state["budget_status"]);
+    Some(format!(
+        "Budget exhausted (spent ${} of ${} limit). Run continues in warn mode per on_exceed policy.",
+        usd2(spent),
+        usd2(spent + remaining)
+    ))
+}
+
 fn detail(spent: f64, limit: Option<f64>, ready: bool) -> String {
     match (limit, ready) {
         (None, true) => {
