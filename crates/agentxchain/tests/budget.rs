@@ -703,8 +703,14 @@ fn an_agent_that_reverts_the_persons_config_is_refused() {
         out.contains("agentxchain.json differs from the one committed when the turn started"),
         "{out}"
     );
+    // The message says what the config was at dispatch: a person who undid their own edit
+    // sets it again.
     let out = p.fails(&["reject-turn", "--reason", "retry"]);
-    assert!(out.contains("agentxchain.json changed while turn"), "{out}");
+    assert!(
+        out.contains("agentxchain.json is not the config turn")
+            && out.contains("set the value again with agentxchain config --set"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -720,4 +726,37 @@ fn a_budget_blocked_run_does_not_resume_under_a_limit_an_agent_wrote() {
         "{out}"
     );
     assert_eq!(state_bytes(&p), before);
+}
+
+#[test]
+fn a_moment_of_broken_git_gives_no_turn_a_baseline_without_a_commit() {
+    let p = Project::new();
+    p.ok(&["config", "--set", "budget.per_run_max_usd", "100"]);
+    p.ok(&["resume"]);
+    let gitcfg = p.root.join(".git/config");
+    let good = std::fs::read(&gitcfg).unwrap();
+    let mut bad = good.clone();
+    bad.extend_from_slice(b"[core]\n\trepositoryformatversion = 9\n");
+    std::fs::write(&gitcfg, &bad).unwrap();
+    let before = state_bytes(&p);
+    let out = p.fails(&["reject-turn", "--reason", "r"]);
+    assert!(out.contains("git cannot read this repository now"), "{out}");
+    let out = p.fails(&["reissue-turn", "--reason", "ghost"]);
+    assert!(out.contains("git cannot read this repository now"), "{out}");
+    assert_eq!(state_bytes(&p), before);
+    std::fs::write(&gitcfg, &good).unwrap();
+
+    // Nor is a new turn assigned there, a review-only one included.
+    let q = Project::new();
+    let gitcfg = q.root.join(".git/config");
+    let mut bad = std::fs::read(&gitcfg).unwrap();
+    bad.extend_from_slice(b"[core]\n\trepositoryformatversion = 9\n");
+    std::fs::write(&gitcfg, &bad).unwrap();
+    let out = q.fails(&["resume"]);
+    assert!(out.contains("repair it before assigning a turn"), "{out}");
+    assert!(
+        q.state()["active_turns"]
+            .as_object()
+            .is_none_or(|m| m.is_empty())
+    );
 }

@@ -186,6 +186,12 @@ pub fn assign_and_dispatch(
         return Err(e);
     }
     let snap = git::snapshot(store.root());
+    // No turn, review-only ones included, is dispatched in a repository git cannot read (an
+    // agent can break `.git/config` for a moment): its baseline would have no commit to
+    // observe it by or hold its config to.
+    if snap.is_none() && git::has_git_dir(store.root()) {
+        return Err("the repository cannot be read by git (a broken HEAD or ref, or a repository git refuses): repair it before assigning a turn".to_owned());
+    }
     let baseline = git::baseline_of(store.root(), snap.as_ref(), &now());
     let assigned = next["active_turns"][&turn_id].clone();
     let mut turn = json!({

@@ -63,23 +63,36 @@ pub fn read(store: &Store) -> Result<(Json, bool), Refusal> {
 pub fn rebaseline_refusal(store: &Store, turn: &Json) -> Option<String> {
     let root = store.root();
     let old = turn["baseline"]["head_ref"].as_str()?;
+    // A turn dispatched from a commit is retried from one: with git unable to read the
+    // repository now (an agent can break `.git/config` for a moment), the new baseline would
+    // have no commit to hold the config to.
+    let Some(new) = super::git::head(root) else {
+        return Some(format!(
+            "git cannot read this repository now (a broken HEAD, ref or .git/config), so turn {}'s new baseline would hold the config to nothing: repair the repository, then try again.",
+            turn["turn_id"].as_str().unwrap_or("")
+        ));
+    };
     let text = store.read_text(CONFIG, 16 << 20).ok().flatten()?;
     if set_by_person(store, &text) {
         return None;
     }
-    let as_dispatched = match turn["baseline"]["dirty_snapshot"][CONFIG].as_str() {
+    let dispatched_marker = turn["baseline"]["dirty_snapshot"][CONFIG].as_str();
+    let as_dispatched = match dispatched_marker {
         Some(marker) => marker == digest(&text),
         None => super::git::committed_text(root, old, CONFIG).as_deref() == Some(text.as_str()),
     };
-    let committed_same = match super::git::head(root) {
-        Some(new) if new != old => {
-            super::git::committed_text(root, old, CONFIG)
-                == super::git::committed_text(root, &new, CONFIG)
-        }
-        _ => true,
-    };
+    let committed_same = new == old
+        || super::git::committed_text(root, old, CONFIG)
+            == super::git::committed_text(root, &new, CONFIG);
     if as_dispatched && committed_same {
         return None;
+    }
+    if dispatched_marker.is_some() && committed_same {
+        // The config was a person's uncommitted `config --set` at dispatch, and is not that now.
+        return Some(format!(
+            "{CONFIG} is not the config turn {} was dispatched with (one set with agentxchain config --set and not committed then): set the value again with agentxchain config --set (or restore that file), then try again.",
+            turn["turn_id"].as_str().unwrap_or("")
+        ));
     }
     Some(format!(
         "{CONFIG} changed while turn {} was active (in the working tree, or committed since {}): the config a turn is judged by is a person's to change. Revert the change (git diff {CONFIG}; git log {CONFIG}), or set the value with agentxchain config --set, then try again.",
