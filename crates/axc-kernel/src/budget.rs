@@ -454,6 +454,19 @@ mod tests {
     }
 
     #[test]
+    fn a_limit_spent_to_the_cent_is_not_ready_to_resume() {
+        let state = json!({"status": "blocked", "blocked_on": BLOCKED_ON,
+            "budget_status": {"spent_usd": 1.5}, "blocked_reason": {"blocked_at": "T"}});
+        let r = reconcile(state, &config(json!(1.5), "pause_and_escalate"), None);
+        assert_eq!(r["blocked_reason"]["recovery"]["recovery_action"], RAISE);
+        assert_eq!(
+            r["blocked_reason"]["recovery"]["detail"],
+            "Run budget exhausted: spent $1.50 of $1.50 limit ($0.00 over)"
+        );
+        assert_eq!(r["budget_status"]["exhausted"], true);
+    }
+
+    #[test]
     fn reconciling_keeps_the_states_key_order() {
         let state = json!({"run_id": "r", "budget_status": {"spent_usd": 1, "remaining_usd": 9},
             "blocked_on": "budget:exhausted", "blocked_reason": null, "phase": "qa"});
