@@ -467,6 +467,39 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_blocked_at_is_filled_only_when_a_time_is_given() {
+        let state = json!({"status": "blocked", "blocked_on": BLOCKED_ON,
+            "budget_status": {"spent_usd": 2}, "blocked_reason": null});
+        let cfg = config(json!(1), "pause_and_escalate");
+        let r = reconcile(state.clone(), &cfg, Some("NOW"));
+        assert_eq!(r["blocked_reason"]["blocked_at"], "NOW");
+        let r = reconcile(state, &cfg, None);
+        assert_eq!(r["blocked_reason"]["blocked_at"], Json::Null);
+        let kept = json!({"status": "blocked", "blocked_on": BLOCKED_ON,
+            "budget_status": {"spent_usd": 2}, "blocked_reason": {"blocked_at": "T"}});
+        assert_eq!(
+            reconcile(kept, &cfg, Some("NOW"))["blocked_reason"]["blocked_at"],
+            "T"
+        );
+    }
+
+    #[test]
+    fn a_cost_equal_to_its_reservation_is_no_overrun() {
+        let state = json!({"status": "active", "budget_status": {"spent_usd": 0},
+            "budget_reservations": {"t1": {"reserved_usd": 0.5}}});
+        let mut next = state.clone();
+        let c = charge(
+            &mut next,
+            &state,
+            &config(json!(10), "pause_and_escalate"),
+            "t1",
+            0.5,
+            "T",
+        );
+        assert_eq!(c.warning, None);
+    }
+
+    #[test]
     fn reconciling_keeps_the_states_key_order() {
         let state = json!({"run_id": "r", "budget_status": {"spent_usd": 1, "remaining_usd": 9},
             "blocked_on": "budget:exhausted", "blocked_reason": null, "phase": "qa"});
