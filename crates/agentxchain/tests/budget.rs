@@ -760,3 +760,54 @@ fn a_moment_of_broken_git_gives_no_turn_a_baseline_without_a_commit() {
             .is_none_or(|m| m.is_empty())
     );
 }
+
+#[test]
+fn a_legacy_configs_agent_is_removed_but_never_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("agentxchain.json"),
+        serde_json::to_string_pretty(&json!({"version": 3, "project": "old", "log": "log.md",
+            "rules": {"max_consecutive_claims": 2},
+            "agents": {"pm": {"name": "PM", "mandate": "plan"}, "dev": {"name": "Dev", "mandate": "build"}}}))
+        .unwrap(),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(root)
+            .env_remove("AGENTXCHAIN_TURN_ID")
+            .output()
+            .unwrap()
+    };
+    let shown = String::from_utf8_lossy(&run(&["config"]).stdout).into_owned();
+    assert!(
+        shown.contains("  AgentXchain Config\n") && shown.contains("  Agents:   2\n"),
+        "{shown}"
+    );
+    let out = run(&["config", "--remove-agent", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "  Agent \"nope\" not found.\n  Available: pm, dev\n"
+    );
+    let out = run(&["config", "--remove-agent", "pm"]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "\n  ✓ Removed agent pm (PM)\n  Agents now: dev\n\n"
+    );
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("agentxchain.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        c["agents"],
+        json!({"dev": {"name": "Dev", "mandate": "build"}})
+    );
+    let out = run(&["config", "--remove-agent", "dev"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("  Cannot remove the last agent."));
+    let out = run(&["config", "--add-agent"]);
+    assert_eq!(out.status.code(), Some(1));
+}
