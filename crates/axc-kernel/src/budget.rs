@@ -239,28 +239,50 @@ pub fn charge(
         "remaining_usd".into(),
         remaining.map_or(Json::Null, crate::run::usd),
     );
-    let (Some(limit), Some(remaining)) = (limit, remaining) else {
-        next["budget_status"] = Json::Object(bs);
-        return out;
-    };
-    if remaining > 0.0 {
-        next["budget_status"] = Json::Object(bs);
-        return out;
+    if let (Some(limit), Some(remaining)) = (limit, remaining)
+        && remaining <= 0.0
+    {
+        exhaust(
+            next,
+            &mut bs,
+            &mut out,
+            config,
+            (limit, remaining, spent_usd),
+            turn_id,
+            at,
+        );
     }
+    next["budget_status"] = Json::Object(bs);
+    out
+}
+
+/// What spending the limit does to the run after the turn (`next`), its budget status `bs`
+/// and what the acceptance says (`out`); `(limit, remaining, spent)` in dollars.
+fn exhaust(
+    next: &mut Json,
+    bs: &mut Map<String, Json>,
+    out: &mut Charged,
+    config: &Json,
+    (limit, remaining, spent_usd): (f64, f64, f64),
+    turn_id: &str,
+    at: &str,
+) {
+    let mark = |bs: &mut Map<String, Json>| {
+        bs.insert("exhausted".into(), json!(true));
+        bs.insert("exhausted_at".into(), json!(at));
+        bs.insert("exhausted_after_turn".into(), json!(turn_id));
+    };
     if next["status"] == "blocked" || next["status"] == "completed" {
         // Blocked already (the turn asked for a person) or done: spent, nothing more (the
         // reference's next read marks it so).
         bs.insert("exhausted".into(), json!(true));
-        next["budget_status"] = Json::Object(bs);
-        return out;
+        return;
     }
     let spent_usd = crate::run::usd(spent_usd).as_f64().unwrap_or(spent_usd);
     let over = remaining.abs();
     if warns(config) {
         if bs.get("exhausted") != Some(&json!(true)) {
-            bs.insert("exhausted".into(), json!(true));
-            bs.insert("exhausted_at".into(), json!(at));
-            bs.insert("exhausted_after_turn".into(), json!(turn_id));
+            mark(bs);
         }
         bs.insert("warn_mode".into(), json!(true));
         let warning = format!(
@@ -275,22 +297,13 @@ pub fn charge(
         }));
         out.warning = Some(warning);
     } else {
-        let detail = format!(
-            "Run budget exhausted: spent ${} of ${} limit (${} over)",
-            usd2(spent_usd),
-            usd2(limit),
-            usd2(over)
-        );
+        let detail = detail(spent_usd, Some(limit), false);
         next["status"] = json!("blocked");
         next["blocked_on"] = json!(BLOCKED_ON);
         next["blocked_reason"] = blocked_reason(detail.clone(), RAISE, &json!(turn_id), &json!(at));
-        bs.insert("exhausted".into(), json!(true));
-        bs.insert("exhausted_at".into(), json!(at));
-        bs.insert("exhausted_after_turn".into(), json!(turn_id));
+        mark(bs);
         out.blocked = Some(detail);
     }
-    next["budget_status"] = Json::Object(bs);
-    out
 }
 
 #[cfg(test)]

@@ -128,16 +128,14 @@ pub fn assign(
     let budget = &state["budget_status"];
     if let Some(remaining) = budget["remaining_usd"].as_f64()
         && remaining <= 0.0
-        && config["budget"]["on_exceed"]
-            .as_str()
-            .unwrap_or("pause_and_escalate")
-            != "warn"
+        && !crate::budget::warns(config)
     {
         let spent = budget["spent_usd"].as_f64().unwrap_or(0.0);
         return Err(format!(
-            "Cannot assign turn: run budget exhausted (spent ${} of ${} limit). Increase budget with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume",
+            "Cannot assign turn: run budget exhausted (spent ${} of ${} limit). {}",
             to_fixed(spent, 2),
-            to_fixed(spent + remaining, 2)
+            to_fixed(spent + remaining, 2),
+            crate::budget::RAISE
         ));
     }
     let sequence = state["turn_sequence"].as_u64().unwrap_or(0) + 1;

@@ -169,8 +169,7 @@ pub fn assign_and_dispatch(
             .filter_map(|r| r["reserved_usd"].as_f64())
             .sum();
         let available = remaining - reserved;
-        let warn = config["budget"]["on_exceed"] == "warn";
-        if cost > available && !warn {
+        if cost > available && !crate::budget::warns(config) {
             return Err(format!(
                 "Cannot assign turn: estimated cost ${} exceeds available budget ${} (after reservations)",
                 axc_core::util::to_fixed(cost, 2),
