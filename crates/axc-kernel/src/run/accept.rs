@@ -620,11 +620,13 @@ pub fn accept_as(
         .flatten()
         .filter_map(|f| f.as_str().map(str::to_owned))
         .collect();
+    // Whether the config is the one a person's `config --set` wrote: the ledger read back at
+    // most once, and only when the config is in question.
+    let person_set =
+        std::cell::LazyCell::new(|| super::settings::set_by_person(store, &config_text));
     // A config a person set during the turn (`config --set`, say raising the budget while a
     // sibling turn runs) is not the turn's change.
-    if seen.iter().any(|f| f == super::store::CONFIG)
-        && super::settings::set_by_person(store, &config_text)
-    {
+    if seen.iter().any(|f| f == super::store::CONFIG) && *person_set {
         seen.retain(|f| f != super::store::CONFIG);
     }
     let authority = cfg::write_authority(&config, turn["assigned_role"].as_str().unwrap_or(""));
@@ -653,7 +655,7 @@ pub fn accept_as(
     if let Some(committed) = committed_config
         && (config_text != committed || changed_since_dispatch)
         && !errors.iter().any(|e| e.starts_with(super::store::CONFIG))
-        && !super::settings::set_by_person(store, &config_text)
+        && !*person_set
     {
         errors.push(format!(
             "{} differs from the one committed when the turn started: the gates and approval policy a turn is judged by are a person's to change (commit or revert it before accepting)",

@@ -91,14 +91,8 @@ pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
     };
     // A config a person set with `config --set` and has not committed yet is the config the
     // turn is judged by, not work in the way of its baseline.
-    let set_by_person = |p: &str| {
-        p == super::store::CONFIG
-            && store
-                .read_text(super::store::CONFIG, 16 << 20)
-                .ok()
-                .flatten()
-                .is_some_and(|t| super::settings::set_by_person(store, &t))
-    };
+    let set_by_person =
+        |p: &str| p == super::store::CONFIG && super::settings::on_disk_set_by_person(store);
     let dirty: Vec<String> = snap
         .changes
         .into_iter()

@@ -14,22 +14,16 @@ const NO_CONFIG: &str = "No agentxchain.json found. Run `agentxchain init` first
 /// `runtime_id` and `runtime_class` on each role. Every governed command reads the config
 /// here, so none runs a config `status` and `validate` call invalid.
 pub fn load(store: &Store) -> Result<Json, Refusal> {
-    let raw = read(store)?;
-    if let Err(e) = axc_core::config::from_value(raw.clone()) {
-        return Err(Refusal::new(NO_CONFIG).warning(format!("  Warning: {e}")));
-    }
-    governed(raw)
+    load_text(store).map(|(config, _)| config)
 }
 
 /// [`load`], with the text it parsed: an operation that judges a turn by the config reads it
 /// once, under the run's lock, and compares these exact bytes (a later read could see another
 /// file: a config swapped back in between).
 pub fn load_text(store: &Store) -> Result<(Json, String), Refusal> {
-    let text = store
-        .read_text(CONFIG, 16 << 20)?
+    let (raw, text) = store
+        .read_json_text(CONFIG)?
         .ok_or_else(|| Refusal::new(NO_CONFIG))?;
-    let raw: Json = serde_json::from_str(&text)
-        .map_err(|e| Refusal::new(format!("{CONFIG} is not valid JSON: {e}")))?;
     if let Err(e) = axc_core::config::from_value(raw.clone()) {
         return Err(Refusal::new(NO_CONFIG).warning(format!("  Warning: {e}")));
     }

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::Refusal;
-use super::store::{CONFIG, LEDGER, Store};
+use super::store::{CONFIG, LEDGER, MAX_JSON, Store};
 
 /// The decision-ledger entry `config --set` appends: a person changed the rules.
 pub const CHANGE: &str = "config_change";
@@ -27,6 +27,17 @@ pub fn set_by_person(store: &Store, text: &str) -> bool {
         .ok()
         .and_then(|t| t.entries.into_iter().last())
         .is_some_and(|e| e["config_sha256"].as_str() == Some(digest(text).as_str()))
+}
+
+/// Whether agentxchain.json, as it is on disk now, is what a person's last `config --set`
+/// wrote ([`set_by_person`]); an unreadable one is not.
+pub fn on_disk_set_by_person(store: &Store) -> bool {
+    config_text(store).is_some_and(|t| set_by_person(store, &t))
+}
+
+/// agentxchain.json's text, when it can be read.
+fn config_text(store: &Store) -> Option<String> {
+    store.read_text(CONFIG, MAX_JSON).ok().flatten()
 }
 
 const NO_CONFIG: &str = "  No agentxchain.json found. Run `agentxchain init` first.";
@@ -72,18 +83,18 @@ pub fn rebaseline_refusal(store: &Store, turn: &Json) -> Option<String> {
             turn["turn_id"].as_str().unwrap_or("")
         ));
     };
-    let text = store.read_text(CONFIG, 16 << 20).ok().flatten()?;
+    let text = config_text(store)?;
     if set_by_person(store, &text) {
         return None;
     }
+    // The config committed at the old head: a git process, asked at most once.
+    let at_old = std::cell::LazyCell::new(|| super::git::committed_text(root, old, CONFIG));
     let dispatched_marker = turn["baseline"]["dirty_snapshot"][CONFIG].as_str();
     let as_dispatched = match dispatched_marker {
         Some(marker) => marker == digest(&text),
-        None => super::git::committed_text(root, old, CONFIG).as_deref() == Some(text.as_str()),
+        None => at_old.as_deref() == Some(text.as_str()),
     };
-    let committed_same = new == old
-        || super::git::committed_text(root, old, CONFIG)
-            == super::git::committed_text(root, &new, CONFIG);
+    let committed_same = new == old || *at_old == super::git::committed_text(root, &new, CONFIG);
     if as_dispatched && committed_same {
         return None;
     }
@@ -104,11 +115,7 @@ pub fn rebaseline_refusal(store: &Store, turn: &Json) -> Option<String> {
 /// Whether the project's config, as it is now, is one a person chose (see [`chosen_for_run`]);
 /// a config that cannot be read is not.
 pub fn person_chosen(store: &Store) -> bool {
-    store
-        .read_text(CONFIG, 16 << 20)
-        .ok()
-        .flatten()
-        .is_some_and(|t| chosen_for_run(store, &t))
+    config_text(store).is_some_and(|t| chosen_for_run(store, &t))
 }
 
 /// Whether `text` is a config a person chose for the active turns: the one committed at every
@@ -227,8 +234,8 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
     let segs =
         segments(path).ok_or_else(|| Refusal::new("  Refusing to write reserved object path."))?;
     let _lock = store.lock()?;
-    let text = store
-        .read_text(CONFIG, 16 << 20)?
+    let (mut config, text) = store
+        .read_json_text(CONFIG)?
         .ok_or_else(|| Refusal::new(NO_CONFIG))?;
     // Edits nobody made with this command (by hand, or an agent's) are not taken on: what is
     // set here becomes the config turns are judged by.
@@ -237,8 +244,6 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
             "  {CONFIG} has changes not made with `agentxchain config --set` (by hand, by an agent, or a config --set that did not finish; committed during an active turn counts too): commit or revert them first (git diff {CONFIG}; git log {CONFIG}), then set the value."
         )));
     }
-    let mut config: Json = serde_json::from_str(&text)
-        .map_err(|e| Refusal::new(format!("  {CONFIG} is not valid JSON: {e}")))?;
     let value = parse_value(raw);
     let (last, parents) = segs.split_last().expect("segments are never empty");
     let mut target = &mut config;

@@ -27,7 +27,8 @@ const STALE_LOCK: Duration = Duration::from_secs(30 * 60);
 /// How long a command waits for another to finish before refusing.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// The largest JSON file read (state, session, config).
-const MAX_JSON: u64 = 16 << 20;
+/// The most of a JSON file of the run (or the config) that is read.
+pub const MAX_JSON: u64 = 16 << 20;
 /// The largest log read whole (history, ledger, escalations); the event log is only appended.
 pub const MAX_LOG: u64 = 256 << 20;
 
@@ -336,19 +337,32 @@ impl Store {
     /// The JSON file at `rel`: `Ok(None)` when absent; an error naming the file when it is
     /// not JSON or too large.
     pub fn read_json(&self, rel: &str) -> Result<Option<Json>, Refusal> {
-        let bytes = match self.read_bytes(rel, MAX_JSON) {
-            Ok(Some(b)) => b,
-            Ok(None) => return Ok(None),
-            Err(Unread::Fs(fsread::ReadError::TooLarge { len, .. })) if self.path(rel).is_ok() => {
-                return Err(Refusal::new(format!(
-                    "{rel} is {len} bytes, more than the {MAX_JSON} read"
-                )));
-            }
-            Err(e) => return Err(self.refusal(rel, e)),
+        let Some(bytes) = self.json_bytes(rel)? else {
+            return Ok(None);
         };
-        serde_json::from_str(&String::from_utf8_lossy(&bytes))
-            .map(Some)
-            .map_err(|e| Refusal::new(format!("{rel} is not valid JSON: {e}")))
+        parse_json(rel, &String::from_utf8_lossy(&bytes)).map(Some)
+    }
+
+    /// [`Store::read_json`], with the text it parsed (for a file compared by its bytes later,
+    /// as the config a turn is judged by is).
+    pub fn read_json_text(&self, rel: &str) -> Result<Option<(Json, String)>, Refusal> {
+        let Some(bytes) = self.json_bytes(rel)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(Some((parse_json(rel, &text)?, text)))
+    }
+
+    fn json_bytes(&self, rel: &str) -> Result<Option<Vec<u8>>, Refusal> {
+        match self.read_bytes(rel, MAX_JSON) {
+            Ok(b) => Ok(b),
+            Err(Unread::Fs(fsread::ReadError::TooLarge { len, .. })) if self.path(rel).is_ok() => {
+                Err(Refusal::new(format!(
+                    "{rel} is {len} bytes, more than the {MAX_JSON} read"
+                )))
+            }
+            Err(e) => Err(self.refusal(rel, e)),
+        }
     }
 
     /// Writes `value` at `rel` as the reference does (two-space JSON and a newline), whole.
@@ -484,6 +498,10 @@ impl Store {
         });
         self.append_jsonl(EVENTS, &event)
     }
+}
+
+fn parse_json(rel: &str, text: &str) -> Result<Json, Refusal> {
+    serde_json::from_str(text).map_err(|e| Refusal::new(format!("{rel} is not valid JSON: {e}")))
 }
 
 /// Whether the file opened to append, `len` bytes long, ends with a newline: its last byte read
