@@ -519,6 +519,14 @@ fn config_set_writes_only_a_config_that_validates() {
             "  Cannot set project.name.x: project.name is a string, not an object.\n",
         ),
         (
+            vec!["project.name.x.y", "1"],
+            "  Cannot set project.name.x.y: project.name is a string, not an object.\n",
+        ),
+        (
+            vec!["routing.planning.allowed_next_roles.7.x", "1"],
+            "  Cannot set routing.planning.allowed_next_roles.7.x: 7 is past the end of a list of 3.\n",
+        ),
+        (
             vec!["routing.planning.allowed_next_roles.9", "qa"],
             "  Cannot set routing.planning.allowed_next_roles.9: 9 is past the end of a list of 3.\n",
         ),

@@ -245,56 +245,46 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
         )));
     }
     let value = parse_value(raw);
-    let (last, parents) = segs.split_last().expect("segments are never empty");
+    // One walk for every segment: the objects on the way are made when missing; a value that
+    // is not an object or list, or an index past a list's end, stops it, named by where it is.
     let mut target = &mut config;
-    let mut walked = Vec::new();
-    for s in parents {
-        walked.push(*s);
-        let through = |what: &str| {
-            Refusal::new(format!(
-                "  Cannot set {path}: {} is {what}, not an object.",
-                walked.join(".")
-            ))
-        };
-        target = match target {
+    let mut old = None;
+    for (i, seg) in segs.iter().enumerate() {
+        let last = i + 1 == segs.len();
+        let slot = match target {
+            Json::Object(m) if last => {
+                old = m.insert((*seg).to_owned(), value.clone());
+                break;
+            }
             Json::Object(m) => m
-                .entry((*s).to_owned())
+                .entry((*seg).to_owned())
                 .or_insert_with(|| Json::Object(Map::new())),
             Json::Array(a) => {
                 let len = a.len();
-                index(s).and_then(|i| a.get_mut(i)).ok_or_else(|| {
+                index(seg).and_then(|n| a.get_mut(n)).ok_or_else(|| {
                     Refusal::new(format!(
-                        "  Cannot set {path}: {} is past the end of a list of {len}.",
-                        walked.join(".")
+                        "  Cannot set {path}: {seg} is past the end of a list of {len}."
                     ))
                 })?
             }
-            other => return Err(through(kind(other))),
+            other => {
+                let at = if i == 0 {
+                    "the config".to_owned()
+                } else {
+                    segs[..i].join(".")
+                };
+                return Err(Refusal::new(format!(
+                    "  Cannot set {path}: {at} is {}, not an object.",
+                    kind(other)
+                )));
+            }
         };
+        if last {
+            old = Some(std::mem::replace(slot, value.clone()));
+            break;
+        }
+        target = slot;
     }
-    let old = match target {
-        Json::Object(m) => m.insert((*last).to_owned(), value.clone()),
-        Json::Array(a) => {
-            let len = a.len();
-            let slot = index(last).and_then(|i| a.get_mut(i)).ok_or_else(|| {
-                Refusal::new(format!(
-                    "  Cannot set {path}: {last} is past the end of a list of {len}."
-                ))
-            })?;
-            Some(std::mem::replace(slot, value.clone()))
-        }
-        other => {
-            let at = if parents.is_empty() {
-                "the config".to_owned()
-            } else {
-                parents.join(".")
-            };
-            return Err(Refusal::new(format!(
-                "  Cannot set {path}: {at} is {}, not an object.",
-                kind(other)
-            )));
-        }
-    };
     if let Err(e) = axc_core::config::from_value(config.clone()) {
         let errors = match e {
             axc_core::config::ConfigError::Issues(v) => v.join(", "),
