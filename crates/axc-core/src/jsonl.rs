@@ -14,6 +14,10 @@ use fsread::ReadError;
 use serde_json::Value;
 
 const CHUNK: usize = 64 * 1024;
+/// A backward read's first read: the answers most reads want (the last entry, a few recent
+/// events) lie in it, and each further read doubles, up to [`CHUNK`]. Starting at `CHUNK`
+/// zeroed and copied 64 KiB for each of a `status`'s three reads back (16 fresh pages each).
+const FIRST_CHUNK: usize = 8 * 1024;
 // A line within one chunk is never over the line cap, so only a line read in pieces is
 // measured against it.
 const _: () = assert!(CHUNK <= MAX_LINE);
@@ -230,13 +234,18 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
     let mut partial: Vec<Vec<u8>> = Vec::new();
     let mut partial_len = 0usize;
     let mut oversize = false;
-    let mut chunk = vec![0u8; CHUNK];
+    let mut chunk = Vec::new();
+    let mut want = FIRST_CHUNK;
     while pos > floor && g.newest_first.len() < n {
         if g.answer_bytes > MAX_ANSWER {
             g.tail.truncated = true;
             break;
         }
-        let size = ((pos - floor) as usize).min(CHUNK);
+        let size = ((pos - floor) as usize).min(want);
+        want = (want * 2).min(CHUNK);
+        if chunk.len() < size {
+            chunk.resize(size, 0);
+        }
         pos -= size as u64;
         file.seek(SeekFrom::Start(pos)).map_err(err)?;
         file.read_exact(&mut chunk[..size]).map_err(err)?;
@@ -676,6 +685,39 @@ mod tests {
             read_all(d.path(), "f.jsonl"),
             Err(ReadError::TooLarge { .. })
         ));
+    }
+
+    #[test]
+    fn nothing_before_the_scan_floor_is_read() {
+        // An entry, a hole, the last entry: `extra` bytes over MAX_SCAN. The reads back grow
+        // from FIRST_CHUNK and end at the floor, MAX_SCAN bytes from the end.
+        let first = b"{\"b\":1}\n";
+        let last = b"\n{\"a\":1}\n";
+        let log = |extra: u64| {
+            let d = file_with(first);
+            let path = d.path().join("f.jsonl");
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.set_len(MAX_SCAN + extra - last.len() as u64).unwrap();
+            drop(f);
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap()
+                .write_all(last)
+                .unwrap();
+            read_last(d.path(), "f.jsonl", 5).unwrap()
+        };
+        // The whole first entry lies before the floor: not read.
+        let tail = log(first.len() as u64);
+        assert_eq!(tail.entries, [json!({"a":1})]);
+        assert!(tail.truncated);
+        // A file of exactly MAX_SCAN bytes is read whole.
+        let tail = log(0);
+        assert_eq!(tail.entries, [json!({"b":1}), json!({"a":1})]);
+        assert!(!tail.truncated);
     }
 
     #[test]
