@@ -499,6 +499,28 @@ pub(crate) fn watchdog_stop(store: &Store, config: &Json) -> Option<ExitCode> {
     Some(ExitCode::from(1))
 }
 
+/// What `resume` and `step` say before the turn: the escalation a reactivation resolved, the
+/// run started or reactivated, the phase a pending request moved it to.
+pub fn started(
+    resolved: Option<&Json>,
+    initialized: Option<&str>,
+    reactivated: bool,
+    run_id: &Json,
+    advanced: Option<&(String, String)>,
+) {
+    if let Some(e) = resolved {
+        resolved_notice(e);
+    }
+    if let Some(id) = initialized {
+        println!("Initialized governed run: {id}");
+    } else if reactivated {
+        println!("Resumed blocked run: {}", s(run_id));
+    }
+    if let Some((from, to)) = advanced {
+        println!("Advanced phase before dispatch: {from} → {to}");
+    }
+}
+
 /// `resume` (and the second half of `unblock`).
 pub fn resume(opts: assign::Options) -> ExitCode {
     let store = project!();
@@ -511,14 +533,13 @@ pub fn resume(opts: assign::Options) -> ExitCode {
     }
     match assign::resume(&store, &opts) {
         Ok(mut r) => {
-            if let Some(e) = &r.resolved {
-                resolved_notice(e);
-            }
-            if let Some(id) = &r.initialized {
-                println!("Initialized governed run: {id}");
-            } else if r.reactivated && !r.redispatched {
-                println!("Resumed blocked run: {}", s(&r.state["run_id"]));
-            }
+            started(
+                r.resolved.as_ref(),
+                r.initialized.as_deref(),
+                r.reactivated && !r.redispatched,
+                &r.state["run_id"],
+                r.advanced.as_ref(),
+            );
             gate_context("resume", &config, &r.context);
             let role = r.bind.as_ref().map_or_else(
                 || r.turn["assigned_role"].clone(),
@@ -577,14 +598,22 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             awaiting(&state);
             ExitCode::from(1)
         }
-        Err(assign::Stop::AssignFailed {
-            context,
-            initialized,
-            error,
-        }) => {
-            if let Some(id) = initialized {
-                println!("Initialized governed run: {id}");
-            }
+        Err(assign::Stop::AssignFailed(f)) => {
+            let assign::AssignFailed {
+                context,
+                initialized,
+                reactivated,
+                resolved,
+                advanced,
+                error,
+            } = *f;
+            started(
+                resolved.as_ref(),
+                initialized.as_deref(),
+                reactivated,
+                &context["run_id"],
+                advanced.as_ref(),
+            );
             gate_context("resume", &config, &context);
             println!("Failed to assign turn: {error}");
             ExitCode::from(1)
@@ -787,7 +816,8 @@ pub(crate) fn bind(
     };
     match assign::resume(store, &opts) {
         Ok(r) => Ok((r.state, r.turn)),
-        Err(assign::Stop::AssignFailed { error, .. }) => {
+        Err(assign::Stop::AssignFailed(f)) => {
+            let error = &f.error;
             println!("Failed to assign turn: {error}");
             Err(ExitCode::from(1))
         }

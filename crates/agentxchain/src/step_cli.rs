@@ -237,14 +237,13 @@ pub fn step(a: &Args) -> ExitCode {
         };
         match assign::resume(&store, &opts) {
             Ok(mut r) => {
-                if let Some(e) = &r.resolved {
-                    crate::governed::resolved_notice(e);
-                }
-                if let Some(id) = &r.initialized {
-                    println!("Initialized governed run: {id}");
-                } else if r.reactivated && !r.redispatched {
-                    println!("Resumed blocked run: {}", s(&r.state["run_id"]));
-                }
+                crate::governed::started(
+                    r.resolved.as_ref(),
+                    r.initialized.as_deref(),
+                    r.reactivated && !r.redispatched,
+                    &r.state["run_id"],
+                    r.advanced.as_ref(),
+                );
                 let role = r.bind.as_ref().map_or_else(
                     || r.turn["assigned_role"].clone(),
                     |b| Json::String(b.1.clone()),
@@ -283,12 +282,22 @@ pub fn step(a: &Args) -> ExitCode {
                 recovery_summary(&state, &config, "This run is awaiting approval.");
                 return ExitCode::from(1);
             }
-            Err(assign::Stop::AssignFailed {
-                initialized, error, ..
-            }) => {
-                if let Some(id) = initialized {
-                    println!("Initialized governed run: {id}");
-                }
+            Err(assign::Stop::AssignFailed(f)) => {
+                let assign::AssignFailed {
+                    context,
+                    initialized,
+                    reactivated,
+                    resolved,
+                    advanced,
+                    error,
+                } = *f;
+                crate::governed::started(
+                    resolved.as_ref(),
+                    initialized.as_deref(),
+                    reactivated,
+                    &context["run_id"],
+                    advanced.as_ref(),
+                );
                 println!("Failed to assign turn: {error}");
                 return ExitCode::from(1);
             }

@@ -1626,9 +1626,22 @@ fn a_turn_that_needs_a_person_blocks_the_run_until_unblocked() {
         .as_str()
         .unwrap()
         .to_owned();
-    let out = p.ok(&["unblock", &id]);
+    // The turn's phase request is decided once the person unblocks (the reference's
+    // BUG-52 path): the gate passed and the template's rule approves it. The next role writes
+    // code, so the accepted turn must be checkpointed first, as the refusal says.
+    let out = p.fails(&["unblock", &id]);
+    assert!(
+        out.contains("Advanced phase before dispatch: planning → implementation\n"),
+        "{out}"
+    );
+    assert!(out.contains("is not checkpointed yet"), "{out}");
+    let s = p.state();
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["phase"], "implementation");
+    p.ok(&["checkpoint-turn"]);
+    let out = p.ok(&["resume"]);
     assert!(out.contains("Turn Assigned"), "{out}");
-    assert_eq!(p.state()["status"], "active");
+    assert!(!out.contains("Advanced phase"), "{out}");
 }
 
 #[test]

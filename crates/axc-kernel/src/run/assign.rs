@@ -34,6 +34,9 @@ pub struct Resumed {
     pub resolved: Option<Json>,
     /// The retained turn was dispatched again (not a new turn).
     pub redispatched: bool,
+    /// The pending phase request was decided before the dispatch: the run went from the first
+    /// phase to the second ([`super::phase_reconcile`]).
+    pub advanced: Option<(String, String)>,
     /// The state the run context is printed from (before the turn was assigned).
     pub context: Json,
     pub turn: Json,
@@ -52,11 +55,19 @@ pub enum Stop {
     /// A gate awaits a person.
     AwaitingApproval(Json),
     /// The assignment itself was refused (`Failed to assign turn: …`), after the run context.
-    AssignFailed {
-        context: Json,
-        initialized: Option<String>,
-        error: String,
-    },
+    AssignFailed(Box<AssignFailed>),
+}
+
+/// [`Stop::AssignFailed`]: the run context, what happened before the assignment failed (as
+/// [`Resumed`] says it), and why it failed.
+#[derive(Clone, Debug)]
+pub struct AssignFailed {
+    pub context: Json,
+    pub initialized: Option<String>,
+    pub reactivated: bool,
+    pub resolved: Option<Json>,
+    pub advanced: Option<(String, String)>,
+    pub error: String,
 }
 
 impl From<Refusal> for Stop {
@@ -525,6 +536,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             reactivated: true,
             resolved,
             redispatched: true,
+            advanced: None,
             context,
             turn,
             state,
@@ -543,6 +555,15 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             "Cannot resume: status is \"{status}\""
         ))));
     }
+    // A phase request the run still owes an answer (a gate that failed, a queued request) is
+    // decided before another turn of the phase is assigned.
+    let advanced = match super::phase_reconcile::before_dispatch(store, &config, &mut state)? {
+        super::phase_reconcile::Reconciled::Unchanged => None,
+        super::phase_reconcile::Reconciled::Advanced { from, to } => Some((from, to)),
+        super::phase_reconcile::Reconciled::AwaitingApproval => {
+            return Err(Stop::AwaitingApproval(state));
+        }
+    };
     let context = state.clone();
     let role = match opts.role.clone().or_else(|| next_role(&state, &config)) {
         Some(r) if config["roles"].get(&r).is_some() => r,
@@ -566,6 +587,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             reactivated,
             resolved: resolved.clone(),
             redispatched: false,
+            advanced: advanced.clone(),
             context,
             turn: Json::Null,
             state,
@@ -578,15 +600,19 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             reactivated,
             resolved: resolved.clone(),
             redispatched: false,
+            advanced,
             context,
             turn,
             state,
             bind: None,
         }),
-        Err(error) => Err(Stop::AssignFailed {
+        Err(error) => Err(Stop::AssignFailed(Box::new(AssignFailed {
             context,
             initialized,
+            reactivated,
+            resolved,
+            advanced,
             error,
-        }),
+        }))),
     }
 }

@@ -25,6 +25,7 @@ pub mod intake;
 pub mod lifecycle;
 pub mod local_cli;
 pub mod paths;
+pub mod phase_reconcile;
 pub mod reconcile;
 pub mod reject;
 pub mod repo_decisions;

@@ -1,0 +1,218 @@
+//! A phase request decided before the next dispatch, driven by this binary alone: a turn asks
+//! to leave planning and its gate fails; a person fixes the gate's files; the next `resume`
+//! judges the gate again before it assigns a turn. It advances the run when the gate needs no
+//! person or a rule approves it, changes nothing while the gate still fails, and pauses the
+//! run for `approve-transition` when the gate needs a person — `resume` (which an agent may
+//! run) never approves it.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::project::{Project, git};
+
+const SPEC: &str = "# System Spec\n\n## Purpose\n\nGreet.\n\n## Interface\n\n`hello.sh`\n\n## Behavior\n\nPrints hello.\n\n## Error Cases\n\nNone.\n\n## Acceptance Tests\n\n- [x] prints hello\n\n## Open Questions\n\n- None.\n";
+const SIGNOFF: &str =
+    "# PM Signoff\n\nApproved: YES\n\n## Discovery Checklist\n- [x] Target user defined\n";
+
+fn lines(p: &Project, rel: &str) -> Vec<Value> {
+    std::fs::read_to_string(p.root.join(rel))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn events(p: &Project) -> Vec<Value> {
+    lines(p, ".agentxchain/events.jsonl")
+}
+
+fn of_type(p: &Project, kind: &str) -> Vec<Value> {
+    events(p)
+        .into_iter()
+        .filter(|e| e["event_type"] == kind)
+        .collect()
+}
+
+/// A run whose first turn (the pm's) asked to leave planning and whose gate failed on the
+/// files it touched: the sign-off not approved. `edit` shapes the config first.
+fn failed_request(edit: impl FnOnce(&mut Value)) -> (Project, String) {
+    let p = Project::new();
+    p.config(edit);
+    p.ok(&["resume"]);
+    let roadmap = std::fs::read_to_string(p.root.join(".planning/ROADMAP.md")).unwrap();
+    let turn = p.agent_turn(
+        &[
+            (
+                ".planning/PM_SIGNOFF.md",
+                &SIGNOFF.replace("Approved: YES", "Approved: NO"),
+            ),
+            (".planning/SYSTEM_SPEC.md", SPEC),
+            (".planning/ROADMAP.md", &format!("{roadmap}\nmore\n")),
+        ],
+        json!({"phase_transition_request": "implementation", "proposed_next_role": "dev"}),
+    );
+    p.ok(&["accept-turn"]);
+    let s = p.state();
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["last_gate_failure"]["requested_by_turn"], json!(turn));
+    assert_eq!(s["phase_gate_status"]["planning_signoff"], "failed");
+    (p, turn)
+}
+
+/// The person approves the sign-off and commits it.
+fn person_fixes_the_gate(p: &Project) {
+    p.write(".planning/PM_SIGNOFF.md", SIGNOFF);
+    git(&p.root, &["add", "-A"]);
+    git(&p.root, &["commit", "-qm", "sign-off approved"]);
+}
+
+fn no_person(c: &mut Value) {
+    c["gates"]["planning_signoff"]["requires_human_approval"] = json!(false);
+}
+
+#[test]
+fn a_gate_a_person_fixed_advances_the_run_before_the_next_dispatch() {
+    let (p, turn) = failed_request(no_person);
+    person_fixes_the_gate(&p);
+    let out = p.ok(&["resume"]);
+    assert!(
+        out.starts_with("Advanced phase before dispatch: planning → implementation\n"),
+        "{out}"
+    );
+    assert!(out.contains("  Phase:    implementation\n"), "{out}");
+    let s = p.state();
+    assert_eq!(s["phase"], "implementation");
+    assert_eq!(s["status"], "active");
+    assert!(s["last_gate_failure"].is_null());
+    assert_eq!(s["phase_gate_status"]["planning_signoff"], "passed");
+    let (_, role) = p.active_turn();
+    assert_ne!(role, "pm", "the new turn is the implementation phase's");
+    let entered = of_type(&p, "phase_entered");
+    assert_eq!(entered.len(), 1);
+    assert_eq!(
+        entered[0]["payload"],
+        json!({"from": "planning", "to": "implementation", "gate_id": "planning_signoff", "trigger": "reconciled_before_dispatch"})
+    );
+    assert_eq!(
+        entered[0]["turn"],
+        json!({"turn_id": turn, "role_id": "pm"})
+    );
+    let cleanup = of_type(&p, "phase_cleanup");
+    assert_eq!(
+        cleanup[0]["turn"],
+        json!({"turn_id": turn, "role_id": "pm"})
+    );
+    assert_eq!(
+        cleanup[0]["payload"]["trigger"],
+        "reconciled_before_dispatch"
+    );
+    // The phase was entered before the turn of the new phase was dispatched.
+    let kinds: Vec<Value> = events(&p).iter().map(|e| e["event_type"].clone()).collect();
+    let tail = &kinds[kinds.len() - 3..];
+    assert_eq!(
+        tail,
+        [
+            json!("phase_entered"),
+            json!("phase_cleanup"),
+            json!("turn_dispatched")
+        ]
+    );
+}
+
+#[test]
+fn a_gate_that_still_fails_changes_nothing_before_the_dispatch() {
+    let (p, turn) = failed_request(no_person);
+    let before = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl")).unwrap();
+    let out = p.ok(&["resume"]);
+    assert!(!out.contains("Advanced phase"), "{out}");
+    let s = p.state();
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["last_gate_failure"]["requested_by_turn"], json!(turn));
+    assert_eq!(s["phase_gate_status"]["planning_signoff"], "failed");
+    // Only the new turn's dispatch was written.
+    let after = std::fs::read_to_string(p.root.join(".agentxchain/events.jsonl")).unwrap();
+    let added: Vec<Value> = after[before.len()..]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(added.len(), 1);
+    assert_eq!(added[0]["event_type"], "turn_dispatched");
+}
+
+#[test]
+fn a_gate_a_rule_approves_advances_with_the_rule_in_the_ledger() {
+    // The generic template's own policy approves planning → implementation once the gate
+    // passes.
+    let (p, turn) = failed_request(|_| {});
+    person_fixes_the_gate(&p);
+    let out = p.ok(&["resume"]);
+    assert!(
+        out.starts_with("Advanced phase before dispatch: planning → implementation\n"),
+        "{out}"
+    );
+    let ledger = lines(&p, ".agentxchain/decision-ledger.jsonl");
+    let rule = ledger
+        .iter()
+        .find(|l| l["type"] == "approval_policy")
+        .expect("an approval_policy line");
+    assert_eq!(rule["from_phase"], "planning");
+    assert_eq!(rule["to_phase"], "implementation");
+    assert_eq!(rule["gate_id"], "planning_signoff");
+    let entered = of_type(&p, "phase_entered");
+    assert_eq!(entered[0]["payload"]["trigger"], "auto_approved");
+    assert_eq!(entered[0]["turn"]["turn_id"], json!(turn));
+    assert!(of_type(&p, "gate_approved").is_empty());
+}
+
+#[test]
+fn a_gate_needing_a_person_is_paused_for_approval_and_never_approved_by_resume() {
+    let (p, turn) = failed_request(|c| {
+        c.as_object_mut().unwrap().remove("approval_policy");
+    });
+    person_fixes_the_gate(&p);
+    let before_events = events(&p).len();
+    let out = p.fails(&["resume"]);
+    assert!(out.starts_with("This run is awaiting approval.\n"), "{out}");
+    assert!(
+        out.contains("  Action:   agentxchain approve-transition\n"),
+        "{out}"
+    );
+    let s = p.state();
+    assert_eq!(s["status"], "paused");
+    assert_eq!(s["phase"], "planning");
+    assert_eq!(s["blocked_on"], "human_approval:planning_signoff");
+    assert_eq!(s["pending_phase_transition"]["from"], "planning");
+    assert_eq!(s["pending_phase_transition"]["to"], "implementation");
+    assert_eq!(s["pending_phase_transition"]["gate"], "planning_signoff");
+    assert_eq!(
+        s["pending_phase_transition"]["requested_by_turn"],
+        json!(turn)
+    );
+    assert!(s["active_turns"].as_object().unwrap().is_empty());
+    // No approval and no phase entry was recorded for a person who made none.
+    let added = &events(&p)[before_events..];
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert_eq!(added[0]["event_type"], "gate_pending");
+    assert!(of_type(&p, "gate_approved").is_empty());
+    assert!(of_type(&p, "phase_entered").is_empty());
+    // Running resume again (an agent's loop) changes nothing.
+    let state = std::fs::read(p.root.join(".agentxchain/state.json")).unwrap();
+    p.fails(&["resume"]);
+    p.fails(&["step"]);
+    assert_eq!(
+        std::fs::read(p.root.join(".agentxchain/state.json")).unwrap(),
+        state
+    );
+    // The person approves, and the next turn is the implementation phase's.
+    p.ok(&["approve-transition"]);
+    let s = p.state();
+    assert_eq!(s["phase"], "implementation");
+    assert_eq!(s["status"], "active");
+    assert!(s["last_gate_failure"].is_null(), "{s}");
+    let entered = of_type(&p, "phase_entered");
+    assert_eq!(entered.len(), 1);
+    assert_eq!(entered[0]["payload"]["trigger"], "human_approved");
+    let out = p.ok(&["resume"]);
+    assert!(!out.contains("Advanced phase"), "{out}");
+    assert_eq!(p.state()["phase"], "implementation");
+}

@@ -1,0 +1,220 @@
+//! A phase transition decided before the next dispatch (the reference's
+//! `reconcilePhaseAdvanceBeforeDispatch`): when a turn asked to leave the phase and its exit
+//! gate failed (`last_gate_failure`), or a request waited for parallel turns
+//! (`queued_phase_transition`), or the last accepted turn asked and nothing decided it, the
+//! gate is judged again before `resume` or `step` assigns a turn — so a person who fixed the
+//! gate's files moves the run on, not into another turn of the phase it should have left.
+//!
+//! The gate is judged as `accept-turn` judges it, with the request of the turn that made it.
+//! A passed gate that needs no person advances the run (`reconciled_before_dispatch`); one an
+//! approval rule approves advances it with the rule in the ledger (`auto_approved`). A gate that
+//! still fails changes nothing. **Departure from the reference:** a passed gate that needs a
+//! person pauses the run on it (`pending_phase_transition`, as `accept-turn` does) for
+//! `approve-transition`. The reference then approved it itself, recording `gate_approved` and a
+//! `human_approved` phase entry that no person made — from `resume`, which an agent may run.
+
+use serde_json::{Value as Json, json};
+
+use super::approve::{self, Policy};
+use super::store::{HISTORY, LEDGER, STATE, Store};
+use super::{Refusal, now, session};
+use crate::gates::{self, Action};
+
+/// What deciding the pending request did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reconciled {
+    /// Nothing to decide, or the gate still fails: dispatch as before.
+    Unchanged,
+    /// The run entered `to` (the reference's `Advanced phase before dispatch: from → to`).
+    Advanced { from: String, to: String },
+    /// The gate passed and needs a person: the run is paused on it.
+    AwaitingApproval,
+}
+
+/// A JavaScript-truthy string field.
+fn text(v: &Json) -> Option<&str> {
+    v.as_str().filter(|s| !s.is_empty())
+}
+
+/// The newest history entry `keep` accepts, read from the end (at most what
+/// [`axc_core::jsonl::MAX_SCAN`] reaches: the request of a turn accepted long before is not
+/// looked for, as a 1 GB history must not make every `resume` read it).
+fn newest(store: &Store, keep: impl Fn(&Json) -> bool) -> Option<Json> {
+    axc_core::jsonl::read_last_where(store.root(), HISTORY, 1, keep)
+        .ok()
+        .and_then(|t| t.entries.into_iter().next())
+}
+
+/// The accepted turn whose request is to be decided, with its `phase_transition_request`
+/// (the reference's `resolvePhaseTransitionSource`): the turn the gate failure or the queued
+/// request names, else the last accepted turn; when that turn's entry holds no request and a
+/// failure or queued request says which transition, the newest turn that asked for it.
+fn source(store: &Store, state: &Json) -> Option<Json> {
+    let failure = state["last_gate_failure"].as_object();
+    let queued = state["queued_phase_transition"].as_object();
+    let turn = failure
+        .and_then(|f| f.get("requested_by_turn").and_then(|t| text(t)))
+        .or_else(|| queued.and_then(|q| q.get("requested_by_turn").and_then(|t| text(t))))
+        .or_else(|| text(&state["last_completed_turn_id"]));
+    let requested = turn.and_then(|id| newest(store, |e| e["turn_id"] == id));
+    if requested
+        .as_ref()
+        .is_some_and(|e| text(&e["phase_transition_request"]).is_some())
+    {
+        return requested;
+    }
+    // Without a failure or a queued request, only the last accepted turn's own request counts:
+    // an older request anywhere in the history is not replayed.
+    let (to, from) = match (failure, queued) {
+        (Some(f), _) => (f.get("to_phase"), f.get("from_phase")),
+        (None, Some(q)) => (q.get("to"), q.get("from")),
+        (None, None) => return None,
+    };
+    let to = to.and_then(text).map(str::to_owned);
+    let from = from.and_then(text).map(str::to_owned);
+    newest(store, |e| {
+        let Some(asked) = text(&e["phase_transition_request"]) else {
+            return false;
+        };
+        to.as_deref().is_none_or(|t| asked == t)
+            && from
+                .as_deref()
+                .is_none_or(|f| text(&e["phase"]).is_none_or(|p| p == f))
+    })
+}
+
+/// Decides the pending phase request of an active run with no active turn, before a turn is
+/// assigned; `state` is the run's, read under the lock the caller holds, and is updated with
+/// what was written.
+pub fn before_dispatch(
+    store: &Store,
+    config: &Json,
+    state: &mut Json,
+) -> Result<Reconciled, Refusal> {
+    let idle = state["active_turns"]
+        .as_object()
+        .is_none_or(|m| m.is_empty());
+    if state["status"] != "active" || !idle {
+        return Ok(Reconciled::Unchanged);
+    }
+    // Another gate's failure (the run's completion) is not this decision's.
+    if state["last_gate_failure"]
+        .as_object()
+        .is_some_and(|f| f.get("gate_type").and_then(Json::as_str) != Some("phase_transition"))
+    {
+        return Ok(Reconciled::Unchanged);
+    }
+    let Some(source) = source(store, state) else {
+        return Ok(Reconciled::Unchanged);
+    };
+    let from = state["phase"].as_str().unwrap_or("").to_owned();
+    let mut judged = state.clone();
+    if gates::needs_history(config, &from) {
+        judged["history"] = Json::Array(store.read_jsonl(HISTORY));
+    }
+    let g = gates::evaluate_phase_exit(&judged, config, &source, store.root());
+    let gate = g.gate_id.clone().unwrap_or_default();
+    let to = g.next_phase.clone().unwrap_or_default();
+    let at = now();
+    let trigger = match g.action {
+        Action::Advance => "reconciled_before_dispatch",
+        Action::AwaitingHumanApproval => {
+            let history: Vec<Json> = if approve::needs_history(config) {
+                store
+                    .read_jsonl(HISTORY)
+                    .into_iter()
+                    .filter(|e| e["run_id"] == state["run_id"])
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let run = approve::Run {
+                history: &history,
+                phase: &from,
+            };
+            match approve::transition_policy(config, &from, &to, &gate, &run) {
+                Policy::AutoApprove(rule) => {
+                    store.append_jsonl(
+                        LEDGER,
+                        &json!({
+                            "type": "approval_policy", "gate_type": "phase_transition",
+                            "action": "auto_approve", "matched_rule": rule,
+                            "from_phase": from, "to_phase": to,
+                            "reason": format!("rule matched: {from} → {to} auto-approved"),
+                            "gate_id": gate, "timestamp": at,
+                        }),
+                    )?;
+                    "auto_approved"
+                }
+                Policy::Open => "reconciled_before_dispatch",
+                Policy::RequireHuman => {
+                    let mut next = state.clone();
+                    next["status"] = json!("paused");
+                    next["blocked_on"] = json!(format!("human_approval:{gate}"));
+                    next["blocked_reason"] = Json::Null;
+                    next["pending_phase_transition"] = json!({
+                        "from": from, "to": to, "gate": gate,
+                        "requested_by_turn": source["turn_id"], "requested_at": at,
+                    });
+                    store.write_json(STATE, &next)?;
+                    store.emit(
+                        "gate_pending",
+                        &next,
+                        Json::Null,
+                        json!({"gate_type": "phase_transition", "from": from, "to": to}),
+                    )?;
+                    let _ =
+                        session::checkpoint(store, &next, "phase_reconciled", Default::default());
+                    *state = next;
+                    return Ok(Reconciled::AwaitingApproval);
+                }
+            }
+        }
+        _ => return Ok(Reconciled::Unchanged),
+    };
+    let gate_key = if gate.is_empty() { "no_gate" } else { &gate };
+    let gate_id = if gate.is_empty() {
+        Json::Null
+    } else {
+        json!(gate)
+    };
+    let mut next = state.clone();
+    next["phase"] = json!(to);
+    next["phase_entered_at"] = json!(at);
+    for key in [
+        "blocked_on",
+        "blocked_reason",
+        "last_gate_failure",
+        "pending_phase_transition",
+        "queued_phase_transition",
+    ] {
+        next[key] = Json::Null;
+    }
+    next["phase_gate_status"][gate_key] = json!("passed");
+    store.write_json(STATE, &next)?;
+    let _ = session::checkpoint(store, &next, "phase_reconciled", Default::default());
+    let turn = match text(&source["turn_id"]) {
+        Some(t) => {
+            let role = text(&source["role"]).or_else(|| text(&source["assigned_role"]));
+            json!({"turn_id": t, "role_id": role})
+        }
+        None => Json::Null,
+    };
+    store.emit(
+        "phase_entered",
+        &next,
+        turn.clone(),
+        json!({"from": from, "to": to, "gate_id": gate_key, "trigger": trigger}),
+    )?;
+    // The reference's rule-approved path writes its cleanup event without the turn.
+    let cleanup_turn = if trigger == "auto_approved" {
+        Json::Null
+    } else {
+        turn
+    };
+    let mut cleanup = approve::cleanup_payload(&from, &to, &gate, trigger);
+    cleanup["gate_id"] = gate_id;
+    store.emit("phase_cleanup", &next, cleanup_turn, cleanup)?;
+    *state = next;
+    Ok(Reconciled::Advanced { from, to })
+}
