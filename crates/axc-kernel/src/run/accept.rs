@@ -1105,17 +1105,7 @@ pub fn accept_as(
     let from = phase.clone();
     // The accepted turns a policy rule's conditions are judged by: this run's, this turn's
     // among them (its history line is written above); read only when a rule names them.
-    let policy_history = || {
-        if approve::needs_history(&config) {
-            store
-                .read_jsonl(HISTORY)
-                .into_iter()
-                .filter(|e| e["run_id"] == state["run_id"])
-                .collect()
-        } else {
-            Vec::new()
-        }
-    };
+    let policy_history = || approve::run_history(store, &config, &state["run_id"]);
     let needs_human = tr["status"] == "needs_human";
     // The turn's cost, charged after the turn's own block (a turn asking for a person blocks
     // the run whatever the budget says) and before its requests: a run its budget blocks

@@ -128,6 +128,19 @@ pub fn completion_policy(config: &Json, gate: &str, run: &Run) -> Policy {
     }
 }
 
+/// The accepted turns of run `run_id` a policy rule's conditions are judged by: read only when
+/// a rule names them ([`needs_history`]).
+pub fn run_history(store: &super::Store, config: &Json, run_id: &Json) -> Vec<Json> {
+    if !needs_history(config) {
+        return Vec::new();
+    }
+    store
+        .read_jsonl(super::store::HISTORY)
+        .into_iter()
+        .filter(|e| e["run_id"] == *run_id)
+        .collect()
+}
+
 /// The run enters `to` through `gate` (passed).
 pub fn enter_phase(state: &mut Json, gate: &str, to: &str) {
     state["phase"] = json!(to);

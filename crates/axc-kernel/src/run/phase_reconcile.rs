@@ -119,15 +119,7 @@ pub fn before_dispatch(
     let trigger = match g.action {
         Action::Advance => "reconciled_before_dispatch",
         Action::AwaitingHumanApproval => {
-            let history: Vec<Json> = if approve::needs_history(config) {
-                store
-                    .read_jsonl(HISTORY)
-                    .into_iter()
-                    .filter(|e| e["run_id"] == state["run_id"])
-                    .collect()
-            } else {
-                Vec::new()
-            };
+            let history = approve::run_history(store, config, &state["run_id"]);
             let run = approve::Run {
                 history: &history,
                 phase: &from,
@@ -217,4 +209,101 @@ pub fn before_dispatch(
     store.emit("phase_cleanup", &next, cleanup_turn, cleanup)?;
     *state = next;
     Ok(Reconciled::Advanced { from, to })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(history: &[Json]) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".agentxchain")).unwrap();
+        let text: String = history.iter().map(|e| format!("{e}\n")).collect();
+        std::fs::write(dir.path().join(HISTORY), text).unwrap();
+        let store = Store::new(dir.path());
+        (dir, store)
+    }
+
+    fn entry(turn: &str, phase: &str, request: Json) -> Json {
+        json!({"turn_id": turn, "phase": phase, "phase_transition_request": request})
+    }
+
+    fn picked(history: &[Json], state: Json) -> Option<Json> {
+        let (_dir, store) = store_with(history);
+        source(&store, &state).map(|e| e["turn_id"].clone())
+    }
+
+    #[test]
+    fn the_source_is_the_turn_named_else_the_newest_matching_request_only_when_one_is_owed() {
+        let history = [
+            entry("t_old", "planning", json!("implementation")),
+            entry("t_qa", "implementation", json!("qa")),
+            entry("t_named", "planning", Json::Null),
+            entry("t_last", "planning", Json::Null),
+        ];
+        // The last accepted turn's own request, and nothing else, when no answer is owed.
+        let last = |id: &str| json!({"last_completed_turn_id": id});
+        assert_eq!(picked(&history, last("t_qa")), Some(json!("t_qa")));
+        assert_eq!(picked(&history, last("t_last")), None);
+        assert_eq!(picked(&history, last("t_missing")), None);
+        // A failure names its turn; when that turn's entry holds no request, the newest entry
+        // asking for the same transition from the same phase (t_qa asks for another one).
+        let failed = |turn: &str, from: &str, to: &str| {
+            json!({"last_completed_turn_id": "t_last", "last_gate_failure": {
+                "gate_type": "phase_transition", "requested_by_turn": turn,
+                "from_phase": from, "to_phase": to}})
+        };
+        assert_eq!(
+            picked(&history, failed("t_qa", "planning", "implementation")),
+            Some(json!("t_qa"))
+        );
+        assert_eq!(
+            picked(&history, failed("t_named", "planning", "implementation")),
+            Some(json!("t_old"))
+        );
+        assert_eq!(
+            picked(
+                &history,
+                failed("t_named", "implementation", "implementation")
+            ),
+            None,
+            "the phase must match too"
+        );
+        assert_eq!(
+            picked(&history, failed("t_named", "planning", "qa")),
+            None,
+            "the target must match too"
+        );
+        // A queued request names its turn the same way.
+        let queued = json!({"last_completed_turn_id": "t_last", "queued_phase_transition": {
+            "from": "implementation", "to": "qa", "requested_by_turn": "t_named"}});
+        assert_eq!(picked(&history, queued), Some(json!("t_qa")));
+        // The newest of several entries of the named turn (a reissued turn's id recurs).
+        let again = [
+            entry("t_x", "planning", Json::Null),
+            entry("t_x", "planning", json!("implementation")),
+        ];
+        assert!(
+            picked(&again, last("t_x")).is_some(),
+            "the newest entry of the turn"
+        );
+    }
+
+    #[test]
+    fn nothing_is_decided_for_a_run_with_a_turn_or_another_gates_failure() {
+        let (_dir, store) = store_with(&[entry("t1", "planning", json!("implementation"))]);
+        let config = json!({"routing": {"planning": {}, "implementation": {}}});
+        for state in [
+            json!({"status": "active", "phase": "planning", "active_turns": {"t2": {}}, "last_completed_turn_id": "t1"}),
+            json!({"status": "active", "phase": "planning", "active_turns": {}, "last_completed_turn_id": "t1",
+                   "last_gate_failure": {"gate_type": "run_completion", "requested_by_turn": "t1"}}),
+        ] {
+            let mut s = state.clone();
+            assert_eq!(
+                before_dispatch(&store, &config, &mut s).unwrap(),
+                Reconciled::Unchanged
+            );
+            assert_eq!(s, state);
+        }
+    }
 }
