@@ -507,6 +507,7 @@ pub fn started(
     reactivated: bool,
     run_id: &Json,
     advanced: Option<&(String, String)>,
+    undecided: Option<&String>,
 ) {
     if let Some(e) = resolved {
         resolved_notice(e);
@@ -518,6 +519,9 @@ pub fn started(
     }
     if let Some((from, to)) = advanced {
         println!("Advanced phase before dispatch: {from} → {to}");
+    }
+    if let Some(why) = undecided {
+        eprintln!("Warning: {why}");
     }
 }
 
@@ -539,6 +543,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                 r.reactivated && !r.redispatched,
                 &r.state["run_id"],
                 r.advanced.as_ref(),
+                r.undecided.as_ref(),
             );
             gate_context("resume", &config, &r.context);
             let role = r.bind.as_ref().map_or_else(
@@ -605,6 +610,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                 reactivated,
                 resolved,
                 advanced,
+                undecided,
                 error,
             } = *f;
             started(
@@ -613,6 +619,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
                 reactivated,
                 &context["run_id"],
                 advanced.as_ref(),
+                undecided.as_ref(),
             );
             gate_context("resume", &config, &context);
             println!("Failed to assign turn: {error}");

@@ -243,6 +243,7 @@ pub fn step(a: &Args) -> ExitCode {
                     r.reactivated && !r.redispatched,
                     &r.state["run_id"],
                     r.advanced.as_ref(),
+                    r.undecided.as_ref(),
                 );
                 let role = r.bind.as_ref().map_or_else(
                     || r.turn["assigned_role"].clone(),
@@ -289,6 +290,7 @@ pub fn step(a: &Args) -> ExitCode {
                     reactivated,
                     resolved,
                     advanced,
+                    undecided,
                     error,
                 } = *f;
                 crate::governed::started(
@@ -297,6 +299,7 @@ pub fn step(a: &Args) -> ExitCode {
                     reactivated,
                     &context["run_id"],
                     advanced.as_ref(),
+                    undecided.as_ref(),
                 );
                 println!("Failed to assign turn: {error}");
                 return ExitCode::from(1);

@@ -216,3 +216,85 @@ fn a_gate_needing_a_person_is_paused_for_approval_and_never_approved_by_resume()
     assert!(!out.contains("Advanced phase"), "{out}");
     assert_eq!(p.state()["phase"], "implementation");
 }
+
+/// The run waits for a person at the sign-off: the committed config has no approval rule.
+fn human_gate() -> (Project, String) {
+    failed_request(|c| {
+        c.as_object_mut().unwrap().remove("approval_policy");
+    })
+}
+
+#[test]
+fn an_agents_config_edit_put_back_after_resume_decides_nothing() {
+    for edit in [
+        // A rule that approves every transition, and a phase with no exit gate.
+        r#"{"default": "auto_approve"}"#,
+        "no exit gate",
+    ] {
+        let (p, _) = human_gate();
+        person_fixes_the_gate(&p);
+        let path = p.root.join("agentxchain.json");
+        let committed = std::fs::read_to_string(&path).unwrap();
+        let mut c: Value = serde_json::from_str(&committed).unwrap();
+        if edit == "no exit gate" {
+            c["routing"]["planning"]
+                .as_object_mut()
+                .unwrap()
+                .remove("exit_gate");
+        } else {
+            c["approval_policy"] =
+                json!({"phase_transitions": serde_json::from_str::<Value>(edit).unwrap()});
+        }
+        std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+        let out = p.run(&["resume"]);
+        std::fs::write(&path, &committed).unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stdout.contains("Advanced phase"), "{edit}: {stdout}");
+        assert!(
+            stderr.contains("was not decided before this dispatch: agentxchain.json differs from the one committed at HEAD"),
+            "{edit}: {stderr}"
+        );
+        let s = p.state();
+        assert_eq!(s["phase"], "planning", "{edit}");
+        assert!(of_type(&p, "phase_entered").is_empty(), "{edit}");
+        assert!(
+            !lines(&p, ".agentxchain/decision-ledger.jsonl")
+                .iter()
+                .any(|l| l["type"] == "approval_policy"),
+            "{edit}"
+        );
+    }
+}
+
+#[test]
+fn a_persons_config_set_is_the_config_the_gate_is_judged_by() {
+    let (p, _) = human_gate();
+    person_fixes_the_gate(&p);
+    // Uncommitted, but written by a person's `config --set`: judged by it.
+    p.ok(&[
+        "config",
+        "--set",
+        "gates.planning_signoff.requires_human_approval",
+        "false",
+    ]);
+    let out = p.ok(&["resume"]);
+    assert!(
+        out.starts_with("Advanced phase before dispatch: planning → implementation\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_copy_of_the_turns_history_line_decides_nothing() {
+    let (p, _) = failed_request(no_person);
+    person_fixes_the_gate(&p);
+    let history = p.root.join(".agentxchain/history.jsonl");
+    let text = std::fs::read_to_string(&history).unwrap();
+    let last = text.lines().last().unwrap().to_owned();
+    std::fs::write(&history, format!("{text}{last}\n")).unwrap();
+    let out = p.ok(&["resume"]);
+    assert!(!out.contains("Advanced phase"), "{out}");
+    assert_eq!(p.state()["phase"], "planning");
+    assert!(of_type(&p, "phase_entered").is_empty());
+}

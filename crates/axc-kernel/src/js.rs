@@ -1,5 +1,5 @@
 //! How the protocol's JSON values read, the one place it is said: JavaScript's truthiness (the
-//! reference's `if (x)`), a non-blank string, a value as a template literal shows it, and a
+//! reference's `if (x)`), a truthy string's text, a non-blank string, a value as a template literal shows it, and a
 //! decision id (`DEC-` and ASCII digits, as JavaScript's `\d`).
 
 use serde_json::Value as Json;
@@ -18,6 +18,12 @@ pub fn truthy(v: &Json) -> bool {
 /// A string with something other than white space in it.
 pub fn nonblank(v: &Json) -> bool {
     v.as_str().is_some_and(|s| !s.trim().is_empty())
+}
+
+/// A truthy string's text (`None` for an empty string or another kind of value): what the
+/// reference's `x || fallback` takes from a string field.
+pub fn truthy_str(v: &Json) -> Option<&str> {
+    v.as_str().filter(|s| !s.is_empty())
 }
 
 /// A value as JavaScript's template literal shows it (`${v}`) for the values messages quote.

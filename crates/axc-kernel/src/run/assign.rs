@@ -37,6 +37,8 @@ pub struct Resumed {
     /// The pending phase request was decided before the dispatch: the run went from the first
     /// phase to the second ([`super::phase_reconcile`]).
     pub advanced: Option<(String, String)>,
+    /// Why the pending phase request was not decided, when it was not.
+    pub undecided: Option<String>,
     /// The state the run context is printed from (before the turn was assigned).
     pub context: Json,
     pub turn: Json,
@@ -67,6 +69,7 @@ pub struct AssignFailed {
     pub reactivated: bool,
     pub resolved: Option<Json>,
     pub advanced: Option<(String, String)>,
+    pub undecided: Option<String>,
     pub error: String,
 }
 
@@ -537,6 +540,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             resolved,
             redispatched: true,
             advanced: None,
+            undecided: None,
             context,
             turn,
             state,
@@ -557,8 +561,13 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     }
     // A phase request the run still owes an answer (a gate that failed, a queued request) is
     // decided before another turn of the phase is assigned.
-    let advanced = match super::phase_reconcile::before_dispatch(store, &config, &mut state)? {
+    let mut undecided = None;
+    let advanced = match super::phase_reconcile::before_dispatch(store, &mut state)? {
         super::phase_reconcile::Reconciled::Unchanged => None,
+        super::phase_reconcile::Reconciled::NotJudged(why) => {
+            undecided = Some(why);
+            None
+        }
         super::phase_reconcile::Reconciled::Advanced { from, to } => Some((from, to)),
         super::phase_reconcile::Reconciled::AwaitingApproval => {
             return Err(Stop::AwaitingApproval(state));
@@ -588,6 +597,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             resolved: resolved.clone(),
             redispatched: false,
             advanced: advanced.clone(),
+            undecided: undecided.clone(),
             context,
             turn: Json::Null,
             state,
@@ -601,6 +611,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             resolved: resolved.clone(),
             redispatched: false,
             advanced,
+            undecided,
             context,
             turn,
             state,
@@ -612,6 +623,7 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             reactivated,
             resolved,
             advanced,
+            undecided,
             error,
         }))),
     }

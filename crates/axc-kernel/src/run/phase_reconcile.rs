@@ -8,7 +8,12 @@
 //! The gate is judged as `accept-turn` judges it, with the request of the turn that made it.
 //! A passed gate that needs no person advances the run (`reconciled_before_dispatch`); one an
 //! approval rule approves advances it with the rule in the ledger (`auto_approved`). A gate that
-//! still fails changes nothing. **Departure from the reference:** a passed gate that needs a
+//! still fails changes nothing. The gate and the rules are the config's a person chose — the one
+//! committed at HEAD, or the one a person's `config --set` wrote — read once, under the lock:
+//! with any other agentxchain.json (an agent's edit, put back after the command) nothing is
+//! decided, and the command says why. The turn's request is its one accepted history entry: a
+//! copy of the line appended to the history (with another verification, say) leaves the request
+//! undecided. **Departure from the reference:** a passed gate that needs a
 //! person pauses the run on it (`pending_phase_transition`, as `accept-turn` does) for
 //! `approve-transition`. The reference then approved it itself, recording `gate_approved` and a
 //! `human_approved` phase entry that no person made — from `resume`, which an agent may run.
@@ -16,9 +21,11 @@
 use serde_json::{Value as Json, json};
 
 use super::approve::{self, Policy};
-use super::store::{HISTORY, LEDGER, STATE, Store};
-use super::{Refusal, now, session};
+use super::config as cfg;
+use super::store::{CONFIG, HISTORY, LEDGER, STATE, Store};
+use super::{Refusal, now, session, settings};
 use crate::gates::{self, Action};
+use crate::js::truthy_str as text;
 
 /// What deciding the pending request did.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,11 +36,8 @@ pub enum Reconciled {
     Advanced { from: String, to: String },
     /// The gate passed and needs a person: the run is paused on it.
     AwaitingApproval,
-}
-
-/// A JavaScript-truthy string field.
-fn text(v: &Json) -> Option<&str> {
-    v.as_str().filter(|s| !s.is_empty())
+    /// Nothing was decided, for this reason (the command says it, then dispatches as before).
+    NotJudged(String),
 }
 
 /// The newest history entry `keep` accepts, read from the end (at most what
@@ -43,6 +47,17 @@ fn newest(store: &Store, keep: impl Fn(&Json) -> bool) -> Option<Json> {
     axc_core::jsonl::read_last_where(store.root(), HISTORY, 1, keep)
         .ok()
         .and_then(|t| t.entries.into_iter().next())
+}
+
+/// Turn `id`'s accepted entries (a reissued turn's line aside), the newest first: one
+/// normally; a second is a copy of the line appended later (an agent's, with another
+/// verification, say), and then neither may be taken for the turn.
+fn accepted_entries(store: &Store, id: &str) -> Vec<Json> {
+    axc_core::jsonl::read_last_where(store.root(), HISTORY, 2, |e| {
+        e["turn_id"] == id && e["status"] != "reissued"
+    })
+    .map(|t| t.entries)
+    .unwrap_or_default()
 }
 
 /// The accepted turn whose request is to be decided, with its `phase_transition_request`
@@ -56,7 +71,13 @@ fn source(store: &Store, state: &Json) -> Option<Json> {
         .and_then(|f| f.get("requested_by_turn").and_then(|t| text(t)))
         .or_else(|| queued.and_then(|q| q.get("requested_by_turn").and_then(|t| text(t))))
         .or_else(|| text(&state["last_completed_turn_id"]));
-    let requested = turn.and_then(|id| newest(store, |e| e["turn_id"] == id));
+    let entries = turn
+        .map(|id| accepted_entries(store, id))
+        .unwrap_or_default();
+    if entries.len() > 1 {
+        return None;
+    }
+    let requested = entries.into_iter().next();
     if requested
         .as_ref()
         .is_some_and(|e| text(&e["phase_transition_request"]).is_some())
@@ -86,11 +107,7 @@ fn source(store: &Store, state: &Json) -> Option<Json> {
 /// Decides the pending phase request of an active run with no active turn, before a turn is
 /// assigned; `state` is the run's, read under the lock the caller holds, and is updated with
 /// what was written.
-pub fn before_dispatch(
-    store: &Store,
-    config: &Json,
-    state: &mut Json,
-) -> Result<Reconciled, Refusal> {
+pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Refusal> {
     let idle = state["active_turns"]
         .as_object()
         .is_none_or(|m| m.is_empty());
@@ -107,6 +124,14 @@ pub fn before_dispatch(
     let Some(source) = source(store, state) else {
         return Ok(Reconciled::Unchanged);
     };
+    let (config, config_text) = cfg::load_text(store)?;
+    if !settings::chosen(store, &config_text) {
+        return Ok(Reconciled::NotJudged(format!(
+            "The phase request of turn {} was not decided before this dispatch: {CONFIG} differs from the one committed at HEAD, and agentxchain config --set did not write it. Commit it, or set the value with agentxchain config --set, to have the gate judged.",
+            source["turn_id"].as_str().unwrap_or("?")
+        )));
+    }
+    let config = &config;
     let from = state["phase"].as_str().unwrap_or("").to_owned();
     let mut judged = state.clone();
     if gates::needs_history(config, &from) {
@@ -278,21 +303,25 @@ mod tests {
         let queued = json!({"last_completed_turn_id": "t_last", "queued_phase_transition": {
             "from": "implementation", "to": "qa", "requested_by_turn": "t_named"}});
         assert_eq!(picked(&history, queued), Some(json!("t_qa")));
-        // The newest of several entries of the named turn (a reissued turn's id recurs).
+        // A turn's id twice in the history (a copy appended): neither is taken; a reissued
+        // turn's line is not the turn's entry.
         let again = [
-            entry("t_x", "planning", Json::Null),
+            entry("t_x", "planning", json!("implementation")),
             entry("t_x", "planning", json!("implementation")),
         ];
-        assert!(
-            picked(&again, last("t_x")).is_some(),
-            "the newest entry of the turn"
-        );
+        assert_eq!(picked(&again, last("t_x")), None);
+        let owed = json!({"last_gate_failure": {"gate_type": "phase_transition",
+            "requested_by_turn": "t_x", "from_phase": "planning", "to_phase": "implementation"}});
+        assert_eq!(picked(&again, owed), None, "and no other entry stands in");
+        let mut reissued = entry("t_x", "planning", Json::Null);
+        reissued["status"] = json!("reissued");
+        let once = [entry("t_x", "planning", json!("implementation")), reissued];
+        assert_eq!(picked(&once, last("t_x")), Some(json!("t_x")));
     }
 
     #[test]
     fn nothing_is_decided_for_a_run_with_a_turn_or_another_gates_failure() {
         let (_dir, store) = store_with(&[entry("t1", "planning", json!("implementation"))]);
-        let config = json!({"routing": {"planning": {}, "implementation": {}}});
         for state in [
             json!({"status": "active", "phase": "planning", "active_turns": {"t2": {}}, "last_completed_turn_id": "t1"}),
             json!({"status": "active", "phase": "planning", "active_turns": {}, "last_completed_turn_id": "t1",
@@ -300,7 +329,7 @@ mod tests {
         ] {
             let mut s = state.clone();
             assert_eq!(
-                before_dispatch(&store, &config, &mut s).unwrap(),
+                before_dispatch(&store, &mut s).unwrap(),
                 Reconciled::Unchanged
             );
             assert_eq!(s, state);

@@ -58,9 +58,7 @@ impl From<Refusal> for Stopped {
     }
 }
 
-fn text(v: &Json) -> Option<&str> {
-    v.as_str().filter(|s| !s.is_empty())
-}
+use crate::js::truthy_str as text;
 
 /// `restart [--role r]`.
 pub fn restart(store: &Store, role: Option<&str>) -> Result<Restarted, Stopped> {

@@ -112,16 +112,16 @@ pub fn rebaseline_refusal(store: &Store, turn: &Json) -> Option<String> {
     ))
 }
 
-/// Whether the project's config, as it is now, is one a person chose (see [`chosen_for_run`]);
+/// Whether the project's config, as it is now, is one a person chose (see [`chosen`]);
 /// a config that cannot be read is not.
 pub fn person_chosen(store: &Store) -> bool {
-    config_text(store).is_some_and(|t| chosen_for_run(store, &t))
+    config_text(store).is_some_and(|t| chosen(store, &t))
 }
 
 /// Whether `text` is a config a person chose for the active turns: the one committed at every
 /// active turn's baseline head (at HEAD when none is active), or the one a person's last
 /// `config --set` wrote.
-fn chosen_for_run(store: &Store, text: &str) -> bool {
+pub fn chosen(store: &Store, text: &str) -> bool {
     if set_by_person(store, text) {
         return true;
     }
@@ -239,7 +239,7 @@ pub fn set(store: &Store, path: &str, raw: &str) -> Result<Set, Refusal> {
         .ok_or_else(|| Refusal::new(NO_CONFIG))?;
     // Edits nobody made with this command (by hand, or an agent's) are not taken on: what is
     // set here becomes the config turns are judged by.
-    if !chosen_for_run(store, &text) {
+    if !chosen(store, &text) {
         return Err(Refusal::new(format!(
             "  {CONFIG} has changes not made with `agentxchain config --set` (by hand, by an agent, or a config --set that did not finish; committed during an active turn counts too): commit or revert them first (git diff {CONFIG}; git log {CONFIG}), then set the value."
         )));
