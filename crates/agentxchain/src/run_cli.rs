@@ -854,6 +854,25 @@ impl Loop<'_> {
             Err(r) => {
                 self.errors
                     .push(format!("rejectTurn({role}): {}", r.message));
+                // The rejection was refused (a retry would take a config the agent changed,
+                // say): the run is blocked on it, the turn retained with the refusal as the
+                // block's detail, so state.json says what the summary says and `status`
+                // names the recovery.
+                match lifecycle::block_dispatch(
+                    self.store,
+                    turn_id,
+                    "rejection_refused",
+                    &r.message,
+                ) {
+                    Ok(b) => {
+                        if let Some(e) = &b.escalation {
+                            crate::governed::escalation_notice(e);
+                        }
+                    }
+                    Err(e) => self
+                        .errors
+                        .push(format!("Could not record the block: {}", e.message)),
+                }
                 Some(Stop::Blocked)
             }
         }

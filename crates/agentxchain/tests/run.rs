@@ -735,3 +735,28 @@ fn a_parallel_round_that_can_assign_nothing_says_why() {
     assert!(out.contains("uncommitted"), "{out}");
     assert!(!out.contains("No entry role"), "{out}");
 }
+
+#[test]
+fn a_refused_automatic_rejection_blocks_the_run_with_the_refusal() {
+    // The agent changes the config and fails: a retry would take its config as the one the
+    // retry is judged by, so the rejection is refused, and the run blocks on that refusal.
+    let script = "#!/bin/sh\ncat > /dev/null\nsed -i 's/\"max_turn_retries\": 2/\"max_turn_retries\": 9/' agentxchain.json\necho cannot work\nexit 3\n";
+    let r = project_with(script, "x");
+    let before = std::fs::read_to_string(r.p.root.join("agentxchain.json")).unwrap();
+    assert!(before.contains("\"max_turn_retries\": 2"), "{before}");
+    let (code, out, err) = run(&r.p.root, &[]);
+    assert_eq!(code, 1, "{out}");
+    let s = r.p.state();
+    assert_eq!(s["status"], "blocked", "{out}");
+    assert_eq!(s["blocked_on"], "dispatch:rejection_refused");
+    let detail = s["blocked_reason"]["recovery"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("agentxchain.json changed while turn"),
+        "{detail}"
+    );
+    let turn = s["blocked_reason"]["turn_id"].as_str().unwrap();
+    assert!(s["active_turns"].get(turn).is_some(), "the turn is retained");
+    assert!(err.contains("HUMAN ESCALATION RAISED"), "{err}");
+    let status = r.p.ok(&["status"]);
+    assert!(status.contains("agentxchain.json changed while turn"), "{status}");
+}
