@@ -525,6 +525,18 @@ pub fn started(
     }
 }
 
+/// [`started`] for an assignment that then failed.
+pub fn started_before_failure(f: &assign::AssignFailed) {
+    started(
+        f.resolved.as_ref(),
+        f.initialized.as_deref(),
+        f.reactivated,
+        &f.context["run_id"],
+        f.advanced.as_ref(),
+        f.undecided.as_ref(),
+    );
+}
+
 /// `resume` (and the second half of `unblock`).
 pub fn resume(opts: assign::Options) -> ExitCode {
     let store = project!();
@@ -604,25 +616,9 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             ExitCode::from(1)
         }
         Err(assign::Stop::AssignFailed(f)) => {
-            let assign::AssignFailed {
-                context,
-                initialized,
-                reactivated,
-                resolved,
-                advanced,
-                undecided,
-                error,
-            } = *f;
-            started(
-                resolved.as_ref(),
-                initialized.as_deref(),
-                reactivated,
-                &context["run_id"],
-                advanced.as_ref(),
-                undecided.as_ref(),
-            );
-            gate_context("resume", &config, &context);
-            println!("Failed to assign turn: {error}");
+            started_before_failure(&f);
+            gate_context("resume", &config, &f.context);
+            println!("Failed to assign turn: {}", f.error);
             ExitCode::from(1)
         }
     }

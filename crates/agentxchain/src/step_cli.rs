@@ -284,24 +284,8 @@ pub fn step(a: &Args) -> ExitCode {
                 return ExitCode::from(1);
             }
             Err(assign::Stop::AssignFailed(f)) => {
-                let assign::AssignFailed {
-                    context,
-                    initialized,
-                    reactivated,
-                    resolved,
-                    advanced,
-                    undecided,
-                    error,
-                } = *f;
-                crate::governed::started(
-                    resolved.as_ref(),
-                    initialized.as_deref(),
-                    reactivated,
-                    &context["run_id"],
-                    advanced.as_ref(),
-                    undecided.as_ref(),
-                );
-                println!("Failed to assign turn: {error}");
+                crate::governed::started_before_failure(&f);
+                println!("Failed to assign turn: {}", f.error);
                 return ExitCode::from(1);
             }
         }

@@ -755,8 +755,14 @@ fn a_refused_automatic_rejection_blocks_the_run_with_the_refusal() {
         "{detail}"
     );
     let turn = s["blocked_reason"]["turn_id"].as_str().unwrap();
-    assert!(s["active_turns"].get(turn).is_some(), "the turn is retained");
+    assert!(
+        s["active_turns"].get(turn).is_some(),
+        "the turn is retained"
+    );
     assert!(err.contains("HUMAN ESCALATION RAISED"), "{err}");
     let status = r.p.ok(&["status"]);
-    assert!(status.contains("agentxchain.json changed while turn"), "{status}");
+    assert!(
+        status.contains("agentxchain.json changed while turn"),
+        "{status}"
+    );
 }

@@ -1211,15 +1211,8 @@ pub fn accept_as(
                 match policy {
                     Policy::Open | Policy::AutoApprove(_) => {
                         let trigger = if let Policy::AutoApprove(rule) = &policy {
-                            store.append_jsonl(
-                                LEDGER,
-                                &json!({
-                                    "type": "approval_policy", "gate_type": "phase_transition",
-                                    "action": "auto_approve", "matched_rule": rule,
-                                    "from_phase": from, "to_phase": to,
-                                    "reason": format!("rule matched: {from} → {to} auto-approved"),
-                                    "gate_id": gate_id, "timestamp": at,
-                                }),
+                            approve::record_transition_rule(
+                                store, rule, &from, &to, &gate_id, &at,
                             )?;
                             "auto_approved"
                         } else {

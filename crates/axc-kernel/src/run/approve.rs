@@ -141,6 +141,27 @@ pub fn run_history(store: &super::Store, config: &Json, run_id: &Json) -> Vec<Js
         .collect()
 }
 
+/// The `approval_policy` ledger line of a phase transition a rule approved.
+pub fn record_transition_rule(
+    store: &super::Store,
+    rule: &Json,
+    from: &str,
+    to: &str,
+    gate: &str,
+    at: &str,
+) -> Result<(), Refusal> {
+    store.append_jsonl(
+        super::store::LEDGER,
+        &json!({
+            "type": "approval_policy", "gate_type": "phase_transition",
+            "action": "auto_approve", "matched_rule": rule,
+            "from_phase": from, "to_phase": to,
+            "reason": format!("rule matched: {from} → {to} auto-approved"),
+            "gate_id": gate, "timestamp": at,
+        }),
+    )
+}
+
 /// The run enters `to` through `gate` (passed).
 pub fn enter_phase(state: &mut Json, gate: &str, to: &str) {
     state["phase"] = json!(to);

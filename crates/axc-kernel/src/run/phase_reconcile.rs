@@ -22,7 +22,7 @@ use serde_json::{Value as Json, json};
 
 use super::approve::{self, Policy};
 use super::config as cfg;
-use super::store::{CONFIG, HISTORY, LEDGER, STATE, Store};
+use super::store::{CONFIG, HISTORY, STATE, Store};
 use super::{Refusal, now, session, settings};
 use crate::gates::{self, Action};
 use crate::js::truthy_str as text;
@@ -151,16 +151,7 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
             };
             match approve::transition_policy(config, &from, &to, &gate, &run) {
                 Policy::AutoApprove(rule) => {
-                    store.append_jsonl(
-                        LEDGER,
-                        &json!({
-                            "type": "approval_policy", "gate_type": "phase_transition",
-                            "action": "auto_approve", "matched_rule": rule,
-                            "from_phase": from, "to_phase": to,
-                            "reason": format!("rule matched: {from} → {to} auto-approved"),
-                            "gate_id": gate, "timestamp": at,
-                        }),
-                    )?;
+                    approve::record_transition_rule(store, &rule, &from, &to, &gate, &at)?;
                     "auto_approved"
                 }
                 Policy::Open => "reconciled_before_dispatch",
