@@ -525,6 +525,19 @@ pub fn started(
     }
 }
 
+/// [`started`] for a run resumed (a retained turn dispatched again is no reactivation to
+/// announce).
+pub fn started_resumed(r: &assign::Resumed) {
+    started(
+        r.resolved.as_ref(),
+        r.initialized.as_deref(),
+        r.reactivated && !r.redispatched,
+        &r.state["run_id"],
+        r.advanced.as_ref(),
+        r.undecided.as_ref(),
+    );
+}
+
 /// [`started`] for an assignment that then failed.
 pub fn started_before_failure(f: &assign::AssignFailed) {
     started(
@@ -549,14 +562,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
     }
     match assign::resume(&store, &opts) {
         Ok(mut r) => {
-            started(
-                r.resolved.as_ref(),
-                r.initialized.as_deref(),
-                r.reactivated && !r.redispatched,
-                &r.state["run_id"],
-                r.advanced.as_ref(),
-                r.undecided.as_ref(),
-            );
+            started_resumed(&r);
             gate_context("resume", &config, &r.context);
             let role = r.bind.as_ref().map_or_else(
                 || r.turn["assigned_role"].clone(),

@@ -237,14 +237,7 @@ pub fn step(a: &Args) -> ExitCode {
         };
         match assign::resume(&store, &opts) {
             Ok(mut r) => {
-                crate::governed::started(
-                    r.resolved.as_ref(),
-                    r.initialized.as_deref(),
-                    r.reactivated && !r.redispatched,
-                    &r.state["run_id"],
-                    r.advanced.as_ref(),
-                    r.undecided.as_ref(),
-                );
+                crate::governed::started_resumed(&r);
                 let role = r.bind.as_ref().map_or_else(
                     || r.turn["assigned_role"].clone(),
                     |b| Json::String(b.1.clone()),

@@ -37,16 +37,8 @@ fn cost(usd: f64) -> Value {
     json!({"cost": {"input_tokens": 1, "output_tokens": 1, "usd": usd}})
 }
 
-fn lines(p: &Project, rel: &str) -> Vec<Value> {
-    std::fs::read_to_string(p.root.join(rel))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn event_types(p: &Project) -> Vec<String> {
-    lines(p, ".agentxchain/events.jsonl")
+    p.jsonl(".agentxchain/events.jsonl")
         .iter()
         .map(|e| e["event_type"].as_str().unwrap().to_owned())
         .collect()
@@ -125,9 +117,9 @@ fn a_turn_that_spends_the_budget_blocks_the_run_until_a_person_raises_it() {
         types[at..],
         ["turn_accepted", "human_escalation_raised", "run_blocked"]
     );
-    let blocked = lines(&p, ".agentxchain/events.jsonl").pop().unwrap();
+    let blocked = p.jsonl(".agentxchain/events.jsonl").pop().unwrap();
     assert_eq!(blocked["payload"], json!({"category": "budget_exhausted"}));
-    let history = lines(&p, ".agentxchain/run-history.jsonl");
+    let history = p.jsonl(".agentxchain/run-history.jsonl");
     assert_eq!(history.len(), 1);
     assert_eq!(history[0]["status"], "blocked");
     assert_eq!(history[0]["blocked_reason"], "budget:exhausted");
@@ -135,7 +127,7 @@ fn a_turn_that_spends_the_budget_blocks_the_run_until_a_person_raises_it() {
         history[0]["retrospective"]["terminal_reason"],
         "budget_exhausted"
     );
-    let esc = lines(&p, ".agentxchain/human-escalations.jsonl");
+    let esc = p.jsonl(".agentxchain/human-escalations.jsonl");
     assert_eq!(esc.len(), 1);
     assert_eq!(esc[0]["blocked_on"], "budget:exhausted");
 
@@ -148,7 +140,7 @@ fn a_turn_that_spends_the_budget_blocks_the_run_until_a_person_raises_it() {
         "Cannot resume: run budget exhausted (spent $1.50 of $1.00 limit). Increase budget with agentxchain config --set budget.per_run_max_usd <usd>, then run agentxchain resume"
     );
     assert_eq!(state_bytes(&p), before);
-    assert_eq!(lines(&p, ".agentxchain/human-escalations.jsonl").len(), 1);
+    assert_eq!(p.jsonl(".agentxchain/human-escalations.jsonl").len(), 1);
     let id = esc[0]["escalation_id"].as_str().unwrap();
     p.fails(&["unblock", id]);
     assert_eq!(state_bytes(&p), before);
@@ -205,7 +197,7 @@ fn a_turn_that_spends_the_budget_blocks_the_run_until_a_person_raises_it() {
         json!({"spent_usd": 1.5, "remaining_usd": 1.5})
     );
     assert_eq!(s["active_turns"].as_object().unwrap().len(), 1);
-    let esc = lines(&p, ".agentxchain/human-escalations.jsonl");
+    let esc = p.jsonl(".agentxchain/human-escalations.jsonl");
     assert_eq!(esc[1]["kind"], "resolved");
     assert_eq!(esc[1]["resolved_via"], "resume");
     p.agent_turn(&[], cost(0.25));
@@ -279,7 +271,7 @@ fn a_turn_asking_for_a_person_is_blocked_on_its_question_not_the_budget() {
         s["budget_status"],
         json!({"spent_usd": 3, "remaining_usd": -2, "exhausted": true})
     );
-    let esc = lines(&p, ".agentxchain/human-escalations.jsonl");
+    let esc = p.jsonl(".agentxchain/human-escalations.jsonl");
     assert_eq!(esc.len(), 1);
     // Answering the question does not make the spent budget go on: unblocking would leave an
     // active run no turn can be assigned to.
@@ -331,7 +323,7 @@ fn a_person_may_set_the_config_while_a_turn_runs_and_before_a_code_writing_one()
     let s = p.state();
     assert_eq!(s["status"], "active");
     assert_eq!(s["budget_status"]["remaining_usd"], 3.5);
-    let ledger = lines(&p, ".agentxchain/decision-ledger.jsonl");
+    let ledger = p.jsonl(".agentxchain/decision-ledger.jsonl");
     let change = ledger
         .iter()
         .find(|e| e["type"] == "config_change")
@@ -426,7 +418,8 @@ fn warn_mode_goes_on_past_the_limit_and_says_so_every_turn() {
     assert_eq!(s["status"], "active");
     assert_eq!(s["budget_status"]["warn_mode"], true);
     assert_eq!(s["budget_status"]["exhausted_after_turn"], json!(first));
-    let warn = lines(&p, ".agentxchain/events.jsonl")
+    let warn = p
+        .jsonl(".agentxchain/events.jsonl")
         .into_iter()
         .find(|e| e["event_type"] == "budget_exceeded_warn")
         .expect("a budget_exceeded_warn event");

@@ -14,16 +14,8 @@ const SPEC: &str = "# System Spec\n\n## Purpose\n\nGreet.\n\n## Interface\n\n`he
 const SIGNOFF: &str =
     "# PM Signoff\n\nApproved: YES\n\n## Discovery Checklist\n- [x] Target user defined\n";
 
-fn lines(p: &Project, rel: &str) -> Vec<Value> {
-    std::fs::read_to_string(p.root.join(rel))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn events(p: &Project) -> Vec<Value> {
-    lines(p, ".agentxchain/events.jsonl")
+    p.jsonl(".agentxchain/events.jsonl")
 }
 
 fn of_type(p: &Project, kind: &str) -> Vec<Value> {
@@ -150,7 +142,7 @@ fn a_gate_a_rule_approves_advances_with_the_rule_in_the_ledger() {
         out.starts_with("Advanced phase before dispatch: planning → implementation\n"),
         "{out}"
     );
-    let ledger = lines(&p, ".agentxchain/decision-ledger.jsonl");
+    let ledger = p.jsonl(".agentxchain/decision-ledger.jsonl");
     let rule = ledger
         .iter()
         .find(|l| l["type"] == "approval_policy")
@@ -259,7 +251,7 @@ fn an_agents_config_edit_put_back_after_resume_decides_nothing() {
         assert_eq!(s["phase"], "planning", "{edit}");
         assert!(of_type(&p, "phase_entered").is_empty(), "{edit}");
         assert!(
-            !lines(&p, ".agentxchain/decision-ledger.jsonl")
+            !p.jsonl(".agentxchain/decision-ledger.jsonl")
                 .iter()
                 .any(|l| l["type"] == "approval_policy"),
             "{edit}"

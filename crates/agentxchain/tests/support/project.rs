@@ -83,6 +83,16 @@ impl Project {
         .unwrap()
     }
 
+    /// The entries of a JSONL file of the project (none when it is missing).
+    #[allow(dead_code)]
+    pub fn jsonl(&self, rel: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.root.join(rel))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     pub fn write(&self, rel: &str, text: &str) {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
