@@ -290,3 +290,76 @@ fn a_copy_of_the_turns_history_line_decides_nothing() {
     assert_eq!(p.state()["phase"], "planning");
     assert!(of_type(&p, "phase_entered").is_empty());
 }
+
+#[test]
+fn git_failing_to_answer_is_no_leave_to_judge_by_an_agents_config() {
+    for breakage in ["move .git away", "unborn HEAD", "broken index"] {
+        let (p, _) = human_gate();
+        person_fixes_the_gate(&p);
+        let path = p.root.join("agentxchain.json");
+        let committed = std::fs::read_to_string(&path).unwrap();
+        let mut c: Value = serde_json::from_str(&committed).unwrap();
+        c["approval_policy"] = json!({"phase_transitions": {"default": "auto_approve"}});
+        std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+        let git_dir = p.root.join(".git");
+        let away = p.root.parent().unwrap().join("git-away");
+        let head = std::fs::read(git_dir.join("HEAD")).unwrap();
+        let index = std::fs::read(git_dir.join("index")).unwrap();
+        match breakage {
+            "move .git away" => std::fs::rename(&git_dir, &away).unwrap(),
+            "unborn HEAD" => {
+                std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/nothing\n").unwrap()
+            }
+            _ => std::fs::write(git_dir.join("index"), "junk\n").unwrap(),
+        }
+        let out = p.run(&["resume"]);
+        match breakage {
+            "move .git away" => std::fs::rename(&away, &git_dir).unwrap(),
+            _ => {
+                std::fs::write(git_dir.join("HEAD"), &head).unwrap();
+                std::fs::write(git_dir.join("index"), &index).unwrap();
+            }
+        }
+        std::fs::write(&path, &committed).unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("Advanced phase"), "{breakage}: {stdout}");
+        assert_eq!(p.state()["phase"], "planning", "{breakage}");
+        assert!(
+            !p.jsonl(".agentxchain/decision-ledger.jsonl")
+                .iter()
+                .any(|l| l["type"] == "approval_policy"),
+            "{breakage}"
+        );
+    }
+}
+
+#[test]
+fn a_project_below_its_repositorys_top_is_held_to_its_committed_config() {
+    // The project lives in a directory of a larger repository: its committed config is read
+    // from there, not looked for at the repository's top (where it is not, which read as
+    // "nothing committed" and let any config through).
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let proj = repo.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let p = Project {
+        _dir: dir,
+        root: proj,
+    };
+    let out = std::process::Command::new(support::BIN)
+        .args(["init", "--governed", "-y", "--dir", "proj"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "scaffold"]);
+    // An edit by hand, not by `config --set`: `config --set` will not take it as the person's.
+    let path = p.root.join("agentxchain.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["approval_policy"] = json!({"phase_transitions": {"default": "auto_approve"}});
+    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    let out = p.fails(&["config", "--set", "budget.per_run_max_usd", "7"]);
+    assert!(out.contains("agentxchain.json"), "{out}");
+}

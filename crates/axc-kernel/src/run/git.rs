@@ -657,7 +657,9 @@ pub fn committed_text(root: &Path, rev: &str, path: &str) -> Option<String> {
     if !is_object_name(rev) || path.starts_with('-') {
         return None;
     }
-    git(root, &["cat-file", "blob", &format!("{rev}:{path}")])
+    // `./`: the path from the project's root (where git runs), which may be a directory
+    // below the repository's top; a bare path is read from the top.
+    git(root, &["cat-file", "blob", &format!("{rev}:./{path}")])
 }
 
 /// Whether the working tree has changes to `files`.

@@ -126,9 +126,9 @@ pub fn chosen(store: &Store, text: &str) -> bool {
         return true;
     }
     let root = store.root();
-    let heads: Vec<String> = store
-        .state()
-        .ok()
+    let state = store.state().ok();
+    let heads: Vec<String> = state
+        .as_ref()
         .and_then(|s| {
             s["active_turns"].as_object().map(|m| {
                 m.values()
@@ -139,11 +139,27 @@ pub fn chosen(store: &Store, text: &str) -> bool {
         .filter(|h: &Vec<String>| !h.is_empty())
         .or_else(|| super::git::head(root).map(|h| vec![h]))
         .unwrap_or_default();
-    // No commit to compare with (no repository, or none yet): nothing a turn is judged by.
-    heads.is_empty()
-        || heads
-            .iter()
-            .all(|h| super::git::committed_text(root, h, CONFIG).is_none_or(|c| c == text))
+    if heads.is_empty() {
+        // No commit to compare with: nothing a turn is judged by in a project that is not a
+        // git repository (or has no commit yet). But when the run's own records name commits,
+        // git failing to answer (a `.git` moved away, a broken HEAD, config or index) is no
+        // leave to take any text as the person's.
+        return !state.as_ref().is_some_and(names_commits);
+    }
+    heads
+        .iter()
+        .all(|h| super::git::committed_text(root, h, CONFIG).is_none_or(|c| c == text))
+}
+
+/// Whether the run's state names a commit: a turn accepted into git (`git:<sha>`), or a
+/// turn's baseline head.
+fn names_commits(state: &Json) -> bool {
+    state["accepted_integration_ref"]
+        .as_str()
+        .is_some_and(|r| r.starts_with("git:"))
+        || state["active_turns"]
+            .as_object()
+            .is_some_and(|m| m.values().any(|t| t["baseline"]["head_ref"].is_string()))
 }
 
 fn child<'a>(v: &'a Json, seg: &str) -> Option<&'a Json> {
