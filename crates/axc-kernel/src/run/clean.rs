@@ -1516,6 +1516,15 @@ mod tests {
         git(d, &["add", "-A"]);
         git(d, &["add", "-f", "gen/a.txt"]);
         git(d, &["commit", "-qm", "one"]);
+        // Compared by content whatever the clock did meanwhile: a stat change the index cannot
+        // vouch for (the commit may or may not have crossed into the next second; when it did,
+        // the entry was not racy and nothing was compared — the test failed under load).
+        std::fs::File::options()
+            .write(true)
+            .open(d.join("gen/a.txt"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
         std::fs::write(d.join("gen/.gitattributes"), "* text\n").unwrap();
         assert!(proven(d).is_none(), "an ignored attributes file above");
         // The attributes read from a tree (`attr.tree`).
