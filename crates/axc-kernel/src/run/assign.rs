@@ -485,7 +485,7 @@ pub fn assign_parallel(
 
 /// `resume`.
 pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
-    let config = cfg::load(store)?;
+    let mut config = cfg::load(store)?;
     let _lock = store.lock()?;
     let mut state = store.state()?;
     let active: Vec<Json> = state["active_turns"]
@@ -568,7 +568,15 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             undecided = Some(why);
             None
         }
-        super::phase_reconcile::Reconciled::Advanced { from, to } => Some((from, to)),
+        super::phase_reconcile::Reconciled::Advanced {
+            from,
+            to,
+            config: judged,
+        } => {
+            // The new phase's turn is assigned by the config its gate was judged by.
+            config = *judged;
+            Some((from, to))
+        }
         super::phase_reconcile::Reconciled::AwaitingApproval => {
             return Err(Stop::AwaitingApproval(state));
         }

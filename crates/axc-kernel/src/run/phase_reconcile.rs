@@ -32,8 +32,13 @@ use crate::js::truthy_str as text;
 pub enum Reconciled {
     /// Nothing to decide, or the gate still fails: dispatch as before.
     Unchanged,
-    /// The run entered `to` (the reference's `Advanced phase before dispatch: from → to`).
-    Advanced { from: String, to: String },
+    /// The run entered `to` (the reference's `Advanced phase before dispatch: from → to`),
+    /// judged by `config` (read under the lock: the turn of the new phase is assigned by it).
+    Advanced {
+        from: String,
+        to: String,
+        config: Box<Json>,
+    },
     /// The gate passed and needs a person: the run is paused on it.
     AwaitingApproval,
     /// Nothing was decided, for this reason (the command says it, then dispatches as before).
@@ -131,7 +136,8 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
             source["turn_id"].as_str().unwrap_or("?")
         )));
     }
-    let config = &config;
+    let chosen = config;
+    let config = &chosen;
     let from = state["phase"].as_str().unwrap_or("").to_owned();
     let mut judged = state.clone();
     if gates::needs_history(config, &from) {
@@ -224,7 +230,11 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
     cleanup["gate_id"] = gate_id;
     store.emit("phase_cleanup", &next, cleanup_turn, cleanup)?;
     *state = next;
-    Ok(Reconciled::Advanced { from, to })
+    Ok(Reconciled::Advanced {
+        from,
+        to,
+        config: Box::new(chosen),
+    })
 }
 
 #[cfg(test)]
