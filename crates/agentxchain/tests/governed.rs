@@ -2410,3 +2410,41 @@ fn an_intent_handed_off_to_a_coordinator_follows_its_run_and_barrier() {
         "coordinator workstream delivery satisfied completion barrier"
     );
 }
+
+#[test]
+fn a_blocking_hook_this_build_does_not_run_refuses_the_step_it_guards() {
+    // The governed commands do not run hooks yet: a blocking hook's step is refused (fail
+    // closed), never taken without the check; an advisory hook is passed by.
+    let hook = |mode: &str| json!([{"name": "policy", "type": "process", "command": ["false"], "timeout_ms": 1000, "mode": mode}]);
+    let p = Project::new();
+    p.config(|c| c["hooks"] = json!({"before_assignment": hook("blocking")}));
+    let out = p.fails(&["resume"]);
+    assert!(
+        out.contains("Failed to assign turn: agentxchain.json declares a blocking before_assignment hook (\"policy\"), and this build does not run hooks yet"),
+        "{out}"
+    );
+    assert!(p.state()["active_turns"].as_object().is_none_or(|m| m.is_empty()));
+    p.config(|c| c["hooks"] = json!({"before_assignment": hook("advisory")}));
+    p.ok(&["resume"]);
+    let (turn, _) = p.active_turn();
+    p.config(|c| c["hooks"] = json!({"before_acceptance": hook("blocking")}));
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    let out = p.run(&["accept-turn"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("blocking before_acceptance hook"), "{text}");
+    assert!(p.state()["active_turns"].get(&turn).is_some(), "not accepted");
+    p.config(|c| c["hooks"] = json!({"before_gate": hook("blocking")}));
+    let out = p.run(&["approve-transition"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("blocking before_gate hook"), "{text}");
+}

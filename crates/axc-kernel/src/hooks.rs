@@ -373,6 +373,26 @@ fn append(dir: &Path, file: &str, entry: &Json) {
     }
 }
 
+/// The refusal of a step a *blocking* hook of `phases` guards, while the governed commands do
+/// not run hooks yet (only the conformance adapter runs them through [`run_hooks`]): the step
+/// is refused rather than taken without the check a person configured to stop it (fail
+/// closed). Advisory hooks only advise: they are passed by.
+pub fn unrun_blocking(hooks: &Json, phases: &[&str]) -> Option<String> {
+    phases.iter().find_map(|phase| {
+        hooks[*phase]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|h| h["mode"] == "blocking")
+            .map(|h| {
+                format!(
+                    "agentxchain.json declares a blocking {phase} hook (\"{}\"), and this build does not run hooks yet: the step it guards is refused rather than taken without it. Take this step with the reference CLI, or make the hook advisory (\"mode\": \"advisory\").",
+                    h["name"].as_str().unwrap_or("")
+                )
+            })
+    })
+}
+
 /// Runs the hooks of `phase` in order, stopping at the first that blocks or tampers.
 pub fn run_hooks(
     root: &Path,
@@ -634,5 +654,26 @@ mod tests {
             interpolate("${AXC_SURELY_UNSET_VAR}", &json!({})).unwrap_err(),
             "header variable ${AXC_SURELY_UNSET_VAR} is not set"
         );
+    }
+}
+
+#[cfg(test)]
+mod unrun_tests {
+    use super::*;
+
+    #[test]
+    fn only_a_blocking_hook_of_the_phases_asked_refuses() {
+        let hooks = json!({
+            "before_assignment": [{"name": "note", "mode": "advisory"}, {"name": "policy", "mode": "blocking"}],
+            "before_gate": [{"name": "sign", "mode": "advisory"}],
+        });
+        let why = unrun_blocking(&hooks, &["after_dispatch", "before_assignment"]).unwrap();
+        assert!(
+            why.contains("blocking before_assignment hook (\"policy\")"),
+            "{why}"
+        );
+        assert_eq!(unrun_blocking(&hooks, &["before_gate"]), None);
+        assert_eq!(unrun_blocking(&hooks, &["after_dispatch"]), None);
+        assert_eq!(unrun_blocking(&Json::Null, &["before_gate"]), None);
     }
 }

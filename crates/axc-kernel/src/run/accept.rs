@@ -509,6 +509,12 @@ pub fn accept_as(
     // the ones compared with the committed config below.
     let _lock = store.lock()?;
     let (config, config_text) = cfg::load_text(store)?;
+    if let Some(why) = crate::hooks::unrun_blocking(
+        &config["hooks"],
+        &["before_validation", "after_validation", "before_acceptance"],
+    ) {
+        return Err(Refusal::new(why));
+    }
     let state = store.state()?;
     let turn = super::target_turn(&state, turn, "No active turn to accept.", "accept")?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();

@@ -215,7 +215,10 @@ fn pending_or(state: &Json, key: &str, missing: &str) -> Result<Json, Refusal> {
 
 /// `approve-transition`: a person approves the pending phase transition.
 pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
-    let _config = cfg::load(store)?;
+    let config = cfg::load(store)?;
+    if let Some(why) = crate::hooks::unrun_blocking(&config["hooks"], &["before_gate"]) {
+        return Err(Refusal::new(why));
+    }
     let _lock = store.lock()?;
     let state = store.state()?;
     let pending = pending_or(
@@ -263,7 +266,10 @@ pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
 
 /// `approve-completion`: a person approves the pending run completion.
 pub fn approve_completion(store: &Store) -> Result<Approved, Refusal> {
-    let _config = cfg::load(store)?;
+    let config = cfg::load(store)?;
+    if let Some(why) = crate::hooks::unrun_blocking(&config["hooks"], &["before_gate"]) {
+        return Err(Refusal::new(why));
+    }
     let _lock = store.lock()?;
     let state = store.state()?;
     let pending = pending_or(
@@ -286,7 +292,7 @@ pub fn approve_completion(store: &Store) -> Result<Approved, Refusal> {
         Json::Null,
         json!({"completed_at": at}),
     )?;
-    super::run_history::record_completed(store, &next, &_config)?;
+    super::run_history::record_completed(store, &next, &config)?;
     let _ = session::checkpoint(store, &next, "run_completed", Default::default());
     Ok(Approved {
         pending,

@@ -156,6 +156,11 @@ pub fn assign_and_dispatch(
     role: &str,
     intake: Option<&Json>,
 ) -> Result<(Json, Json), String> {
+    if let Some(why) =
+        crate::hooks::unrun_blocking(&config["hooks"], &["before_assignment", "after_dispatch"])
+    {
+        return Err(why);
+    }
     let turn_id = new_id("turn");
     let assigned_at = now();
     // What remains of the budget is judged against the limit configured now (a person may
@@ -255,6 +260,9 @@ fn redispatch(
     state: &Json,
     turn_id: &str,
 ) -> Result<(Json, Json), Refusal> {
+    if let Some(why) = crate::hooks::unrun_blocking(&config["hooks"], &["after_dispatch"]) {
+        return Err(Refusal::new(why));
+    }
     let mut next = state.clone();
     let turn = &mut next["active_turns"][turn_id];
     turn["status"] = json!("dispatched");
