@@ -2423,7 +2423,11 @@ fn a_blocking_hook_this_build_does_not_run_refuses_the_step_it_guards() {
         out.contains("Failed to assign turn: agentxchain.json declares a blocking before_assignment hook (\"policy\"), and this build does not run hooks yet"),
         "{out}"
     );
-    assert!(p.state()["active_turns"].as_object().is_none_or(|m| m.is_empty()));
+    assert!(
+        p.state()["active_turns"]
+            .as_object()
+            .is_none_or(|m| m.is_empty())
+    );
     p.config(|c| c["hooks"] = json!({"before_assignment": hook("advisory")}));
     p.ok(&["resume"]);
     let (turn, _) = p.active_turn();
@@ -2437,7 +2441,10 @@ fn a_blocking_hook_this_build_does_not_run_refuses_the_step_it_guards() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("blocking before_acceptance hook"), "{text}");
-    assert!(p.state()["active_turns"].get(&turn).is_some(), "not accepted");
+    assert!(
+        p.state()["active_turns"].get(&turn).is_some(),
+        "not accepted"
+    );
     p.config(|c| c["hooks"] = json!({"before_gate": hook("blocking")}));
     let out = p.run(&["approve-transition"]);
     let text = format!(
