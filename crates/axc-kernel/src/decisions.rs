@@ -129,6 +129,8 @@ mod tests {
         let e = json!({"id": "DEC-1", "statement": "s", "category": "scope"});
         assert_eq!(append(dir.path(), &e).unwrap(), Ok(1));
         let before = std::fs::read(dir.path().join(LEDGER)).unwrap();
+        // A new ledger starts with the entry, not a blank line.
+        assert_eq!(before, format!("{e}\n").into_bytes());
         let refused = append(dir.path(), &e).unwrap().unwrap_err();
         assert_eq!(
             (refused.0["error_type"].clone(), refused.1),
