@@ -58,6 +58,17 @@ fn person_fixes_the_gate(p: &Project) {
     git(&p.root, &["commit", "-qm", "sign-off approved"]);
 }
 
+/// The run stayed in planning and no rule approved a transition.
+fn undecided(p: &Project, case: &str) {
+    assert_eq!(p.state()["phase"], "planning", "{case}");
+    assert!(
+        !p.jsonl(".agentxchain/decision-ledger.jsonl")
+            .iter()
+            .any(|l| l["type"] == "approval_policy"),
+        "{case}"
+    );
+}
+
 fn no_person(c: &mut Value) {
     c["gates"]["planning_signoff"]["requires_human_approval"] = json!(false);
 }
@@ -247,15 +258,8 @@ fn an_agents_config_edit_put_back_after_resume_decides_nothing() {
             stderr.contains("was not decided before this dispatch: agentxchain.json differs from the one committed at HEAD"),
             "{edit}: {stderr}"
         );
-        let s = p.state();
-        assert_eq!(s["phase"], "planning", "{edit}");
+        undecided(&p, edit);
         assert!(of_type(&p, "phase_entered").is_empty(), "{edit}");
-        assert!(
-            !p.jsonl(".agentxchain/decision-ledger.jsonl")
-                .iter()
-                .any(|l| l["type"] == "approval_policy"),
-            "{edit}"
-        );
     }
 }
 
@@ -323,13 +327,7 @@ fn git_failing_to_answer_is_no_leave_to_judge_by_an_agents_config() {
         std::fs::write(&path, &committed).unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(!stdout.contains("Advanced phase"), "{breakage}: {stdout}");
-        assert_eq!(p.state()["phase"], "planning", "{breakage}");
-        assert!(
-            !p.jsonl(".agentxchain/decision-ledger.jsonl")
-                .iter()
-                .any(|l| l["type"] == "approval_policy"),
-            "{breakage}"
-        );
+        undecided(&p, breakage);
     }
 }
 
