@@ -624,8 +624,7 @@ pub fn resume(opts: assign::Options) -> ExitCode {
         Err(assign::Stop::AssignFailed(f)) => {
             started_before_failure(&f);
             gate_context("resume", &config, &f.context);
-            println!("Failed to assign turn: {}", f.error);
-            ExitCode::from(1)
+            assign_failed(&f, &config)
         }
     }
 }
@@ -826,9 +825,8 @@ pub(crate) fn bind(
     match assign::resume(store, &opts) {
         Ok(r) => Ok((r.state, r.turn)),
         Err(assign::Stop::AssignFailed(f)) => {
-            let error = &f.error;
-            println!("Failed to assign turn: {error}");
-            Err(ExitCode::from(1))
+            let config = cfg::load(store).unwrap_or_default();
+            Err(assign_failed(&f, &config))
         }
         Err(assign::Stop::Refused(r)) => Err(refuse(&r)),
         Err(_) => {
@@ -855,6 +853,13 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
     };
     match accept::accept_as(&store, turn, human_merge) {
         Err(r) => refuse(&r),
+        Ok(accept::Accepted::Hook(h)) => {
+            if let Some(e) = &h.escalation {
+                escalation_notice(e);
+            }
+            hook_halted(&h, &config, None);
+            ExitCode::from(1)
+        }
         Ok(accept::Accepted::Conflict {
             conflict,
             state,
@@ -1029,24 +1034,21 @@ pub fn approve_transition() -> ExitCode {
         Err(r) => return refuse(&r),
     };
     match approve::approve_transition(&store) {
-        Err(r) => refuse(&r),
+        Err(approve::NotApproved::Refused(r)) => refuse(&r),
+        Err(approve::NotApproved::Hook(h)) => {
+            approving_transition(&h.state["pending_phase_transition"]);
+            gate_hook_halted(&h, &config, "pending_phase_transition")
+        }
         Ok(a) => {
             let p = &a.pending;
-            println!();
-            println!("  Approving Phase Transition");
-            println!("  {RULE}");
-            println!("  From:  {}", s(&p["from"]));
-            println!("  To:    {}", s(&p["to"]));
-            println!("  Gate:  {}", s(&p["gate"]));
-            println!("  Turn:  {}", s(&p["requested_by_turn"]));
-            println!();
+            approving_transition(p);
             println!("  ✓ Phase advanced: {} → {}", s(&p["from"]), s(&p["to"]));
             println!("  Run status: {}", s(&a.state["status"]));
             println!();
             let to = p["to"].as_str().unwrap_or("");
             let next_role = cfg::entry_role(&config, to);
             let blocked = next_role.and_then(|r| {
-                assign::clean_baseline_error(&store, cfg::write_authority(&config, r))
+                assign::plain_baseline_error(&store, cfg::write_authority(&config, r))
                     .map(|e| (r, e))
             });
             match blocked {
@@ -1071,16 +1073,15 @@ pub fn approve_transition() -> ExitCode {
 pub fn approve_completion() -> ExitCode {
     let store = project!();
     match approve::approve_completion(&store) {
-        Err(r) => refuse(&r),
+        Err(approve::NotApproved::Refused(r)) => refuse(&r),
+        Err(approve::NotApproved::Hook(h)) => {
+            let config = cfg::load(&store).unwrap_or_default();
+            approving_completion(&h.state, &h.state["pending_run_completion"]);
+            gate_hook_halted(&h, &config, "pending_run_completion")
+        }
         Ok(a) => {
             let p = &a.pending;
-            println!();
-            println!("  Approving Run Completion");
-            println!("  {RULE}");
-            println!("  Phase:  {}", s(&a.state["phase"]));
-            println!("  Gate:   {}", s(&p["gate"]));
-            println!("  Turn:   {}", s(&p["requested_by_turn"]));
-            println!();
+            approving_completion(&a.state, p);
             println!("  ✓ Run completed");
             println!("  Completed at: {}", s(&a.state["completed_at"]));
             println!();
@@ -1375,4 +1376,130 @@ pub fn reissue_turn(turn: Option<&str>, role: Option<&str>, reason: Option<&str>
             ExitCode::SUCCESS
         }
     }
+}
+
+/// The reference's block for a step a hook halted (`Turn Assignment Blocked By Hook`,
+/// `Dispatch Blocked By Hook`, `Turn Acceptance Blocked By Hook`, `Phase Transition Blocked By
+/// Hook`, …): what was halted, by which hook, why, and what a person does next. Every value
+/// that came from a hook or the run's files is printed escaped.
+pub(crate) fn hook_halted(h: &run::hooked::Halted, config: &Json, pending: Option<&Json>) {
+    let or_unknown = |v: Option<&str>| v.map_or("(unknown)".to_owned(), clean);
+    let recovery = axc_kernel::views::status::recovery(&h.state, config);
+    let mut lines: Vec<(&str, String)> = Vec::new();
+    let (title, rule) = match h.phase {
+        "before_assignment" => {
+            lines.push(("Role:", or_unknown(h.role.as_deref())));
+            lines.push(("Phase:", or_unknown(h.state["phase"].as_str())));
+            ("Turn Assignment Blocked By Hook", '-')
+        }
+        "after_dispatch" => {
+            lines.push(("Turn:", or_unknown(h.turn_id.as_deref())));
+            lines.push(("Role:", or_unknown(h.role.as_deref())));
+            ("Dispatch Blocked By Hook", '-')
+        }
+        "before_gate" => {
+            let p = pending.unwrap_or(&Json::Null);
+            let transition = !p["from"].is_null();
+            if transition {
+                lines.push(("From:", s(&p["from"])));
+                lines.push(("To:", s(&p["to"])));
+            }
+            lines.push(("Gate:", s(&p["gate"])));
+            if transition {
+                ("Phase Transition Blocked By Hook", '-')
+            } else {
+                ("Run Completion Blocked By Hook", '-')
+            }
+        }
+        phase => {
+            lines.push(("Turn:", or_unknown(h.turn_id.as_deref())));
+            lines.push(("Role:", or_unknown(h.role.as_deref())));
+            if phase == "after_acceptance" {
+                lines.push(("Status:", "accepted".to_owned()));
+                ("Turn Accepted, Hook Failure Detected", '─')
+            } else {
+                ("Turn Acceptance Blocked By Hook", '─')
+            }
+        }
+    };
+    lines.push(("Hook:", clean(&h.hook)));
+    lines.push(("Error:", clean(&h.error)));
+    if recovery.is_object() {
+        lines.push(("Reason:", s(&recovery["typed_reason"])));
+        lines.push(("Owner:", s(&recovery["owner"])));
+        lines.push(("Action:", s(&recovery["recovery_action"])));
+        // The dispatch block names no detail: its error is the detail.
+        if let Some(d) = recovery["detail"]
+            .as_str()
+            .filter(|d| !d.is_empty() && h.phase != "after_dispatch")
+        {
+            lines.push(("Detail:", clean(d)));
+        }
+    } else if h.phase == "before_assignment" {
+        lines.push((
+            "Action:",
+            format!(
+                "Fix or reconfigure hook \"{}\", then rerun agentxchain resume --role {}",
+                clean(&h.hook),
+                or_unknown(h.role.as_deref())
+            ),
+        ));
+    }
+    println!();
+    println!("  {title}");
+    println!("  {}", rule.to_string().repeat(44));
+    println!();
+    for (label, value) in lines {
+        println!("  {label:<10}{value}");
+    }
+    println!();
+}
+
+/// A failed assignment: the hook's block when a hook halted it, then `Failed to assign turn: …`
+/// (not after a dispatch a hook blocked: the turn was assigned, the run is blocked).
+pub(crate) fn assign_failed(f: &assign::AssignFailed, config: &Json) -> ExitCode {
+    if let Some(e) = f.hook.as_ref().and_then(|h| h.escalation.as_ref()) {
+        escalation_notice(e);
+    }
+    match f.hook.as_deref() {
+        Some(h) if h.phase == "after_dispatch" => hook_halted(h, config, None),
+        Some(h) => {
+            hook_halted(h, config, None);
+            println!("Failed to assign turn: {}", clean(&f.error));
+        }
+        None => println!("Failed to assign turn: {}", f.error),
+    }
+    ExitCode::from(1)
+}
+
+/// An approval a `before_gate` hook halted: the escalation raised, then the hook's block.
+fn gate_hook_halted(h: &run::hooked::Halted, config: &Json, pending: &str) -> ExitCode {
+    if let Some(e) = &h.escalation {
+        escalation_notice(e);
+    }
+    hook_halted(h, config, Some(&h.state[pending]));
+    ExitCode::from(1)
+}
+
+/// The banner `approve-transition` prints before it approves (or a hook halts it).
+fn approving_transition(p: &Json) {
+    println!();
+    println!("  Approving Phase Transition");
+    println!("  {RULE}");
+    println!("  From:  {}", s(&p["from"]));
+    println!("  To:    {}", s(&p["to"]));
+    println!("  Gate:  {}", s(&p["gate"]));
+    println!("  Turn:  {}", s(&p["requested_by_turn"]));
+    println!();
+}
+
+/// The banner `approve-completion` prints before it approves (or a hook halts it).
+fn approving_completion(state: &Json, p: &Json) {
+    println!();
+    println!("  Approving Run Completion");
+    println!("  {RULE}");
+    println!("  Phase:  {}", s(&state["phase"]));
+    println!("  Gate:   {}", s(&p["gate"]));
+    println!("  Turn:   {}", s(&p["requested_by_turn"]));
+    println!();
 }

@@ -5,6 +5,7 @@ mod config_cli;
 mod decisions_cli;
 mod doctor_cli;
 mod governed;
+mod hooks_cli;
 mod intake_cli;
 mod logs_cli;
 mod run_cli;
@@ -312,6 +313,16 @@ enum Command {
         #[arg(long, value_name = "ID")]
         remove_agent: Option<String>,
     },
+    /// The project's hooks and whether they are allowed on this machine; `hooks allow` (a
+    /// person's command) allows these exact hooks for this project
+    Hooks {
+        /// allow: record these exact hooks as allowed for this project on this machine
+        #[arg(value_name = "ACTION", value_parser = ["allow"])]
+        action: Option<String>,
+        /// Print as JSON
+        #[arg(short = 'j', long)]
+        json: bool,
+    },
     /// Protocol conformance: check an implementation against the corpus
     Conformance {
         #[command(subcommand)]
@@ -489,6 +500,12 @@ fn main() -> ExitCode {
             add_agent,
             remove_agent,
         }),
+        Command::Hooks { action, json } => match action.as_deref() {
+            Some("allow") => {
+                person_only("hooks allow").unwrap_or_else(|| hooks_cli::run(true, json))
+            }
+            _ => hooks_cli::run(false, json),
+        },
         Command::Resume { role, turn } => governed::resume(axc_kernel::run::assign::Options {
             role,
             turn,

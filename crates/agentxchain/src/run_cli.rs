@@ -12,9 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use axc_core::util::printable as clean;
 use axc_kernel::run::config as cfg;
 use axc_kernel::run::local_cli::{self, Outcome};
-use axc_kernel::run::{
-    Refusal, Store, accept, approve, assign, checkpoint, lifecycle, reject, run_history,
-};
+use axc_kernel::run::{Store, accept, approve, assign, checkpoint, lifecycle, reject, run_history};
 use serde_json::Value as Json;
 
 use crate::governed::{refuse, s, store};
@@ -904,6 +902,14 @@ impl Loop<'_> {
                     .push(format!("acceptTurn({role}): {}", r.message));
                 return Settled::Stop(Stop::Blocked);
             }
+            Ok(accept::Accepted::Hook(h)) => {
+                if let Some(e) = &h.escalation {
+                    crate::governed::escalation_notice(e);
+                }
+                self.errors
+                    .push(format!("acceptTurn({role}): {}", clean(&h.error)));
+                return Settled::Stop(Stop::Blocked);
+            }
         }
         if self.args.auto_checkpoint
             && let Err(r) = checkpoint::checkpoint(self.store, Some(turn_id))
@@ -932,13 +938,13 @@ impl Loop<'_> {
             println!("Gate held: {kind} — run paused");
             return Some(Stop::GateHeld);
         }
-        let done: Result<_, Refusal> = if kind == "phase_transition" {
+        let done = if kind == "phase_transition" {
             approve::approve_transition(self.store)
         } else {
             approve::approve_completion(self.store)
         };
-        if let Err(r) = done {
-            self.errors.push(r.message);
+        if let Err(e) = done {
+            self.errors.push(clean(&e.to_string()));
             return Some(Stop::Blocked);
         }
         self.gates += 1;

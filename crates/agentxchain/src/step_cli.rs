@@ -278,8 +278,7 @@ pub fn step(a: &Args) -> ExitCode {
             }
             Err(assign::Stop::AssignFailed(f)) => {
                 crate::governed::started_before_failure(&f);
-                println!("Failed to assign turn: {}", f.error);
-                return ExitCode::from(1);
+                return crate::governed::assign_failed(&f, &config);
             }
         }
     };
@@ -630,6 +629,13 @@ fn finish(store: &Store, config: &Json, turn_id: &str, role: &str, a: &Args) -> 
                 crate::governed::escalation_notice(e);
             }
             crate::governed::conflict_detected(&conflict, &state, config);
+            return ExitCode::from(1);
+        }
+        Ok(accept::Accepted::Hook(h)) => {
+            if let Some(e) = &h.escalation {
+                escalation_notice(e);
+            }
+            crate::governed::hook_halted(&h, config, None);
             return ExitCode::from(1);
         }
         Ok(accept::Accepted::Failed { stage, errors, .. }) => {

@@ -2412,46 +2412,77 @@ fn an_intent_handed_off_to_a_coordinator_follows_its_run_and_barrier() {
 }
 
 #[test]
-fn a_blocking_hook_this_build_does_not_run_refuses_the_step_it_guards() {
-    // The governed commands do not run hooks yet: a blocking hook's step is refused (fail
-    // closed), never taken without the check; an advisory hook is passed by.
-    let hook = |mode: &str| json!([{"name": "policy", "type": "process", "command": ["false"], "timeout_ms": 1000, "mode": mode}]);
+fn a_phase_advance_retires_the_approved_intents_the_left_phase_scoped() {
     let p = Project::new();
-    p.config(|c| c["hooks"] = json!({"before_assignment": hook("blocking")}));
-    let out = p.fails(&["resume"]);
-    assert!(
-        out.contains("Failed to assign turn: agentxchain.json declares a blocking before_assignment hook (\"policy\"), and this build does not run hooks yet"),
-        "{out}"
-    );
-    assert!(
-        p.state()["active_turns"]
-            .as_object()
-            .is_none_or(|m| m.is_empty())
-    );
-    p.config(|c| c["hooks"] = json!({"before_assignment": hook("advisory")}));
     p.ok(&["resume"]);
-    let (turn, _) = p.active_turn();
-    p.config(|c| c["hooks"] = json!({"before_acceptance": hook("blocking")}));
-    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
-    let out = p.run(&["accept-turn"]);
-    assert_eq!(out.status.code(), Some(1));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let approved = |acceptance: &str| {
+        let out = p.ok(&[
+            "intake",
+            "record",
+            "--source",
+            "manual",
+            "--signal",
+            &format!(r#"{{"title":"{acceptance}"}}"#),
+            "--evidence",
+            r#"{"type":"text","value":"asked"}"#,
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let id = v["intent"]["intent_id"].as_str().unwrap().to_owned();
+        p.ok(&[
+            "intake",
+            "triage",
+            "--intent",
+            &id,
+            "--priority",
+            "p1",
+            "--template",
+            "generic",
+            "--charter",
+            "Repair",
+            "--acceptance",
+            acceptance,
+        ]);
+        p.ok(&["intake", "approve", "--intent", &id]);
+        id
+    };
+    // Scoped to planning by the gate it names; scoped to qa.
+    let planning = approved("planning_signoff gate passes");
+    let qa = approved("qa_ship_verdict gate passes");
+    let turn = p.agent_turn(
+        &[
+            (".planning/PM_SIGNOFF.md", SIGNOFF),
+            (".planning/SYSTEM_SPEC.md", SPEC),
+        ],
+        json!({"phase_transition_request": "implementation"}),
     );
-    assert!(text.contains("blocking before_acceptance hook"), "{text}");
-    assert!(
-        p.state()["active_turns"].get(&turn).is_some(),
-        "not accepted"
+    p.ok(&["accept-turn"]);
+    assert_eq!(p.state()["phase"], "implementation");
+    let i = p.intent(&planning);
+    assert_eq!(i["status"], "satisfied");
+    assert_eq!(
+        i["satisfied_reason"],
+        "phase planning exited; planning-scoped repair no longer required"
     );
-    p.config(|c| c["hooks"] = json!({"before_gate": hook("blocking")}));
-    let out = p.run(&["approve-transition"]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    assert_eq!(
+        i["history"].as_array().unwrap().last().unwrap()["entered_phase"],
+        "implementation"
     );
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("blocking before_gate hook"), "{text}");
+    assert_eq!(p.intent(&qa)["status"], "approved", "its phase is ahead");
+    let events = p.jsonl(".agentxchain/events.jsonl");
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    let at = kinds
+        .iter()
+        .position(|k| *k == "intent_retired_by_phase_advance")
+        .expect("the retirement is an event");
+    assert_eq!(kinds[at + 1], "phase_entered", "{kinds:?}");
+    assert_eq!(
+        events[at]["payload"],
+        json!({"exited_phase": "planning", "entered_phase": "implementation",
+            "retired_count": 1, "retired_intent_ids": [planning]})
+    );
+    assert_eq!(events[at]["turn"]["turn_id"], json!(turn));
 }

@@ -361,3 +361,54 @@ fn a_project_below_its_repositorys_top_is_held_to_its_committed_config() {
     let out = p.fails(&["config", "--set", "budget.per_run_max_usd", "7"]);
     assert!(out.contains("agentxchain.json"), "{out}");
 }
+
+#[test]
+fn an_advance_before_the_dispatch_retires_the_intents_the_left_phase_scoped() {
+    let (p, turn) = failed_request(no_person);
+    let out = p.ok(&[
+        "intake",
+        "record",
+        "--source",
+        "manual",
+        "--signal",
+        r#"{"title":"sign-off"}"#,
+        "--evidence",
+        r#"{"type":"text","value":"asked"}"#,
+        "--json",
+    ]);
+    let id = serde_json::from_str::<Value>(&out).unwrap()["intent"]["intent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    p.ok(&[
+        "intake",
+        "triage",
+        "--intent",
+        &id,
+        "--priority",
+        "p1",
+        "--template",
+        "generic",
+        "--charter",
+        "Repair",
+        "--acceptance",
+        "planning_signoff gate passes",
+    ]);
+    p.ok(&["intake", "approve", "--intent", &id]);
+    person_fixes_the_gate(&p);
+    p.ok(&["resume"]);
+    assert_eq!(p.state()["phase"], "implementation");
+    let intent: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            p.root
+                .join(format!(".agentxchain/intake/intents/{id}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(intent["status"], "satisfied");
+    let retired = of_type(&p, "intent_retired_by_phase_advance");
+    assert_eq!(retired.len(), 1);
+    assert_eq!(retired[0]["payload"]["retired_intent_ids"], json!([id]));
+    assert_eq!(retired[0]["turn"]["turn_id"], json!(turn));
+}

@@ -404,6 +404,15 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
     if let Some(r) = obj.get("run_loop") {
         validate_run_loop(r, &mut errors);
     }
+    // Stricter than the reference, which compares the attempt with whatever is there (so -1
+    // escalates every first rejection and 2.5 allows three attempts): a count is a count.
+    match obj.get("rules").map(|r| r.get("max_turn_retries")) {
+        None | Some(None) | Some(Some(Value::Null)) => {}
+        Some(Some(v)) if v.as_u64().is_some() => {}
+        Some(Some(_)) => errors.push(
+            "rules.max_turn_retries must be a non-negative integer (the attempts a turn gets before its rejection escalates to a person)".to_owned(),
+        ),
+    }
     if let Some(gates) = obj.get("gates").and_then(Value::as_object) {
         for (id, gate) in gates {
             if let Some(c) = gate.get("credentialed")
@@ -903,6 +912,21 @@ mod tests {
                 json!({"stale_turn_threshold_ms": 1.5}),
                 "run_loop.stale_turn_threshold_ms must be a positive integer (milliseconds)",
             ),
+            (
+                "rules",
+                json!({"max_turn_retries": -1}),
+                "rules.max_turn_retries must be a non-negative integer",
+            ),
+            (
+                "rules",
+                json!({"max_turn_retries": 2.5}),
+                "rules.max_turn_retries must be a non-negative integer",
+            ),
+            (
+                "rules",
+                json!({"max_turn_retries": "3"}),
+                "rules.max_turn_retries must be a non-negative integer",
+            ),
         ] {
             let mut c = json!({});
             c[key] = value.clone();
@@ -910,7 +934,8 @@ mod tests {
             assert!(e.contains(want), "{value}: {e}");
         }
         let ok = json!({"timeouts": {"per_turn_minutes": 30, "action": "warn"},
-                        "run_loop": {"startup_watchdog_ms": 5000, "max_turns": 3}});
+                        "run_loop": {"startup_watchdog_ms": 5000, "max_turns": 3},
+                        "rules": {"max_turn_retries": 0}});
         assert!(from_value(governed(ok)).is_ok());
     }
 

@@ -143,4 +143,26 @@ mod tests {
         assert_eq!(append(dir.path(), &next).unwrap(), Ok(2));
         assert_eq!(read(dir.path()).len(), 2);
     }
+
+    #[test]
+    fn append_follows_no_link_and_waits_on_no_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join(LEDGER);
+        std::fs::create_dir_all(ledger.parent().unwrap()).unwrap();
+        let outside = dir.path().join("elsewhere");
+        std::fs::write(&outside, "keep\n").unwrap();
+        std::os::unix::fs::symlink(&outside, &ledger).unwrap();
+        let e = json!({"id": "DEC-1", "statement": "s", "category": "scope"});
+        assert!(append(dir.path(), &e).is_err(), "a link is not opened");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+        // A FIFO with no reader: the open fails at once (O_NONBLOCK) rather than waiting for
+        // a reader that never comes.
+        std::fs::remove_file(&ledger).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&ledger)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(append(dir.path(), &e).is_err());
+    }
 }

@@ -55,8 +55,40 @@ pub struct HookRun {
     pub blocked: bool,
     /// Set when a hook changed a protected file: `{file, error_code, message}`.
     pub tamper: Option<Json>,
+    /// The blocking hook that blocked: `{hook_name, verdict, message}` (`message` is the
+    /// hook's own, or why it failed; `null` when it gave none).
+    pub blocker: Option<Json>,
     /// The audit entries written, in order.
     pub results: Vec<Json>,
+}
+
+impl HookRun {
+    /// The hook a halted run names: the one that blocked, else the last one run (the one that
+    /// tampered). (The reference names the phase's first hook on a tamper, which need not be
+    /// the one that changed the file.)
+    pub fn halting_hook(&self) -> &str {
+        self.blocker
+            .as_ref()
+            .and_then(|b| b["hook_name"].as_str())
+            .or_else(|| self.results.last().and_then(|r| r["hook_name"].as_str()))
+            .unwrap_or("unknown")
+    }
+
+    /// What halted the phase: the blocker's message, else the tamper's, else `fallback`.
+    pub fn halt_detail(&self, fallback: &str) -> String {
+        self.blocker
+            .as_ref()
+            .and_then(|b| b["message"].as_str())
+            .or_else(|| self.tamper.as_ref().and_then(|t| t["message"].as_str()))
+            .filter(|m| !m.is_empty())
+            .unwrap_or(fallback)
+            .to_owned()
+    }
+}
+
+/// Whether `hooks` declares any hook for `phase`.
+pub fn declares(hooks: &Json, phase: &str) -> bool {
+    hooks[phase].as_array().is_some_and(|l| !l.is_empty())
 }
 
 struct Exec {
@@ -362,35 +394,63 @@ fn annotations(v: &Json) -> Vec<Json> {
         .collect()
 }
 
+/// Appends one audit line. An agent can plant links in the project: a directory or file that
+/// is a link, a hard link, a FIFO or a device is not appended to (the line is lost, never
+/// written elsewhere).
 fn append(dir: &Path, file: &str, entry: &Json) {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return;
+    }
     let _ = std::fs::create_dir_all(dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
+    let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(dir.join(file))
-    {
+    else {
+        return;
+    };
+    if f.metadata().is_ok_and(|m| m.is_file() && m.nlink() == 1) {
         let _ = f.write_all(format!("{entry}\n").as_bytes());
     }
 }
 
-/// The refusal of a step a *blocking* hook of `phases` guards, while the governed commands do
-/// not run hooks yet (only the conformance adapter runs them through [`run_hooks`]): the step
-/// is refused rather than taken without the check a person configured to stop it (fail
-/// closed). Advisory hooks only advise: they are passed by.
-pub fn unrun_blocking(hooks: &Json, phases: &[&str]) -> Option<String> {
-    phases.iter().find_map(|phase| {
-        hooks[*phase]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|h| h["mode"] == "blocking")
-            .map(|h| {
-                format!(
-                    "agentxchain.json declares a blocking {phase} hook (\"{}\"), and this build does not run hooks yet: the step it guards is refused rather than taken without it. Take this step with the reference CLI, or make the hook advisory (\"mode\": \"advisory\").",
-                    h["name"].as_str().unwrap_or("")
-                )
-            })
-    })
+/// Puts the protected file `rel` back as it was (`None`: it was absent). Only inside the
+/// project: a directory on the way that a hook replaced with a link (or anything but a
+/// directory) is not written through — the file is then not restored, and the caller says so.
+/// A file the hook replaced with a directory or a link is replaced, never followed; the bytes
+/// are written whole (a crash leaves the hook's file or the original).
+fn restore(root: &Path, rel: &str, content: Option<&[u8]>) -> Result<(), String> {
+    let rel_path = Path::new(rel);
+    let mut dir = root.to_path_buf();
+    if let Some(parent) = rel_path.parent() {
+        for part in parent.components() {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(format!(
+                        "{} is no longer a directory of the project",
+                        dir.strip_prefix(root).unwrap_or(&dir).display()
+                    ));
+                }
+                Err(_) if content.is_none() => return Ok(()),
+                Err(_) => std::fs::create_dir(&dir).map_err(|e| e.to_string())?,
+            }
+        }
+    }
+    let path = root.join(rel_path);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir_all(&path).map_err(|e| e.to_string())?;
+    }
+    match content {
+        Some(bytes) => fswrite::write_atomic(&path, bytes).map_err(|e| e.to_string()),
+        None => match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+            _ => Ok(()),
+        },
+    }
 }
 
 /// Runs the hooks of `phase` in order, stopping at the first that blocks or tampers.
@@ -437,23 +497,14 @@ pub fn run_hooks(
                 "stderr_excerpt": exec.stderr, "orchestrator_action": action,
             })
         };
-        if let Some((file, content, _)) = before.iter().find(|(p, _, d)| digest(root, p) != *d) {
+        if let Some((file, _, _)) = before.iter().find(|(p, _, d)| digest(root, p) != *d) {
             // Put every protected file back as it was, then say which one was touched.
+            let mut unrestored = Vec::new();
             for (p, c, _) in &before {
-                let path = root.join(p);
-                match c {
-                    Some(bytes) => {
-                        if let Some(dir) = path.parent() {
-                            let _ = std::fs::create_dir_all(dir);
-                        }
-                        let _ = std::fs::write(&path, bytes);
-                    }
-                    None => {
-                        let _ = std::fs::remove_file(&path);
-                    }
+                if let Err(why) = restore(root, p, c.as_deref()) {
+                    unrestored.push(format!("{p} ({why})"));
                 }
             }
-            let _ = content;
             let code = if file.ends_with("state.json") {
                 "hook_state_tamper"
             } else if file.ends_with("history.jsonl") {
@@ -463,20 +514,28 @@ pub fn run_hooks(
             } else {
                 "hook_bundle_tamper"
             };
-            let message =
+            let found =
                 format!("Hook tampered with protected file {file} (SHA-256 digest mismatch)");
-            let entry = base(
-                Json::Null,
-                json!(format!("{message}. Protected content restored.")),
-                Vec::new(),
-                "aborted_tamper",
-            );
+            let (message, said) = if unrestored.is_empty() {
+                (
+                    found.clone(),
+                    format!("{found}. Protected content restored."),
+                )
+            } else {
+                let m = format!(
+                    "{found}; protected content could not be restored: {}",
+                    unrestored.join(", ")
+                );
+                (m.clone(), m)
+            };
+            let entry = base(Json::Null, json!(said), Vec::new(), "aborted_tamper");
             audit(&entry);
             results.push(entry);
             return HookRun {
                 ok: false,
                 blocked: false,
                 tamper: Some(json!({"file": file, "error_code": code, "message": message})),
+                blocker: None,
                 results,
             };
         }
@@ -562,6 +621,7 @@ pub fn run_hooks(
                 ok: false,
                 blocked: true,
                 tamper: None,
+                blocker: Some(json!({"hook_name": name, "verdict": verdict, "message": message})),
                 results,
             };
         }
@@ -570,6 +630,7 @@ pub fn run_hooks(
         ok: true,
         blocked: false,
         tamper: None,
+        blocker: None,
         results,
     }
 }
@@ -645,6 +706,74 @@ mod tests {
     }
 
     #[test]
+    fn the_audit_follows_no_link_an_agent_planted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        let outside = dir.path().join("bashrc");
+        std::fs::write(&outside, "keep\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".agentxchain/hook-audit.jsonl")).unwrap();
+        let hooks = json!({"before_gate": [{"name": "ok", "type": "process",
+            "command": ["sh", "-c", "echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "advisory"}]});
+        let run = run_hooks(&root, &hooks, "before_gate", &json!({}), &ctx(&root));
+        assert!(run.ok);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+        // A hard link is not appended to either.
+        std::fs::remove_file(root.join(".agentxchain/hook-audit.jsonl")).unwrap();
+        std::fs::hard_link(&outside, root.join(".agentxchain/hook-audit.jsonl")).unwrap();
+        run_hooks(&root, &hooks, "before_gate", &json!({}), &ctx(&root));
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+    }
+
+    #[test]
+    fn a_restore_writes_nothing_through_a_link_a_hook_left_and_undoes_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        std::fs::write(root.join(".agentxchain/state.json"), "{\"ok\":1}").unwrap();
+        std::fs::write(root.join(".agentxchain/history.jsonl"), "{}\n").unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let hook = |script: &str| {
+            json!({"before_gate": [{"name": "h", "type": "process",
+                "command": ["sh", "-c", format!("{script}; echo '{{\"verdict\":\"allow\"}}'")],
+                "timeout_ms": 5000, "mode": "advisory"}]})
+        };
+        // The history replaced by a directory: the file comes back.
+        let run = run_hooks(
+            &root,
+            &hook("rm .agentxchain/history.jsonl; mkdir .agentxchain/history.jsonl"),
+            "before_gate",
+            &json!({}),
+            &ctx(&root),
+        );
+        assert_eq!(run.tamper.unwrap()["error_code"], "hook_history_tamper");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".agentxchain/history.jsonl")).unwrap(),
+            "{}\n"
+        );
+        // `.agentxchain` replaced by a link out of the project: nothing is written there, and
+        // the tamper says the files could not be put back.
+        let script = format!(
+            "mv .agentxchain .moved; ln -s {} .agentxchain",
+            outside.display()
+        );
+        let run = run_hooks(
+            &root,
+            &hook(&script),
+            "before_gate",
+            &json!({}),
+            &ctx(&root),
+        );
+        let message = run.tamper.unwrap()["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("could not be restored"), "{message}");
+        assert!(
+            std::fs::read_dir(&outside).unwrap().next().is_none(),
+            "nothing written outside"
+        );
+    }
+
+    #[test]
     fn header_variables_come_from_the_hook_env_and_a_missing_one_is_named() {
         assert_eq!(
             interpolate("Bearer ${T}", &json!({"T": "x"})).unwrap(),
@@ -654,26 +783,5 @@ mod tests {
             interpolate("${AXC_SURELY_UNSET_VAR}", &json!({})).unwrap_err(),
             "header variable ${AXC_SURELY_UNSET_VAR} is not set"
         );
-    }
-}
-
-#[cfg(test)]
-mod unrun_tests {
-    use super::*;
-
-    #[test]
-    fn only_a_blocking_hook_of_the_phases_asked_refuses() {
-        let hooks = json!({
-            "before_assignment": [{"name": "note", "mode": "advisory"}, {"name": "policy", "mode": "blocking"}],
-            "before_gate": [{"name": "sign", "mode": "advisory"}],
-        });
-        let why = unrun_blocking(&hooks, &["after_dispatch", "before_assignment"]).unwrap();
-        assert!(
-            why.contains("blocking before_assignment hook (\"policy\")"),
-            "{why}"
-        );
-        assert_eq!(unrun_blocking(&hooks, &["before_gate"]), None);
-        assert_eq!(unrun_blocking(&hooks, &["after_dispatch"]), None);
-        assert_eq!(unrun_blocking(&Json::Null, &["before_gate"]), None);
     }
 }

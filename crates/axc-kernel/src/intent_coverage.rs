@@ -131,7 +131,7 @@ fn satisfied_by_gate_state(item: &str, state: &Json, config: &Json) -> bool {
 
 /// Whether an item is met by where the run is: its phase scope (the gates it names, else the
 /// intent's) has been left, or it says a gate passes that has passed.
-fn met_by_lifecycle(item: &str, ctx: &Json, state: &Json, config: &Json) -> bool {
+pub(crate) fn met_by_lifecycle(item: &str, ctx: &Json, state: &Json, config: &Json) -> bool {
     let fallback = ctx["phase_scope"]
         .as_str()
         .map(str::trim)

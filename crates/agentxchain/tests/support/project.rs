@@ -51,6 +51,8 @@ impl Project {
         Command::new(BIN)
             .args(args)
             .current_dir(&self.root)
+            // This machine's allow list of hooks, one per project (never the user's own).
+            .env("AGENTXCHAIN_HOME", self._dir.path().join("home"))
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
             .env("GIT_COMMITTER_NAME", "t")

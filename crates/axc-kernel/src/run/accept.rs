@@ -35,6 +35,9 @@ pub enum Accepted {
         /// or its cost spent the budget).
         escalation: Option<Json>,
     },
+    /// A hook halted it (the run blocked on it): before the acceptance (the turn retained), or
+    /// — `after_acceptance` — after it (the turn accepted, then the run blocked).
+    Hook(Box<super::hooked::Halted>),
     /// A file the turn changed was changed by a turn accepted since it was assigned: the turn
     /// is retained `conflicted` (the run blocked on the third detection).
     Conflict {
@@ -509,12 +512,16 @@ pub fn accept_as(
     // the ones compared with the committed config below.
     let _lock = store.lock()?;
     let (config, config_text) = cfg::load_text(store)?;
-    if let Some(why) = crate::hooks::unrun_blocking(
-        &config["hooks"],
-        &["before_validation", "after_validation", "before_acceptance"],
-    ) {
-        return Err(Refusal::new(why));
-    }
+    let hooks = super::hooked::trusted(
+        store,
+        &config,
+        &[
+            "before_validation",
+            "after_validation",
+            "before_acceptance",
+            "after_acceptance",
+        ],
+    )?;
     let state = store.state()?;
     let turn = super::target_turn(&state, turn, "No active turn to accept.", "accept")?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();
@@ -537,7 +544,73 @@ pub fn accept_as(
     let mut solo = state.clone();
     solo["active_turns"] = json!({ &turn_id: turn.clone() });
     let rel = dispatch::staging_rel(&turn_id);
+    let halt = |run: &crate::hooks::HookRun, phase: &'static str, what: &str| {
+        let fallback = format!("{phase} hook \"{}\" halted {what}", run.halting_hook());
+        super::hooked::block(
+            store,
+            &state,
+            &config,
+            run,
+            &super::hooked::Halt {
+                phase,
+                turn_id: Some(&turn_id),
+                retained: true,
+                fallback: &fallback,
+                code: "hook_blocked",
+            },
+        )
+        .map(|h| Accepted::Hook(Box::new(h)))
+    };
+    if crate::hooks::declares(hooks, "before_validation") {
+        let mut payload = json!({"turn_id": turn_id, "role_id": turn["assigned_role"],
+            "staging_path": rel, "turn_result": null});
+        match fsread::read_inside(store.root(), std::path::Path::new(&rel), 16 << 20) {
+            Ok(bytes) => match serde_json::from_slice::<Json>(&bytes) {
+                Ok(tr) => payload["turn_result"] = tr,
+                Err(e) => payload["parse_error"] = json!(e.to_string()),
+            },
+            Err(fsread::ReadError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => payload["read_error"] = json!(e.to_string()),
+        }
+        let run = super::hooked::run(
+            store,
+            hooks,
+            "before_validation",
+            &payload,
+            &state["run_id"],
+            Some(&turn_id),
+            Vec::new(),
+        );
+        if let Some(run) = run.filter(|r| !r.ok) {
+            return halt(&run, "before_validation", "acceptance");
+        }
+    }
     let v = turn_result::validate_staged(store.root(), &solo, &config, &rel);
+    if crate::hooks::declares(hooks, "after_validation") {
+        let staged = || {
+            fsread::read_inside(store.root(), std::path::Path::new(&rel), 16 << 20)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Json>(&b).ok())
+                .unwrap_or(Json::Null)
+        };
+        let payload = json!({"turn_id": turn_id, "role_id": turn["assigned_role"],
+            "validation_ok": v.ok(), "validation_stage": v.stage, "errors": v.errors,
+            "warnings": v.warnings,
+            "turn_result": v.turn_result.clone().unwrap_or_else(staged)});
+        let run = super::hooked::run(
+            store,
+            hooks,
+            "after_validation",
+            &payload,
+            &state["run_id"],
+            Some(&turn_id),
+            Vec::new(),
+        );
+        if let Some(run) = run.filter(|r| !r.ok) {
+            return halt(&run, "after_validation", "acceptance");
+        }
+    }
     if !v.ok() {
         let stage = v.stage.unwrap_or("schema");
         let class = v.error_class.unwrap_or("schema_error");
@@ -883,6 +956,30 @@ pub fn accept_as(
             escalation,
         });
     }
+    if crate::hooks::declares(hooks, "before_acceptance") {
+        let files: Vec<String> = observed["files_changed"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect();
+        let payload = json!({"turn_id": turn_id, "role_id": turn["assigned_role"],
+            "turn_result": tr,
+            "observed_changes": git::classify_changes(store.root(), base_head.as_deref(), &files),
+            "conflict_detected": false});
+        let run = super::hooked::run(
+            store,
+            hooks,
+            "before_acceptance",
+            &payload,
+            &state["run_id"],
+            Some(&turn_id),
+            Vec::new(),
+        );
+        if let Some(run) = run.filter(|r| !r.ok) {
+            return halt(&run, "before_acceptance", "acceptance");
+        }
+    }
     let at = now();
     let accepted_ref = observed["head_ref"]
         .as_str()
@@ -1226,6 +1323,16 @@ pub fn accept_as(
                         };
                         approve::enter_phase(&mut next, &gate_id, &to);
                         let t = event_turn(&turn);
+                        let retired =
+                            intake::retire_on_phase_advance(store, &next, &config, &from, &at)?;
+                        if !retired.is_empty() {
+                            before.push((
+                                "intent_retired_by_phase_advance",
+                                t.clone(),
+                                json!({"exited_phase": from, "entered_phase": to,
+                                    "retired_count": retired.len(), "retired_intent_ids": retired}),
+                            ));
+                        }
                         before.push((
                             "phase_entered",
                             t.clone(),
@@ -1474,6 +1581,52 @@ pub fn accept_as(
             ..Default::default()
         },
     );
+    // The after_acceptance hooks are told of the acceptance once it is whole; a blocking one
+    // that blocks (or any that tampers) blocks the run, the turn accepted all the same.
+    if crate::hooks::declares(hooks, "after_acceptance") {
+        let payload = json!({"turn_id": turn_id, "role_id": role,
+            "history_entry_index": sequence - 1, "accepted_integration_ref": accepted_ref,
+            "decisions_count": tr["decisions"].as_array().map_or(0, Vec::len),
+            "objections_count": tr["objections"].as_array().map_or(0, Vec::len),
+            "run_status": next["status"], "phase": next["phase"]});
+        let run = super::hooked::run(
+            store,
+            hooks,
+            "after_acceptance",
+            &payload,
+            &state["run_id"],
+            Some(&turn_id),
+            Vec::new(),
+        );
+        if let Some(run) = run.filter(|r| !r.ok) {
+            let detail = match &run.tamper {
+                Some(t) => t["message"].as_str().unwrap_or("").to_owned(),
+                None => format!(
+                    "after_acceptance hook \"{}\" failed after commit",
+                    run.halting_hook()
+                ),
+            };
+            let retained = next["active_turns"]
+                .as_object()
+                .is_some_and(|m| !m.is_empty());
+            let mut halted = super::hooked::block(
+                store,
+                &next,
+                &config,
+                &run,
+                &super::hooked::Halt {
+                    phase: "after_acceptance",
+                    turn_id: Some(&turn_id),
+                    retained,
+                    fallback: &detail,
+                    code: "hook_post_commit_error",
+                },
+            )?;
+            halted.error = format!("Turn accepted, but post-commit hook handling failed: {detail}");
+            halted.role = Some(role.clone());
+            return Ok(Accepted::Hook(Box::new(halted)));
+        }
+    }
     Ok(Accepted::Done {
         entry,
         state: next,

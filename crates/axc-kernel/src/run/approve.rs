@@ -213,18 +213,95 @@ fn pending_or(state: &Json, key: &str, missing: &str) -> Result<Json, Refusal> {
     }
 }
 
-/// `approve-transition`: a person approves the pending phase transition.
-pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
-    let config = cfg::load(store)?;
-    if let Some(why) = crate::hooks::unrun_blocking(&config["hooks"], &["before_gate"]) {
-        return Err(Refusal::new(why));
+/// Why an approval was not given.
+#[derive(Clone, Debug)]
+pub enum NotApproved {
+    Refused(Refusal),
+    /// A `before_gate` hook halted it: the run is blocked, the request still pending.
+    Hook(Box<super::hooked::Halted>),
+}
+
+impl From<Refusal> for NotApproved {
+    fn from(r: Refusal) -> Self {
+        NotApproved::Refused(r)
     }
+}
+
+impl std::fmt::Display for NotApproved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotApproved::Refused(r) => f.write_str(&r.message),
+            NotApproved::Hook(h) => h.fmt(f),
+        }
+    }
+}
+
+/// The `before_gate` hooks of an approval (the reference's `approvePhaseTransition` and
+/// `approveRunCompletion`): a blocking one that blocks, or any that tampers, blocks the run
+/// with the request still pending, for a person to approve again once the hook is fixed.
+fn before_gate(
+    store: &Store,
+    config: &Json,
+    state: &Json,
+    payload: Json,
+    pending: &Json,
+    what: &str,
+) -> Result<(), NotApproved> {
+    let hooks = super::hooked::trusted(store, config, &["before_gate"])?;
+    if !crate::hooks::declares(hooks, "before_gate") {
+        return Ok(());
+    }
+    let mut payload = payload;
+    payload["history_length"] = json!(store.read_jsonl(super::store::HISTORY).len());
+    let run = super::hooked::run(
+        store,
+        hooks,
+        "before_gate",
+        &payload,
+        &state["run_id"],
+        None,
+        Vec::new(),
+    );
+    let Some(run) = run.filter(|r| !r.ok) else {
+        return Ok(());
+    };
+    let fallback = format!("before_gate hook \"{}\" blocked {what}", run.halting_hook());
+    let halted = super::hooked::block(
+        store,
+        state,
+        config,
+        &run,
+        &super::hooked::Halt {
+            phase: "before_gate",
+            turn_id: pending["requested_by_turn"].as_str(),
+            retained: false,
+            fallback: &fallback,
+            code: "hook_blocked",
+        },
+    )?;
+    Err(NotApproved::Hook(Box::new(halted)))
+}
+
+/// `approve-transition`: a person approves the pending phase transition.
+pub fn approve_transition(store: &Store) -> Result<Approved, NotApproved> {
+    let config = cfg::load(store)?;
     let _lock = store.lock()?;
     let state = store.state()?;
     let pending = pending_or(
         &state,
         "pending_phase_transition",
         "No pending phase transition to approve.",
+    )?;
+    // The status is checked before the hooks run, as the approval itself checks it.
+    transitions::approve_transition(&state, &now()).map_err(transitions_err)?;
+    before_gate(
+        store,
+        &config,
+        &state,
+        json!({"gate_type": "phase_transition", "current_phase": pending["from"],
+            "target_phase": pending["to"], "gate_config": pending}),
+        &pending,
+        "phase transition",
     )?;
     let at = now();
     let next = transitions::approve_transition(&state, &at).map_err(transitions_err)?;
@@ -265,17 +342,24 @@ pub fn approve_transition(store: &Store) -> Result<Approved, Refusal> {
 }
 
 /// `approve-completion`: a person approves the pending run completion.
-pub fn approve_completion(store: &Store) -> Result<Approved, Refusal> {
+pub fn approve_completion(store: &Store) -> Result<Approved, NotApproved> {
     let config = cfg::load(store)?;
-    if let Some(why) = crate::hooks::unrun_blocking(&config["hooks"], &["before_gate"]) {
-        return Err(Refusal::new(why));
-    }
     let _lock = store.lock()?;
     let state = store.state()?;
     let pending = pending_or(
         &state,
         "pending_run_completion",
         "No pending run completion to approve.",
+    )?;
+    transitions::approve_completion(&state, &now()).map_err(transitions_err)?;
+    before_gate(
+        store,
+        &config,
+        &state,
+        json!({"gate_type": "run_completion", "current_phase": state["phase"], "target_phase": null,
+            "gate_config": pending}),
+        &pending,
+        "run completion",
     )?;
     let at = now();
     let next = transitions::approve_completion(&state, &at).map_err(transitions_err)?;

@@ -71,6 +71,9 @@ pub struct AssignFailed {
     pub advanced: Option<(String, String)>,
     pub undecided: Option<String>,
     pub error: String,
+    /// The hook that halted it, when one did (`after_dispatch`: the run is blocked, the turn
+    /// retained).
+    pub hook: Option<Box<super::hooked::Halted>>,
 }
 
 impl From<Refusal> for Stop {
@@ -91,6 +94,16 @@ pub fn next_role(state: &Json, config: &Json) -> Option<String> {
 /// The clean-baseline rule for code-writing turns: dirty agent files refuse the assignment,
 /// naming the accepted turn that must be checkpointed first when they are all its files.
 pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
+    baseline_error(store, authority, true)
+}
+
+/// [`clean_baseline_error`] without naming the turn to checkpoint: the reference's
+/// `checkCleanBaseline` reason, as `approve-transition` prints it about the next turn.
+pub fn plain_baseline_error(store: &Store, authority: &str) -> Option<String> {
+    baseline_error(store, authority, false)
+}
+
+fn baseline_error(store: &Store, authority: &str, checkpoint_hint: bool) -> Option<String> {
     if authority == "review_only" {
         return None;
     }
@@ -115,8 +128,9 @@ pub fn clean_baseline_error(store: &Store, authority: &str) -> Option<String> {
     if dirty.is_empty() {
         return None;
     }
-    if let Some(last) = store
-        .last_jsonl(super::store::HISTORY)
+    if let Some(last) = checkpoint_hint
+        .then(|| store.last_jsonl(super::store::HISTORY))
+        .flatten()
         .as_ref()
         .filter(|e| e["checkpoint_sha"].is_null())
     {
@@ -155,12 +169,9 @@ pub fn assign_and_dispatch(
     state: &Json,
     role: &str,
     intake: Option<&Json>,
-) -> Result<(Json, Json), String> {
-    if let Some(why) =
-        crate::hooks::unrun_blocking(&config["hooks"], &["before_assignment", "after_dispatch"])
-    {
-        return Err(why);
-    }
+) -> Result<(Json, Json), NotAssigned> {
+    let hooks = super::hooked::trusted(store, config, &["before_assignment", "after_dispatch"])
+        .map_err(|r| r.message)?;
     let turn_id = new_id("turn");
     let assigned_at = now();
     // What remains of the budget is judged against the limit configured now (a person may
@@ -187,7 +198,8 @@ pub fn assign_and_dispatch(
                 "Cannot assign turn: estimated cost ${} exceeds available budget ${} (after reservations)",
                 axc_core::util::to_fixed(cost, 2),
                 axc_core::util::to_fixed(available, 2)
-            ));
+            )
+            .into());
         }
         reservations.insert(
             turn_id.clone(),
@@ -195,14 +207,15 @@ pub fn assign_and_dispatch(
         );
     }
     if let Some(e) = clean_baseline_error(store, cfg::write_authority(config, role)) {
-        return Err(e);
+        return Err(e.into());
     }
+    before_assignment(store, config, hooks, state, role)?;
     let snap = git::snapshot(store.root());
     // No turn, review-only ones included, is dispatched in a repository git cannot read (an
     // agent can break `.git/config` for a moment): its baseline would have no commit to
     // observe it by or hold its config to.
     if snap.is_none() && git::has_git_dir(store.root()) {
-        return Err("the repository cannot be read by git (a broken HEAD or ref, or a repository git refuses): repair it before assigning a turn".to_owned());
+        return Err("the repository cannot be read by git (a broken HEAD or ref, or a repository git refuses): repair it before assigning a turn".to_owned().into());
     }
     let baseline = git::baseline_of(store.root(), snap.as_ref(), &now());
     let assigned = next["active_turns"][&turn_id].clone();
@@ -228,7 +241,13 @@ pub fn assign_and_dispatch(
     if next.get("delegation_queue").is_none() {
         next["delegation_queue"] = json!([]);
     }
-    dispatch::write_bundle(store, &next, config, &turn).map_err(|r| r.message)?;
+    dispatch::write_bundle_files(store, &next, config, &turn).map_err(|r| r.message)?;
+    if let Some(halted) =
+        super::hooked::after_dispatch(store, config, hooks, &next, &turn).map_err(|r| r.message)?
+    {
+        return Err(NotAssigned::Hook(Box::new(halted)));
+    }
+    dispatch::seal(store, &next, &turn).map_err(|r| r.message)?;
     store.write_json(STATE, &next).map_err(|r| r.message)?;
     let _ = session::checkpoint(
         store,
@@ -253,16 +272,113 @@ pub fn assign_and_dispatch(
     Ok((next, turn))
 }
 
+/// Why a turn was not assigned or not dispatched.
+#[derive(Clone, Debug)]
+pub enum NotAssigned {
+    /// The reference's `Failed to assign turn: …` text.
+    Refused(String),
+    /// A hook halted it: `before_assignment` (nothing assigned; the run blocked only on a
+    /// tamper) or `after_dispatch` (the turn assigned and retained, the run blocked).
+    Hook(Box<super::hooked::Halted>),
+}
+
+impl std::fmt::Display for NotAssigned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotAssigned::Refused(m) => f.write_str(m),
+            NotAssigned::Hook(h) => h.fmt(f),
+        }
+    }
+}
+
+impl From<String> for NotAssigned {
+    fn from(m: String) -> Self {
+        NotAssigned::Refused(m)
+    }
+}
+
+impl From<NotAssigned> for String {
+    fn from(e: NotAssigned) -> Self {
+        e.to_string()
+    }
+}
+
+/// The `before_assignment` hooks (the reference's `assignGovernedTurn`): a block refuses the
+/// assignment and leaves the run as it is; a tamper blocks the run.
+fn before_assignment(
+    store: &Store,
+    config: &Json,
+    hooks: &Json,
+    state: &Json,
+    role: &str,
+) -> Result<(), NotAssigned> {
+    if !crate::hooks::declares(hooks, "before_assignment") {
+        return Ok(());
+    }
+    let active: Vec<Json> = state["active_turns"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .map(|t| {
+            json!({"turn_id": t["turn_id"], "role_id": t["assigned_role"], "status": t["status"],
+                "attempt": t["attempt"]})
+        })
+        .collect();
+    let payload = json!({
+        "role_id": role, "role_config": config["roles"][role], "phase": state["phase"],
+        "active_turns": active,
+        "history_length": store.read_jsonl(super::store::HISTORY).len(),
+    });
+    let Some(run) = super::hooked::run(
+        store,
+        hooks,
+        "before_assignment",
+        &payload,
+        &state["run_id"],
+        None,
+        Vec::new(),
+    )
+    .filter(|r| !r.ok) else {
+        return Ok(());
+    };
+    let fallback = format!(
+        "before_assignment hook \"{}\" halted assignment",
+        run.halting_hook()
+    );
+    let halted = if run.tamper.is_some() {
+        super::hooked::block(
+            store,
+            state,
+            config,
+            &run,
+            &super::hooked::Halt {
+                phase: "before_assignment",
+                turn_id: None,
+                retained: !active.is_empty(),
+                fallback: &fallback,
+                code: "hook_blocked",
+            },
+        )
+        .map_err(|r| r.message)
+        .map(|mut h| {
+            h.role = Some(role.to_owned());
+            h
+        })?
+    } else {
+        super::hooked::refused(state, &run, "before_assignment", role, &fallback)
+    };
+    Err(NotAssigned::Hook(Box::new(halted)))
+}
+
 /// Re-dispatches the retained `turn` of an active run (same id and attempt, a fresh bundle).
 fn redispatch(
     store: &Store,
     config: &Json,
     state: &Json,
     turn_id: &str,
-) -> Result<(Json, Json), Refusal> {
-    if let Some(why) = crate::hooks::unrun_blocking(&config["hooks"], &["after_dispatch"]) {
-        return Err(Refusal::new(why));
-    }
+) -> Result<(Json, Json), NotAssigned> {
+    let hooks =
+        super::hooked::trusted(store, config, &["after_dispatch"]).map_err(|r| r.message)?;
     let mut next = state.clone();
     let turn = &mut next["active_turns"][turn_id];
     turn["status"] = json!("dispatched");
@@ -278,8 +394,14 @@ fn redispatch(
         }
     }
     let turn = turn.clone();
-    dispatch::write_bundle(store, &next, config, &turn)?;
-    store.write_json(STATE, &next)?;
+    dispatch::write_bundle_files(store, &next, config, &turn).map_err(|r| r.message)?;
+    if let Some(halted) =
+        super::hooked::after_dispatch(store, config, hooks, &next, &turn).map_err(|r| r.message)?
+    {
+        return Err(NotAssigned::Hook(Box::new(halted)));
+    }
+    dispatch::seal(store, &next, &turn).map_err(|r| r.message)?;
+    store.write_json(STATE, &next).map_err(|r| r.message)?;
     let role = turn["assigned_role"].as_str().unwrap_or("");
     let _ = session::checkpoint(
         store,
@@ -291,13 +413,15 @@ fn redispatch(
             ..Default::default()
         },
     );
-    store.emit_for(
-        "turn_dispatched",
-        &next,
-        event_turn(&turn),
-        intent_of(&turn),
-        json!({}),
-    )?;
+    store
+        .emit_for(
+            "turn_dispatched",
+            &next,
+            event_turn(&turn),
+            intent_of(&turn),
+            json!({}),
+        )
+        .map_err(|r| r.message)?;
     Ok((next, turn))
 }
 
@@ -541,7 +665,22 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
         let (reactivated, resolved) = reactivate(store, &config, &state, &via(true))?;
         state = reactivated;
         let context = state.clone();
-        let (state, turn) = redispatch(store, &config, &state, &turn_id)?;
+        let (state, turn) = match redispatch(store, &config, &state, &turn_id) {
+            Ok(done) => done,
+            Err(NotAssigned::Refused(m)) => return Err(Stop::Refused(Refusal::new(m))),
+            Err(NotAssigned::Hook(h)) => {
+                return Err(Stop::AssignFailed(Box::new(AssignFailed {
+                    context,
+                    initialized: None,
+                    reactivated: true,
+                    resolved,
+                    advanced: None,
+                    undecided: None,
+                    error: h.error.clone(),
+                    hook: Some(h),
+                })));
+            }
+        };
         return Ok(Resumed {
             initialized: None,
             reactivated: true,
@@ -640,7 +779,11 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             resolved,
             advanced,
             undecided,
-            error,
+            error: error.to_string(),
+            hook: match error {
+                NotAssigned::Hook(h) => Some(h),
+                NotAssigned::Refused(_) => None,
+            },
         }))),
     }
 }

@@ -357,6 +357,18 @@ pub fn write_bundle(
     config: &Json,
     turn: &Json,
 ) -> Result<(), Refusal> {
+    write_bundle_files(store, state, config, turn)?;
+    seal(store, state, turn)
+}
+
+/// Writes the bundle's files for `turn` of `state` (a re-dispatch replaces the whole bundle)
+/// and the dispatch index, not sealed yet: the `after_dispatch` hooks run between the two.
+pub fn write_bundle_files(
+    store: &Store,
+    state: &Json,
+    config: &Json,
+    turn: &Json,
+) -> Result<(), Refusal> {
     let turn_id = turn["turn_id"].as_str().unwrap_or("");
     let dir = bundle_rel(turn_id);
     // A re-dispatch replaces the whole bundle: nothing of an earlier attempt stays sealed in.
@@ -373,13 +385,6 @@ pub fn write_bundle(
         &format!("{dir}/CONTEXT.md"),
         &context(store, state, config, turn),
     )?;
-    crate::manifest::finalize(
-        store.root(),
-        turn_id,
-        state["run_id"].as_str().unwrap_or(""),
-        turn["assigned_role"].as_str().unwrap_or(""),
-    )
-    .map_err(|e| Refusal::new(format!("Failed to finalize dispatch manifest: {e}")))?;
     let mut turns = serde_json::Map::new();
     for (id, t) in state["active_turns"].as_object().into_iter().flatten() {
         turns.insert(
@@ -401,4 +406,18 @@ pub fn write_bundle(
         ".agentxchain/dispatch/index.json",
         &json!({"run_id": state["run_id"], "phase": state["phase"], "updated_at": now(), "active_turns": turns}),
     )
+}
+
+/// Seals `turn`'s bundle: its manifest, of every file in it now (what an `after_dispatch` hook
+/// added included).
+pub fn seal(store: &Store, state: &Json, turn: &Json) -> Result<(), Refusal> {
+    let turn_id = turn["turn_id"].as_str().unwrap_or("");
+    crate::manifest::finalize(
+        store.root(),
+        turn_id,
+        state["run_id"].as_str().unwrap_or(""),
+        turn["assigned_role"].as_str().unwrap_or(""),
+    )
+    .map(|_| ())
+    .map_err(|e| Refusal::new(format!("Failed to finalize dispatch manifest: {e}")))
 }

@@ -439,6 +439,18 @@ pub fn escalate(
     );
     // The human escalation a person resolves with `unblock`.
     let record = raise(store, &next, turn_id.as_str(), role.as_str())?;
+    let only = next["active_turns"]
+        .as_object()
+        .filter(|m| m.len() == 1)
+        .and_then(|m| m.values().next());
+    super::hooked::on_escalation(
+        store,
+        &config,
+        &json!({"blocked_reason": "operator_escalation", "recovery_action": recovery_action,
+            "failed_turn_id": turn_id, "failed_role": only.map(|t| &t["assigned_role"]),
+            "attempt_count": only.and_then(|t| t["attempt"].as_u64()).unwrap_or(0),
+            "last_error": detail, "run_id": next["run_id"]}),
+    );
     store.append_jsonl(
         LEDGER,
         &json!({

@@ -456,6 +456,34 @@ pub fn paths_between(root: &Path, from: &str, to: &str) -> Option<Changes> {
     Some(entries)
 }
 
+/// `files` (changed since the baseline commit `head`) as `{added, modified, deleted}`: deleted
+/// when gone from the working tree, added when `head` did not have it (an untracked file, one
+/// added since), modified otherwise — the reference's `classifyObservedChanges`, for hooks.
+pub fn classify_changes(root: &Path, head: Option<&str>, files: &[String]) -> Json {
+    let at_head: std::collections::HashSet<String> = head
+        .filter(|h| is_object_name(h))
+        // The whole tree, not the files as pathspecs (a name could read as pathspec magic).
+        .and_then(|h| git(root, &["ls-tree", "-r", "-z", "--name-only", h]))
+        .map(|raw| {
+            raw.split('\0')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let (mut added, mut modified, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
+    for f in files {
+        if std::fs::symlink_metadata(root.join(f)).is_err() {
+            deleted.push(f.clone());
+        } else if head.is_some() && !at_head.contains(f) {
+            added.push(f.clone());
+        } else {
+            modified.push(f.clone());
+        }
+    }
+    serde_json::json!({"added": added, "modified": modified, "deleted": deleted})
+}
+
 pub fn is_repo(root: &Path) -> bool {
     // A repository whose HEAD reads from its files is one (no git process); else git says.
     head_from_files(root).is_some() || snapshot(root).is_some()

@@ -1659,6 +1659,84 @@ pub fn inject(store: &Store, description: &str, o: &Injection) -> Reply {
     }))
 }
 
+/// On a phase advance from `exited` (`state` is the run after it): the approved intents of
+/// this run that the exited phase scoped, or whose every acceptance item the run's progress
+/// has met (the gates they name passed, or their phases left), are `satisfied` — there is no
+/// repair left to do in a phase the run left (the reference's
+/// `retireApprovedPhaseScopedIntents`). Their ids, in file order; a preemption marker naming
+/// one goes with it. Written under the caller's lock.
+pub fn retire_on_phase_advance(
+    store: &Store,
+    state: &Json,
+    config: &Json,
+    exited: &str,
+    at: &str,
+) -> Result<Vec<String>, Refusal> {
+    let run_id = state["run_id"].as_str().filter(|r| !r.is_empty());
+    let mut retired = Vec::new();
+    for mut intent in read_all(store, INTENTS) {
+        if status_of(&intent) != "approved" {
+            continue;
+        }
+        let id = intent["intent_id"].as_str().unwrap_or("").to_owned();
+        if !is_intent_id(&id) {
+            continue;
+        }
+        if run_id.is_some() {
+            match intent["approved_run_id"].as_str().filter(|r| !r.is_empty()) {
+                Some(bound) if Some(bound) != run_id => continue,
+                None if intent["cross_run_durable"] != true => continue,
+                _ => {}
+            }
+        }
+        let scope = crate::intent_coverage::intent_phase_scope(&intent, Some(config));
+        let ctx = json!({"phase_scope": scope});
+        let items: Vec<&str> = intent["acceptance_contract"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| i.as_str().unwrap_or(""))
+            .collect();
+        let by_exit = scope.as_deref() == Some(exited);
+        let by_gates = !items.is_empty()
+            && items
+                .iter()
+                .all(|i| crate::intent_coverage::met_by_lifecycle(i, &ctx, state, config));
+        if !by_exit && !by_gates {
+            continue;
+        }
+        let reason = if by_exit {
+            format!("phase {exited} exited; {exited}-scoped repair no longer required")
+        } else {
+            format!("acceptance items satisfied by gate state after phase advance from {exited}")
+        };
+        intent["status"] = json!("satisfied");
+        intent["phase_scope"] = match scope {
+            Some(s) => json!(s),
+            None => or_null(&intent["phase_scope"]),
+        };
+        intent["updated_at"] = json!(at);
+        intent["satisfied_at"] = json!(at);
+        intent["satisfied_reason"] = json!(reason);
+        push_history(
+            &mut intent,
+            json!({"from": "approved", "to": "satisfied", "at": at, "reason": reason,
+                "exited_phase": exited, "entered_phase": state["phase"]}),
+        );
+        store.write_json(&intent_rel(&id), &intent)?;
+        if store
+            .read_json(PREEMPTION_MARKER)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m["intent_id"] == id.as_str())
+        {
+            store.remove_file(PREEMPTION_MARKER);
+        }
+        retired.push(id);
+    }
+    Ok(retired)
+}
+
 /// The preemption marker, when it still names an intent a turn could take (approved or
 /// planned); a stale marker is removed (`validatePreemptionMarker`).
 pub fn preemption(store: &Store) -> Option<Json> {

@@ -274,7 +274,12 @@ pub fn claim(store: &Store, config: &Json, turn_id: &str, claimant: u32) -> Resu
             "Worker process (PID {pid}) is still alive.\nThe previous dispatch appears to still be running.\nWait for it to complete, or kill it first, then retry."
         )));
     }
-    super::dispatch::write_bundle(store, &state, config, &t)?;
+    let hooks = super::hooked::trusted(store, config, &["after_dispatch"])?;
+    super::dispatch::write_bundle_files(store, &state, config, &t)?;
+    if let Some(halted) = super::hooked::after_dispatch(store, config, hooks, &state, &t)? {
+        return Err(Refusal::new(halted.error));
+    }
+    super::dispatch::seal(store, &state, &t)?;
     let at = now();
     let turn = {
         let Some(o) = state["active_turns"][turn_id].as_object_mut() else {

@@ -21,6 +21,7 @@ pub mod conflict;
 pub mod dispatch;
 pub mod escalate;
 pub mod git;
+pub mod hooked;
 pub mod intake;
 pub mod lifecycle;
 pub mod local_cli;

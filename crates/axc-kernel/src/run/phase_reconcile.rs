@@ -214,6 +214,16 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
         }
         None => Json::Null,
     };
+    let retired = super::intake::retire_on_phase_advance(store, &next, &chosen, &from, &at)?;
+    if !retired.is_empty() {
+        store.emit(
+            "intent_retired_by_phase_advance",
+            &next,
+            turn.clone(),
+            json!({"exited_phase": from, "entered_phase": to,
+                "retired_count": retired.len(), "retired_intent_ids": retired}),
+        )?;
+    }
     store.emit(
         "phase_entered",
         &next,

@@ -289,6 +289,14 @@ pub fn reject_as(
             ..Default::default()
         },
     );
+    super::hooked::on_escalation(
+        store,
+        &config,
+        &json!({"blocked_reason": "retries_exhausted", "recovery_action": action,
+            "failed_turn_id": turn_id, "failed_role": role, "attempt_count": attempt,
+            "last_error": errors.first().map_or("retries_exhausted", String::as_str),
+            "run_id": next["run_id"]}),
+    );
     Ok(Rejected {
         turn: t,
         state: next,

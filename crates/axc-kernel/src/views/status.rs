@@ -542,13 +542,22 @@ pub fn recommended(state: &Json) -> (bool, Json, &'static str, Json) {
 
 /// The command that goes on with a retained turn.
 fn retained_command(state: &Json, config: &Json) -> String {
+    retained_command_for(state, config, None)
+}
+
+/// [`retained_command`] for the turn `turn_id` when it is active (the reference's
+/// `deriveRetainedTurnRecoveryCommand`): `resume` for a manual runtime, `step --resume` for
+/// another, with `--turn` when several turns are active.
+pub(crate) fn retained_command_for(state: &Json, config: &Json, turn_id: Option<&str>) -> String {
     let turns = active_turns(state);
     let active = |id: &Json| {
         id.as_str()
             .and_then(|id| turns.iter().find(|(k, _)| k.as_str() == id))
             .map(|(_, t)| *t)
     };
-    let turn = active(&state["blocked_reason"]["turn_id"])
+    let turn = turn_id
+        .and_then(|t| active(&json!(t)))
+        .or_else(|| active(&state["blocked_reason"]["turn_id"]))
         .or_else(|| active(&state["escalation"]["from_turn_id"]))
         .or_else(|| (turns.len() == 1).then(|| turns[0].1));
     let Some(turn) = turn else {

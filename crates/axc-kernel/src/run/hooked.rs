@@ -1,0 +1,551 @@
+//! The governed commands' hooks: which config's hooks a command may run, running a phase's
+//! hooks ([`crate::hooks::run_hooks`]) with the run's id, turn and protected files, and what a
+//! hook that blocks or tampers does to the run — the reference's `blockRunForHookIssue` (the
+//! run blocked on `hook:<phase>:<hook>`, a human escalation raised) or, after a dispatch,
+//! `markRunBlocked` (the turn retained).
+//!
+//! Hooks are commands run with the rights of whoever runs the governed command — a person
+//! approving a gate, accepting a turn. So they run only from a config a person chose
+//! ([`super::settings::chosen`]: committed, or written by `config --set`): hooks an agent wrote
+//! into `agentxchain.json` are never run, and the step is refused until a person commits or
+//! reverts them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value as Json, json};
+
+use super::store::{STATE, Store};
+use super::{Refusal, config as cfg, escalate, now, session};
+use crate::hooks::{self, HookContext, HookRun};
+
+/// A phase's hooks halted the command.
+#[derive(Clone, Debug)]
+pub struct Halted {
+    /// The hook phase (`before_assignment`, `after_dispatch`, …).
+    pub phase: &'static str,
+    /// The hook named (the one that blocked or tampered; for `after_dispatch`'s tamper, the
+    /// file, as the reference names it).
+    pub hook: String,
+    /// What halted it: the hook's message, the tamper's, or the phase's default text.
+    pub error: String,
+    /// `hook_blocked`, `hook_<file>_tamper` or `hook_post_commit_error`.
+    pub error_code: String,
+    pub tamper: bool,
+    /// The turn and role it halted, when one.
+    pub turn_id: Option<String>,
+    pub role: Option<String>,
+    /// The run as it stands after: blocked, or unchanged (a `before_assignment` block).
+    pub state: Json,
+    /// The human escalation raised for the block, when one was.
+    pub escalation: Option<Json>,
+    /// The audit lines written.
+    pub results: Vec<Json>,
+}
+
+impl std::fmt::Display for Halted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.error)
+    }
+}
+
+/// The hooks of `config` for `phases`, when it may run them. The config is read again now
+/// (the hooks about to run are the ones in that text, whatever was loaded before) and must be
+/// one a person chose for hooks: the one `config --set` wrote, or the one committed at every
+/// head a turn is judged against — not a config absent from those commits, and not one git
+/// cannot compare. A config no person chose may run no hooks, and may not leave out hooks the
+/// person's config declares for these phases (deleting a blocking hook is no way past it):
+/// either way the step is refused. A project that is not a git repository has no committed
+/// config: its config is the person's.
+pub fn trusted<'a>(store: &Store, config: &'a Json, phases: &[&str]) -> Result<&'a Json, Refusal> {
+    let hooks = &config["hooks"];
+    let declares = |h: &Json| phases.iter().any(|p| hooks::declares(h, p));
+    let (now, text) = cfg::load_text(store)?;
+    if now["hooks"] != *hooks {
+        return Err(Refusal::new(format!(
+            "{} changed while this command ran: run it again.",
+            super::store::CONFIG
+        )));
+    }
+    let committed = super::settings::committed_configs(store);
+    let chosen = super::settings::set_by_person(store, &text)
+        || committed
+            .as_ref()
+            .is_ok_and(|c| c.iter().all(|c| c.as_deref() == Some(text.as_str())));
+    if chosen {
+        // A config a person committed is still no leave to run commands on this machine:
+        // anyone who can commit to the project (an agent too) can change it.
+        let any = hooks.as_object().is_some_and(|m| {
+            m.values()
+                .any(|l| l.as_array().is_some_and(|l| !l.is_empty()))
+        });
+        if any && !allowed(store.root(), hooks) {
+            return Err(Refusal::new(format!(
+                "The hooks in {} are not allowed on this machine yet. Hooks are commands run with your rights, and anyone who can commit to the project can change them: review them with `agentxchain hooks`, then run `agentxchain hooks allow` (it records these exact hooks for this project; any change to them asks again).",
+                super::store::CONFIG
+            )));
+        }
+        return Ok(hooks);
+    }
+    let person_declares = match &committed {
+        Ok(c) => c
+            .iter()
+            .flatten()
+            .any(|t| serde_json::from_str::<Json>(t).is_ok_and(|c| declares(&c["hooks"]))),
+        Err(_) => true,
+    };
+    if !declares(hooks) && !person_declares {
+        return Ok(hooks);
+    }
+    Err(Refusal::new(format!(
+        "{config} is not the one a person chose (it differs from the committed one and no `agentxchain config --set` wrote it), and hooks are at stake: hooks run with your rights and guard steps a person wanted checked, so none are run from it and none are left out. Commit (or revert) the change to {config}, then run this again.",
+        config = super::store::CONFIG
+    )))
+}
+
+/// The file where this machine's person records the hooks they allowed, one line per
+/// allowance: `$AGENTXCHAIN_HOME/allowed-hooks.jsonl`, else under `$XDG_CONFIG_HOME/agentxchain`,
+/// else `~/.config/agentxchain` — outside every project, where an agent working in one cannot
+/// write (the way `direnv allow` keeps its list). `None` when there is no home to keep it in.
+pub fn allow_list() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("AGENTXCHAIN_HOME")
+        .or_else(|| var("XDG_CONFIG_HOME").map(|d| d.join("agentxchain")))
+        .or_else(|| var("HOME").map(|d| d.join(".config/agentxchain")))
+        .map(|d| d.join("allowed-hooks.jsonl"))
+}
+
+/// What an allowance names: this project (its real path) and these exact hooks (their
+/// canonical JSON), as one SHA-256 digest.
+pub fn allowance_key(root: &Path, hooks: &Json) -> String {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let text = format!("{}\n{}", root.display(), canon::to_canonical_compact(hooks));
+    format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
+}
+
+/// Whether the person allowed `hooks` for the project at `root` on this machine.
+pub fn allowed(root: &Path, hooks: &Json) -> bool {
+    let Some(list) = allow_list() else {
+        return false;
+    };
+    let key = allowance_key(root, hooks);
+    std::fs::read_to_string(list).is_ok_and(|t| {
+        t.lines()
+            .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+            .any(|l| l["key"] == key.as_str())
+    })
+}
+
+/// Records that the person allows `hooks` for the project at `root` (`agentxchain hooks
+/// allow`): the allow list's path.
+pub fn allow(root: &Path, hooks: &Json) -> Result<PathBuf, String> {
+    use std::io::Write;
+    let list = allow_list()
+        .ok_or("no home directory to keep the allow list in (set HOME or AGENTXCHAIN_HOME)")?;
+    if let Some(dir) = list.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let line = json!({"key": allowance_key(root, hooks),
+        "project": root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).display().to_string(),
+        "allowed_at": now()});
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&list)
+        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+        .map_err(|e| format!("{}: {e}", list.display()))?;
+    Ok(list)
+}
+
+/// Runs `phase`'s hooks of `hooks` for the run `run_id` (and `turn_id`); `None` when there
+/// are none. `protected`: files besides the state, history and ledger no hook may change.
+pub fn run(
+    store: &Store,
+    hooks: &Json,
+    phase: &str,
+    payload: &Json,
+    run_id: &Json,
+    turn_id: Option<&str>,
+    protected: Vec<String>,
+) -> Option<HookRun> {
+    if !hooks::declares(hooks, phase) {
+        return None;
+    }
+    let ctx = HookContext {
+        run_id: run_id.as_str().unwrap_or(""),
+        turn_id,
+        audit_dir: store.root().join(".agentxchain"),
+        protected,
+    };
+    Some(hooks::run_hooks(store.root(), hooks, phase, payload, &ctx))
+}
+
+/// The `error_code` of a halted run of hooks: the tamper's, else `otherwise`.
+pub fn error_code(run: &HookRun, otherwise: &str) -> String {
+    run.tamper
+        .as_ref()
+        .and_then(|t| t["error_code"].as_str())
+        .unwrap_or(otherwise)
+        .to_owned()
+}
+
+/// The command that goes on with the run after a hook is fixed: `agentxchain resume`, with
+/// `--turn` when several turns are active and one is retained (the reference's
+/// `deriveBlockedRecoveryCommand` without a config: every runtime is taken as manual).
+fn tamper_command(state: &Json, turn_id: Option<&str>, retained: bool) -> String {
+    let active = state["active_turns"].as_object().map_or(0, |m| m.len());
+    match turn_id {
+        Some(t) if retained && active > 1 => format!("agentxchain resume --turn {t}"),
+        _ => "agentxchain resume".to_owned(),
+    }
+}
+
+/// The recovery a hook's block asks for (the reference's `deriveHookRecovery`).
+fn recovery(
+    state: &Json,
+    phase: &str,
+    hook: &str,
+    detail: &str,
+    tamper: bool,
+    turn_id: Option<&str>,
+    retained: bool,
+) -> Json {
+    for (key, command) in [
+        ("pending_phase_transition", "approve-transition"),
+        ("pending_run_completion", "approve-completion"),
+    ] {
+        let pending = &state[key];
+        if phase == "before_gate" && !pending.is_null() {
+            let typed = if tamper { "hook_tamper" } else { key };
+            let action = if tamper {
+                format!(
+                    "Disable or fix the hook, verify protected files, then rerun agentxchain {command}"
+                )
+            } else {
+                format!("agentxchain {command}")
+            };
+            let detail = pending["gate"]
+                .as_str()
+                .filter(|g| !g.is_empty())
+                .unwrap_or(detail);
+            return json!({"typed_reason": typed, "owner": "human", "recovery_action": action,
+                "turn_retained": false, "detail": detail});
+        }
+    }
+    let action = if tamper {
+        format!(
+            "Disable or fix the hook, verify protected files, then run {}",
+            tamper_command(state, turn_id, retained)
+        )
+    } else {
+        let turn = turn_id.map(|t| format!(" --turn {t}")).unwrap_or_default();
+        format!("Fix or reconfigure hook \"{hook}\", then rerun agentxchain accept-turn{turn}")
+    };
+    json!({"typed_reason": if tamper { "hook_tamper" } else { "hook_block" }, "owner": "human",
+        "recovery_action": action, "turn_retained": retained, "detail": detail})
+}
+
+/// What the caller knows of a halt: where, which turn, and whether the turn stays.
+pub struct Halt<'a> {
+    pub phase: &'static str,
+    pub turn_id: Option<&'a str>,
+    pub retained: bool,
+    /// The text when neither the hook nor a tamper says what halted it.
+    pub fallback: &'a str,
+    /// The `error_code` of a block that is not a tamper (`hook_blocked`, or
+    /// `hook_post_commit_error` after an acceptance).
+    pub code: &'a str,
+}
+
+/// Blocks the run on a hook that blocked or tampered (the reference's `blockRunForHookIssue`):
+/// `blocked_on` = `hook:<phase>:<hook>`, the recovery a person takes, the run's history line
+/// and the human escalation. Called under the lock, with the state as it stands.
+pub fn block(
+    store: &Store,
+    state: &Json,
+    config: &Json,
+    run: &HookRun,
+    halt: &Halt<'_>,
+) -> Result<Halted, Refusal> {
+    let hook = run.halting_hook().to_owned();
+    let error = run.halt_detail(halt.fallback);
+    let tamper = run.tamper.is_some();
+    let error_code = error_code(run, halt.code);
+    let rec = recovery(
+        state,
+        halt.phase,
+        &hook,
+        &error,
+        tamper,
+        halt.turn_id,
+        halt.retained,
+    );
+    let mut next = state.clone();
+    next["status"] = json!("blocked");
+    next["blocked_on"] = json!(format!("hook:{}:{hook}", halt.phase));
+    next["blocked_reason"] = json!({
+        "category": if tamper { "hook_tamper" } else { "hook_block" },
+        "recovery": rec,
+        "blocked_at": now(),
+        "turn_id": halt.turn_id,
+    });
+    store.write_json(STATE, &next)?;
+    super::run_history::record_blocked(store, &next, config)?;
+    let escalation = raise_once(store, &next, halt.turn_id)?;
+    let role = halt
+        .turn_id
+        .and_then(|t| next["active_turns"][t]["assigned_role"].as_str())
+        .map(str::to_owned);
+    Ok(Halted {
+        phase: halt.phase,
+        hook,
+        error,
+        error_code,
+        tamper,
+        turn_id: halt.turn_id.map(str::to_owned),
+        role,
+        state: next,
+        escalation,
+        results: run.results.clone(),
+    })
+}
+
+/// The human escalation for a block, unless one is open already.
+fn raise_once(store: &Store, state: &Json, turn_id: Option<&str>) -> Result<Option<Json>, Refusal> {
+    if escalate::current(store, state).is_some() {
+        return Ok(None);
+    }
+    let role = turn_id
+        .and_then(|t| state["active_turns"][t]["assigned_role"].as_str())
+        .map(str::to_owned);
+    escalate::raise(store, state, turn_id, role.as_deref()).map(Some)
+}
+
+/// The `after_dispatch` hooks of a dispatched `turn` (its bundle written, not sealed yet:
+/// what a hook adds to the bundle is sealed with it; the bundle's own files are protected).
+/// `Some` when they halted it: the run is blocked with the turn retained.
+pub fn after_dispatch(
+    store: &Store,
+    config: &Json,
+    hooks: &Json,
+    state: &Json,
+    turn: &Json,
+) -> Result<Option<Halted>, Refusal> {
+    if !crate::hooks::declares(hooks, "after_dispatch") {
+        return Ok(None);
+    }
+    let turn_id = turn["turn_id"].as_str().unwrap_or("");
+    let dir = super::dispatch::bundle_rel(turn_id);
+    let payload = json!({
+        "turn_id": turn_id, "role_id": turn["assigned_role"], "bundle_path": dir,
+        "bundle_files": ["ASSIGNMENT.json", "PROMPT.md", "CONTEXT.md"],
+    });
+    let protected = [
+        "ASSIGNMENT.json",
+        "PROMPT.md",
+        "CONTEXT.md",
+        "CONTEXT.effective.md",
+    ]
+    .iter()
+    .map(|f| format!("{dir}/{f}"))
+    .collect();
+    let Some(run) = run(
+        store,
+        hooks,
+        "after_dispatch",
+        &payload,
+        &state["run_id"],
+        Some(turn_id),
+        protected,
+    )
+    .filter(|r| !r.ok) else {
+        return Ok(None);
+    };
+    // The turn stays assigned, not dispatched: a person fixes the hook and dispatches it again.
+    let mut held = state.clone();
+    held["active_turns"][turn_id]["status"] = json!("assigned");
+    if let Some(t) = held["active_turns"][turn_id].as_object_mut() {
+        t.remove("dispatched_at");
+    }
+    block_dispatch(store, &held, config, &run, turn_id).map(Some)
+}
+
+/// Blocks the run on an `after_dispatch` hook that blocked or tampered with the turn's bundle
+/// (the reference's `markRunBlocked` from `resume`, `step` and `run`): category
+/// `dispatch_error`, the turn retained, a session checkpoint and the human escalation.
+pub fn block_dispatch(
+    store: &Store,
+    state: &Json,
+    config: &Json,
+    run: &HookRun,
+    turn_id: &str,
+) -> Result<Halted, Refusal> {
+    let tamper = run.tamper.is_some();
+    // A tamper names the file, as the reference does.
+    let hook = match &run.tamper {
+        Some(t) => t["file"].as_str().unwrap_or("unknown").to_owned(),
+        None => run.halting_hook().to_owned(),
+    };
+    let error = run.halt_detail(&format!(
+        "after_dispatch hook blocked dispatch for turn {turn_id}"
+    ));
+    let command = crate::views::status::retained_command_for(state, config, Some(turn_id));
+    let mut next = state.clone();
+    next["status"] = json!("blocked");
+    next["blocked_on"] = json!(format!("hook:after_dispatch:{hook}"));
+    next["blocked_reason"] = json!({
+        "category": "dispatch_error",
+        "recovery": {
+            "typed_reason": if tamper { "hook_tamper" } else { "hook_block" },
+            "owner": "human",
+            "recovery_action": format!("Fix or reconfigure the hook, then rerun {command}"),
+            "turn_retained": true,
+            "detail": error,
+        },
+        "blocked_at": now(),
+        "turn_id": turn_id,
+    });
+    if next.get("escalation").is_none() {
+        next["escalation"] = Json::Null;
+    }
+    store.write_json(STATE, &next)?;
+    let role = next["active_turns"][turn_id]["assigned_role"]
+        .as_str()
+        .map(str::to_owned);
+    let _ = session::checkpoint(
+        store,
+        &next,
+        "blocked",
+        session::Extra {
+            role: role.as_deref(),
+            ..Default::default()
+        },
+    );
+    let escalation = raise_once(store, &next, Some(turn_id))?;
+    Ok(Halted {
+        phase: "after_dispatch",
+        hook,
+        error,
+        error_code: error_code(run, "hook_blocked"),
+        tamper,
+        turn_id: Some(turn_id.to_owned()),
+        role,
+        state: next,
+        escalation,
+        results: run.results.clone(),
+    })
+}
+
+/// A halt that leaves the run as it was (a `before_assignment` hook that blocked: nothing was
+/// assigned, nothing is blocked).
+pub fn refused(
+    state: &Json,
+    run: &HookRun,
+    phase: &'static str,
+    role: &str,
+    fallback: &str,
+) -> Halted {
+    Halted {
+        phase,
+        hook: run.halting_hook().to_owned(),
+        error: run.halt_detail(fallback),
+        error_code: error_code(run, "hook_blocked"),
+        tamper: run.tamper.is_some(),
+        turn_id: None,
+        role: Some(role.to_owned()),
+        state: state.clone(),
+        escalation: None,
+        results: run.results.clone(),
+    }
+}
+
+/// Fires the `on_escalation` hooks of `config` once a block is written (the reference's
+/// `_fireOnEscalationHooks`): they are told, they decide nothing (their outcome is only in
+/// `hook-audit.jsonl`). Never for a block a hook caused. Hooks of a config no person chose
+/// are not run (the escalation stands all the same).
+pub fn on_escalation(store: &Store, config: &Json, payload: &Json) {
+    let Ok(hooks) = trusted(store, config, &["on_escalation"]) else {
+        return;
+    };
+    let turn = payload["failed_turn_id"].as_str();
+    let _ = run(
+        store,
+        hooks,
+        "on_escalation",
+        payload,
+        &payload["run_id"],
+        turn,
+        Vec::new(),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gate_hook_block_asks_for_the_approval_again_and_a_turn_hook_for_accept() {
+        let paused =
+            json!({"pending_phase_transition": {"gate": "planning_signoff"}, "active_turns": {}});
+        let r = recovery(&paused, "before_gate", "sign", "no", false, None, false);
+        assert_eq!(r["typed_reason"], "pending_phase_transition");
+        assert_eq!(r["recovery_action"], "agentxchain approve-transition");
+        assert_eq!(r["detail"], "planning_signoff");
+        let r = recovery(&paused, "before_gate", "sign", "no", true, None, false);
+        assert_eq!(r["typed_reason"], "hook_tamper");
+        assert_eq!(
+            r["recovery_action"],
+            "Disable or fix the hook, verify protected files, then rerun agentxchain approve-transition"
+        );
+        let done = json!({"pending_run_completion": {"gate": "qa_ship"}});
+        let r = recovery(&done, "before_gate", "sign", "no", false, None, false);
+        assert_eq!(r["recovery_action"], "agentxchain approve-completion");
+        let active = json!({"active_turns": {"t1": {}, "t2": {}}});
+        let r = recovery(
+            &active,
+            "before_validation",
+            "lint",
+            "bad",
+            false,
+            Some("t1"),
+            true,
+        );
+        assert_eq!(
+            r["recovery_action"],
+            "Fix or reconfigure hook \"lint\", then rerun agentxchain accept-turn --turn t1"
+        );
+        assert_eq!(
+            (r["typed_reason"].as_str(), r["turn_retained"].as_bool()),
+            (Some("hook_block"), Some(true))
+        );
+        let r = recovery(
+            &active,
+            "before_validation",
+            "lint",
+            "bad",
+            true,
+            Some("t1"),
+            true,
+        );
+        assert_eq!(
+            r["recovery_action"],
+            "Disable or fix the hook, verify protected files, then run agentxchain resume --turn t1"
+        );
+        let r = recovery(
+            &active,
+            "before_assignment",
+            "lint",
+            "bad",
+            true,
+            None,
+            false,
+        );
+        assert_eq!(
+            r["recovery_action"],
+            "Disable or fix the hook, verify protected files, then run agentxchain resume"
+        );
+    }
+}
