@@ -211,6 +211,47 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
     n: usize,
     visit: impl FnMut(&T) -> Visit,
 ) -> Result<Tail<T>, ReadError> {
+    read_back_admitting(root, rel, n, false, |_| true, visit)
+}
+
+/// The last `n` entries of `root/rel` that name `id` (a plain id: letters, digits, `_`, `-`,
+/// `.`) somewhere and that `keep` accepts, oldest first. Only the lines holding `id`'s bytes are
+/// parsed — or a `\u` escape, the one other way JSON can spell those characters, so no line
+/// that names `id` is passed by: a long log costs a byte scan, not a parse of every line. An
+/// id that is not plain is looked for line by line, parsing each.
+pub fn read_last_naming(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    id: &str,
+    mut keep: impl FnMut(&Value) -> bool,
+) -> Result<Tail, ReadError> {
+    let visit = |v: &Value| if keep(v) { Visit::Keep } else { Visit::Skip };
+    if !crate::util::is_plain_id(id) {
+        return read_back_admitting(root, rel, n, false, |_| true, visit);
+    }
+    let named = memchr::memmem::Finder::new(id.as_bytes());
+    let escaped = memchr::memmem::Finder::new(b"\\u");
+    read_back_admitting(
+        root,
+        rel,
+        n,
+        true,
+        |line| named.find(line).is_some() || escaped.find(line).is_some(),
+        visit,
+    )
+}
+
+/// [`read_back_as`], parsing only the lines `admit` lets through. `simd`: lines are found with
+/// `memchr` (for a scan of megabytes; its first call's CPU probe costs more than a short read).
+fn read_back_admitting<T: serde::de::DeserializeOwned>(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    simd: bool,
+    admit: impl FnMut(&[u8]) -> bool,
+    visit: impl FnMut(&T) -> Visit,
+) -> Result<Tail<T>, ReadError> {
     let tail = Tail::default();
     let Some(mut file) = open(root, rel)? else {
         return Ok(tail);
@@ -221,6 +262,7 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
     let err = |e| io_error(root, rel, e);
     let mut g = Gather {
         visit,
+        admit,
         newest_first: Vec::new(),
         tail,
         answer_bytes: 0,
@@ -254,7 +296,11 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
         // A plain backward scan, not the `memchr` crate: its first call detects the CPU's
         // features (`cpuid`, which traps to the hypervisor on a virtual machine), and that
         // cost more than the scan of a status's few recent events (measured: 0.05 ms).
-        while let Some(nl) = data[..end].iter().rposition(|&b| b == b'\n') {
+        while let Some(nl) = if simd {
+            memchr::memrchr(b'\n', &data[..end])
+        } else {
+            data[..end].iter().rposition(|&b| b == b'\n')
+        } {
             let piece = &data[nl + 1..end];
             if partial.is_empty() && !oversize {
                 // The whole line is in this chunk: parsed where it lies, never copied (never
@@ -294,17 +340,24 @@ pub fn read_back_as<T: serde::de::DeserializeOwned>(
 }
 
 /// What a backward read has gathered so far.
-struct Gather<T, F> {
+struct Gather<T, F, L> {
     visit: F,
+    /// Lines it lets through to be parsed (the rest are passed by unparsed, not counted).
+    admit: L,
     newest_first: Vec<T>,
     tail: Tail<T>,
     answer_bytes: usize,
     stopped: bool,
 }
 
-impl<T: serde::de::DeserializeOwned, F: FnMut(&T) -> Visit> Gather<T, F> {
+impl<T: serde::de::DeserializeOwned, F: FnMut(&T) -> Visit, L: FnMut(&[u8]) -> bool>
+    Gather<T, F, L>
+{
     /// One whole line: parsed and offered to `visit`.
     fn line(&mut self, line: &[u8]) {
+        if !(self.admit)(line) {
+            return;
+        }
         match parse_line(line) {
             Parsed::Entry(v) => match (self.visit)(&v) {
                 Visit::Keep => {
@@ -356,6 +409,30 @@ mod tests {
 
     fn last(d: &tempfile::TempDir, n: usize) -> Vec<Value> {
         read_last(d.path(), "f.jsonl", n).unwrap().entries
+    }
+
+    #[test]
+    fn naming_reads_every_line_that_names_the_id_however_it_is_spelled() {
+        let f = file_with(
+            b"{\"turn_id\":\"turn_a\",\"n\":1}\n{\"turn_id\":\"turn_b\",\"n\":2}\n{\"turn_id\":\"\\u0074urn_a\",\"n\":3}\n{\"turn_id\":\"turn_c\",\"n\":4}\n",
+        );
+        let named = |id: &str| {
+            read_last_naming(f.path(), "f.jsonl", 5, id, |e| e["turn_id"] == id)
+                .unwrap()
+                .entries
+                .iter()
+                .map(|e| e["n"].as_i64().unwrap())
+                .collect::<Vec<_>>()
+        };
+        // The copy that spells the id with an escape is found beside the plain one.
+        assert_eq!(named("turn_a"), [1, 3]);
+        assert_eq!(named("turn_c"), [4]);
+        assert!(named("turn_z").is_empty());
+        // An id that is not plain is looked for in every line.
+        let g = file_with(b"{\"turn_id\":\"a\\\"b\",\"n\":9}\n");
+        let e =
+            read_last_naming(g.path(), "f.jsonl", 5, "a\"b", |e| e["turn_id"] == "a\"b").unwrap();
+        assert_eq!(e.entries.len(), 1);
     }
 
     /// A type of a few fields reads the lines a `Value` reads, as a `Value` reads them.

@@ -66,11 +66,24 @@ pub fn trusted<'a>(store: &Store, config: &'a Json, phases: &[&str]) -> Result<&
             super::store::CONFIG
         )));
     }
+    // The committed config first (one git process): the common case, a config as committed,
+    // needs nothing more — the decision ledger is read back only when it is not.
     let committed = super::settings::committed_configs(store);
-    let chosen = super::settings::set_by_person(store, &text)
-        || committed
-            .as_ref()
-            .is_ok_and(|c| c.iter().all(|c| c.as_deref() == Some(text.as_str())));
+    let as_committed = committed
+        .as_ref()
+        .is_ok_and(|c| c.iter().all(|c| c.as_deref() == Some(text.as_str())));
+    let person_declares = || match &committed {
+        Ok(c) => c
+            .iter()
+            .flatten()
+            .any(|t| serde_json::from_str::<Json>(t).is_ok_and(|c| declares(&c["hooks"]))),
+        Err(_) => true,
+    };
+    if !as_committed && !declares(hooks) && !person_declares() {
+        // No hooks here or in the person's config: nothing at stake.
+        return Ok(hooks);
+    }
+    let chosen = as_committed || super::settings::set_by_person(store, &text);
     if chosen {
         // A config a person committed is still no leave to run commands on this machine:
         // anyone who can commit to the project (an agent too) can change it.
@@ -84,16 +97,6 @@ pub fn trusted<'a>(store: &Store, config: &'a Json, phases: &[&str]) -> Result<&
                 super::store::CONFIG
             )));
         }
-        return Ok(hooks);
-    }
-    let person_declares = match &committed {
-        Ok(c) => c
-            .iter()
-            .flatten()
-            .any(|t| serde_json::from_str::<Json>(t).is_ok_and(|c| declares(&c["hooks"]))),
-        Err(_) => true,
-    };
-    if !declares(hooks) && !person_declares {
         return Ok(hooks);
     }
     Err(Refusal::new(format!(

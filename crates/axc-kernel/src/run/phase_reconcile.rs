@@ -58,7 +58,9 @@ fn newest(store: &Store, keep: impl Fn(&Json) -> bool) -> Option<Json> {
 /// normally; a second is a copy of the line appended later (an agent's, with another
 /// verification, say), and then neither may be taken for the turn.
 fn accepted_entries(store: &Store, id: &str) -> Vec<Json> {
-    axc_core::jsonl::read_last_where(store.root(), HISTORY, 2, |e| {
+    // Only the lines that name the turn are parsed: a 10,000-turn history is a byte scan here,
+    // not 10 MB of JSON on every `resume` (measured: 120 ms → see docs/benchmarks.md).
+    axc_core::jsonl::read_last_naming(store.root(), HISTORY, 2, id, |e| {
         e["turn_id"] == id && e["status"] != "reissued"
     })
     .map(|t| t.entries)
