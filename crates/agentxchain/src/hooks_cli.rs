@@ -1,19 +1,22 @@
-//! `hooks`: the project's hooks as this machine would run them (each phase's hooks, what each
-//! runs, whether the person allowed them here), and `hooks allow` — a person's command — which
-//! records these exact hooks as allowed for this project. The rules live in
+//! `hooks`: the project's hooks as this machine would run them — each phase's hooks with all
+//! that decides what they do (type, mode, timeout, the command's parts or the URL, env,
+//! headers) — and whether the governed commands run them now; `hooks allow`, a person's
+//! command, records these exact hooks as allowed for this project. The rules live in
 //! `axc_kernel::run::hooked`.
 
 use std::process::ExitCode;
 
+use axc_kernel::hooks::PHASES;
 use axc_kernel::run::{config as cfg, hooked};
 use serde_json::{Value as Json, json};
 
-use crate::governed::{refuse, store};
+use crate::governed::store;
 use axc_core::util::printable as clean;
 
-/// One line per hook: `phase  name  mode  what it runs`.
-fn listing(hooks: &Json) -> Vec<(String, String, String, String)> {
-    axc_kernel::hooks::PHASES
+/// Every hook, in phase order, as `{phase, name, type, mode, timeout_ms, command | method and
+/// url, env, headers}` — the hook's own fields, nothing left out that changes what it does.
+fn listing(hooks: &Json) -> Vec<Json> {
+    PHASES
         .iter()
         .flat_map(|phase| {
             hooks[*phase]
@@ -21,25 +24,63 @@ fn listing(hooks: &Json) -> Vec<(String, String, String, String)> {
                 .into_iter()
                 .flatten()
                 .map(move |h| {
-                    let runs = match h["type"].as_str() {
-                        Some("http") => format!("POST {}", h["url"].as_str().unwrap_or("")),
-                        _ => h["command"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_owned))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    };
-                    (
-                        (*phase).to_owned(),
-                        h["name"].as_str().unwrap_or("").to_owned(),
-                        h["mode"].as_str().unwrap_or("").to_owned(),
-                        runs,
-                    )
+                    let mut e = json!({"phase": phase});
+                    for (k, v) in h.as_object().into_iter().flatten() {
+                        e[k] = v.clone();
+                    }
+                    e
                 })
         })
         .collect()
+}
+
+/// Prints `lines` as text, or `value` as JSON, and exits with `code`.
+fn answer(as_json: bool, value: Json, lines: &[String], code: u8) -> ExitCode {
+    if as_json {
+        println!("{value}");
+    } else {
+        for l in lines {
+            println!("{l}");
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// One hook as text lines, every value escaped (JSON for the command's parts, so
+/// `["lint --fix"]` and `["lint", "--fix"]` read apart).
+fn text_lines(list: &[Json]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in list {
+        let field = |k: &str| {
+            clean(
+                &h[k]
+                    .as_str()
+                    .map_or_else(|| h[k].to_string(), str::to_owned),
+            )
+        };
+        out.push(format!(
+            "  {} {} ({}, {}, timeout {} ms)",
+            field("phase"),
+            field("name"),
+            field("type"),
+            field("mode"),
+            field("timeout_ms")
+        ));
+        if h["type"] == "http" {
+            out.push(format!("      {} {}", field("method"), field("url")));
+        } else {
+            out.push(format!("      runs: {}", clean(&h["command"].to_string())));
+        }
+        for key in ["env", "headers"] {
+            if let Some(m) = h[key].as_object().filter(|m| !m.is_empty()) {
+                out.push(format!(
+                    "      {key}: {}",
+                    clean(&Json::Object(m.clone()).to_string())
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `hooks [allow] [--json]`.
@@ -50,71 +91,70 @@ pub fn run(allow: bool, as_json: bool) -> ExitCode {
     };
     let config = match cfg::load(&store) {
         Ok(c) => c,
-        Err(r) => return refuse(&r),
+        Err(r) => {
+            let mut lines = r.warning.iter().cloned().collect::<Vec<_>>();
+            lines.push(r.message.clone());
+            return answer(as_json, json!({"error": r.message}), &lines, 1);
+        }
     };
     let hooks = &config["hooks"];
     let list = listing(hooks);
     if allow {
         if list.is_empty() {
-            println!("agentxchain.json declares no hooks: nothing to allow.");
-            return ExitCode::SUCCESS;
+            return answer(
+                as_json,
+                json!({"allowed": false, "hooks": 0, "reason": "no hooks"}),
+                &["agentxchain.json declares no hooks: nothing to allow.".to_owned()],
+                0,
+            );
         }
         return match hooked::allow(store.root(), hooks) {
             Ok(path) => {
-                if as_json {
-                    println!(
-                        "{}",
-                        json!({"allowed": true, "hooks": list.len(), "allow_list": path.display().to_string(),
-                            "key": hooked::allowance_key(store.root(), hooks)})
-                    );
-                } else {
-                    print_list(&list);
-                    println!(
-                        "Allowed these {} hook(s) for this project (recorded in {}).",
-                        list.len(),
-                        clean(&path.display().to_string())
-                    );
-                    println!("Any change to them asks again.");
-                }
-                ExitCode::SUCCESS
+                let mut lines = text_lines(&list);
+                lines.push(format!(
+                    "Allowed these {} hook(s) for this project (recorded in {}). Any change to them, or to the project files their commands name, asks again.",
+                    list.len(),
+                    clean(&path.display().to_string())
+                ));
+                lines.push("Note: a hook runs what it names with your rights — a script in the project, the project's git config, a package's scripts: an agent that can change those changes what runs.".to_owned());
+                answer(
+                    as_json,
+                    json!({"allowed": true, "hooks": list.len(), "allow_list": path.display().to_string()}),
+                    &lines,
+                    0,
+                )
             }
-            Err(e) => {
-                println!("Cannot record the allowance: {}", clean(&e));
-                ExitCode::from(1)
-            }
+            Err(e) => answer(
+                as_json,
+                json!({"allowed": false, "error": e}),
+                &[format!("Cannot record the allowance: {}", clean(&e))],
+                1,
+            ),
         };
     }
-    let allowed = !list.is_empty() && hooked::allowed(store.root(), hooks);
-    if as_json {
-        let hooks: Vec<Json> = list
-            .iter()
-            .map(|(phase, name, mode, runs)| json!({"phase": phase, "name": name, "mode": mode, "runs": runs}))
-            .collect();
-        println!("{}", json!({"hooks": hooks, "allowed": allowed}));
-        return ExitCode::SUCCESS;
-    }
     if list.is_empty() {
-        println!("agentxchain.json declares no hooks.");
-        return ExitCode::SUCCESS;
-    }
-    print_list(&list);
-    if allowed {
-        println!("Allowed on this machine: the governed commands run them.");
-    } else {
-        println!("Not allowed on this machine: the governed commands that would run them refuse.");
-        println!("Review them, then run: agentxchain hooks allow");
-    }
-    ExitCode::SUCCESS
-}
-
-fn print_list(list: &[(String, String, String, String)]) {
-    for (phase, name, mode, runs) in list {
-        println!(
-            "  {:<18} {:<20} {:<9} {}",
-            phase,
-            clean(name),
-            clean(mode),
-            clean(runs)
+        return answer(
+            as_json,
+            json!({"hooks": [], "runnable": true, "why": null}),
+            &["agentxchain.json declares no hooks.".to_owned()],
+            0,
         );
     }
+    // Whether the governed commands would run them now: committed, and allowed here.
+    let why = hooked::trusted(&store, &config, &PHASES)
+        .err()
+        .map(|r| r.message);
+    let mut lines = text_lines(&list);
+    match &why {
+        None => lines.push("The governed commands run these hooks.".to_owned()),
+        Some(w) => {
+            lines.push(format!("Not run now: {}", clean(w)));
+        }
+    }
+    answer(
+        as_json,
+        json!({"hooks": list, "runnable": why.is_none(), "why": why}),
+        &lines,
+        0,
+    )
 }

@@ -85,6 +85,12 @@ fn hooked(phases: &[&str], mode: &str) -> (Project, Hook) {
     let h = Hook::new(&p);
     let mut hooks = json!({});
     for ph in phases {
+        // The reference admits no blocking hook where nothing is left to stop.
+        let mode = if matches!(*ph, "after_acceptance" | "on_escalation") {
+            "advisory"
+        } else {
+            mode
+        };
         hooks[*ph] = h.config(mode);
     }
     p.config(|c| c["hooks"] = hooks);
@@ -397,7 +403,7 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     c["hooks"] = json!({"before_assignment": h.config("advisory")});
     std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
     let out = p.fails(&["resume"]);
-    assert!(out.contains("is not the one a person chose"), "{out}");
+    assert!(out.contains("are not the ones committed"), "{out}");
     assert!(
         h.seen("before_assignment").is_none(),
         "the hook did not run"
@@ -415,7 +421,12 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     let listed = p.ok(&["hooks"]);
     assert!(listed.contains("before_assignment"), "{listed}");
     assert!(listed.contains("hook.sh"), "{listed}");
-    assert!(listed.contains("Not allowed on this machine"), "{listed}");
+    assert!(
+        listed.contains(
+            "Not run now: The hooks in agentxchain.json are not allowed on this machine yet"
+        ),
+        "{listed}"
+    );
     // An agent inside its turn cannot allow them.
     let inside = std::process::Command::new(support::BIN)
         .args(["hooks", "allow"])
@@ -427,13 +438,16 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     assert_eq!(inside.status.code(), Some(1));
     p.fails(&["resume"]);
     p.ok(&["hooks", "allow"]);
-    assert!(p.ok(&["hooks"]).contains("Allowed on this machine"));
+    assert!(
+        p.ok(&["hooks"])
+            .contains("The governed commands run these hooks.")
+    );
     p.ok(&["resume"]);
     assert!(h.seen("before_assignment").is_some());
     // Any change to the hooks asks again.
     p.config(|c| c["hooks"]["before_assignment"][0]["timeout_ms"] = json!(9000));
     let json: Value = serde_json::from_str(&p.ok(&["hooks", "--json"])).unwrap();
-    assert_eq!(json["allowed"], false);
+    assert_eq!(json["runnable"], false);
     assert_eq!(json["hooks"][0]["phase"], "before_assignment");
 }
 
@@ -498,7 +512,7 @@ fn deleting_a_blocking_hook_from_the_config_is_no_way_past_it() {
     // After its turn, the agent deletes the hooks (and leaves the edit uncommitted).
     agent_edits_config(&p, |c| c["hooks"] = json!({}));
     let out = p.fails(&["approve-transition"]);
-    assert!(out.contains("is not the one a person chose"), "{out}");
+    assert!(out.contains("are not the ones committed"), "{out}");
     assert_eq!(p.state()["phase"], "planning");
     assert!(p.state()["pending_phase_transition"].is_object());
     // Nor by keeping the others and dropping only the one that guards assignment.
@@ -514,7 +528,7 @@ fn deleting_a_blocking_hook_from_the_config_is_no_way_past_it() {
             .remove("before_assignment");
     });
     let out = p.fails(&["resume"]);
-    assert!(out.contains("is not the one a person chose"), "{out}");
+    assert!(out.contains("are not the ones committed"), "{out}");
     assert!(no_active_turn(&p));
 }
 
@@ -530,7 +544,7 @@ fn a_config_no_commit_holds_runs_no_hooks() {
         c["hooks"] = json!({"before_assignment": h.config("advisory")})
     });
     let out = p.fails(&["resume"]);
-    assert!(out.contains("is not the one a person chose"), "{out}");
+    assert!(out.contains("are not the ones committed"), "{out}");
     assert!(
         h.seen("before_assignment").is_none(),
         "the hook did not run"
@@ -545,4 +559,110 @@ fn a_hook_less_config_an_agent_edited_runs_as_before() {
     agent_edits_config(&p, |c| c["project"]["name"] = json!("renamed"));
     p.ok(&["resume"]);
     assert!(!no_active_turn(&p));
+}
+
+#[test]
+fn a_forged_config_set_line_does_not_let_the_agent_drop_a_hook() {
+    let (p, h) = hooked(&["before_acceptance"], "blocking");
+    p.ok(&["resume"]);
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    h.answer("before_acceptance", Some(BLOCK));
+    // The agent drops the hook and writes the ledger line `config --set` would have written.
+    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    let text = std::fs::read_to_string(p.root.join("agentxchain.json")).unwrap();
+    let digest = {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(text.as_bytes());
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let mut ledger = std::fs::read_to_string(p.root.join(".agentxchain/decision-ledger.jsonl"))
+        .unwrap_or_default();
+    ledger.push_str(
+        &json!({"type": "config_change", "config_sha256": format!("sha256:{digest}"), "path": "hooks", "timestamp": "2026-12-07T00:00:00.000Z"}).to_string(),
+    );
+    ledger.push('\n');
+    p.write(".agentxchain/decision-ledger.jsonl", &ledger);
+    let out = p.fails(&["accept-turn"]);
+    assert!(out.contains("are not the ones committed"), "{out}");
+    assert!(p.jsonl(".agentxchain/history.jsonl").is_empty());
+}
+
+#[test]
+fn an_allowance_covers_the_project_files_a_hook_runs_and_only_the_newest_counts() {
+    let p = Project::new();
+    p.write("scripts/lint.sh", "echo '{\"verdict\":\"allow\"}'\n");
+    let hook = |timeout: u64| {
+        json!({"before_assignment": [{"name": "lint", "type": "process",
+            "command": ["sh", "scripts/lint.sh"], "timeout_ms": timeout, "mode": "blocking"}]})
+    };
+    p.config(|c| c["hooks"] = hook(5000));
+    git(&p.root, &["add", "-A"]);
+    git(&p.root, &["commit", "-qm", "lint"]);
+    p.ok(&["hooks", "allow"]);
+    // The agent rewrites the script the allowed hook runs (and commits it): asked again.
+    p.write(
+        "scripts/lint.sh",
+        "touch pwned; echo '{\"verdict\":\"allow\"}'\n",
+    );
+    git(&p.root, &["commit", "-qam", "faster lint"]);
+    let out = p.fails(&["resume"]);
+    assert!(out.contains("are not allowed on this machine yet"), "{out}");
+    assert!(!p.root.join("pwned").exists());
+    // The person allows a new set; the older one no longer counts.
+    p.write("scripts/lint.sh", "echo '{\"verdict\":\"allow\"}'\n");
+    git(&p.root, &["commit", "-qam", "lint back"]);
+    p.config(|c| c["hooks"] = hook(9000));
+    p.ok(&["hooks", "allow"]);
+    p.config(|c| c["hooks"] = hook(5000));
+    let out = p.fails(&["resume"]);
+    assert!(out.contains("are not allowed on this machine yet"), "{out}");
+}
+
+#[test]
+fn hooks_the_reference_would_not_run_as_written_do_not_validate() {
+    let p = Project::new();
+    for (hook, want) in [
+        (
+            json!({"name": "g", "type": "process", "command": ["true"], "timeout_ms": 1000, "mode": "Blocking"}),
+            "mode must be \"blocking\" or \"advisory\"",
+        ),
+        (
+            json!({"name": "g", "type": "process", "command": ["sh", 7], "timeout_ms": 1000, "mode": "advisory"}),
+            "command[1] must be a string",
+        ),
+        (
+            json!({"name": "Gate Keeper", "type": "process", "command": ["true"], "timeout_ms": 1000, "mode": "advisory"}),
+            "name must match ^[a-z0-9_-]+$",
+        ),
+        (
+            json!({"name": "g", "type": "process", "command": ["true"], "timeout_ms": 99999999, "mode": "advisory"}),
+            "timeout_ms must be an integer between 100 and 30000",
+        ),
+    ] {
+        let path = p.root.join("agentxchain.json");
+        let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        c["hooks"] = json!({"before_gate": [hook]});
+        std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+        let out = p.run(&["validate"]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_ne!(out.status.code(), Some(0), "{text}");
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    // After acceptance nothing is left to stop: a blocking hook there is refused too.
+    let path = p.root.join("agentxchain.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["hooks"] = json!({"after_acceptance": [{"name": "g", "type": "process", "command": ["true"], "timeout_ms": 1000.0, "mode": "blocking"}]});
+    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    let out = p.run(&["validate"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("does not support blocking hooks"), "{text}");
+    assert!(!text.contains("timeout_ms"), "1000.0 is an integer: {text}");
 }

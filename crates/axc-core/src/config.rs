@@ -404,6 +404,9 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
     if let Some(r) = obj.get("run_loop") {
         validate_run_loop(r, &mut errors);
     }
+    if let Some(h) = obj.get("hooks").filter(|h| !h.is_null()) {
+        validate_hooks(h, &mut errors);
+    }
     // Stricter than the reference, which compares the attempt with whatever is there (so -1
     // escalates every first rejection and 2.5 allows three attempts): a count is a count.
     match obj.get("rules").map(|r| r.get("max_turn_retries")) {
@@ -489,6 +492,156 @@ fn validate_run_loop(r: &Value, errors: &mut Vec<String>) {
             Some(_) => errors.push(format!(
                 "run_loop.{key} must be a positive integer (milliseconds)"
             )),
+        }
+    }
+}
+
+/// The phases hooks run at, in the reference's order.
+const HOOK_PHASES: [&str; 8] = [
+    "before_assignment",
+    "after_dispatch",
+    "before_validation",
+    "after_validation",
+    "before_acceptance",
+    "after_acceptance",
+    "before_gate",
+    "on_escalation",
+];
+
+/// `hooks`, as the reference's `validateHooksConfig` admits them (its texts): a hook that
+/// would not run as it reads — a mode in capitals taken as advisory, a command part that is
+/// no string dropped, a timeout that is no integer taken as the default — is refused. (The
+/// reference also looks for `command[0]` on the PATH; that is checked when the hook runs.)
+fn validate_hooks(hooks: &Value, errors: &mut Vec<String>) {
+    let Some(hooks) = hooks.as_object() else {
+        errors.push("hooks must be an object".to_owned());
+        return;
+    };
+    for (phase, list) in hooks {
+        if !HOOK_PHASES.contains(&phase.as_str()) {
+            errors.push(format!(
+                "hooks: unknown phase \"{phase}\". Valid phases: {}",
+                HOOK_PHASES.join(", ")
+            ));
+            continue;
+        }
+        let Some(list) = list.as_array() else {
+            errors.push(format!("hooks.{phase} must be an array"));
+            continue;
+        };
+        if list.len() > 8 {
+            errors.push(format!("hooks.{phase}: maximum 8 hooks per phase"));
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (i, hook) in list.iter().enumerate() {
+            let label = format!("hooks.{phase}[{i}]");
+            let Some(h) = hook.as_object() else {
+                errors.push(format!("{label} must be an object"));
+                continue;
+            };
+            match h.get("name").and_then(Value::as_str) {
+                Some(n) if n.trim().is_empty() => {
+                    errors.push(format!("{label}: name must be a non-empty string"))
+                }
+                Some(n)
+                    if !n.bytes().all(|b| {
+                        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
+                    }) =>
+                {
+                    errors.push(format!("{label}: name must match ^[a-z0-9_-]+$"))
+                }
+                Some(n) if names.contains(&n) => errors.push(format!(
+                    "{label}: duplicate hook name \"{n}\" in phase {phase}"
+                )),
+                Some(n) => names.push(n),
+                None => errors.push(format!("{label}: name must be a non-empty string")),
+            }
+            match h.get("type").and_then(Value::as_str) {
+                Some("process") => match h.get("command").and_then(Value::as_array) {
+                    Some(c) if !c.is_empty() => {
+                        for (j, part) in c.iter().enumerate() {
+                            if !part.is_string() {
+                                errors.push(format!("{label}: command[{j}] must be a string"));
+                            }
+                        }
+                    }
+                    _ => errors.push(format!(
+                        "{label}: command must be a non-empty array of strings"
+                    )),
+                },
+                Some("http") => {
+                    match h.get("url").and_then(Value::as_str) {
+                        Some(u) if u.trim().is_empty() => {
+                            errors.push(format!("{label}: url must be a non-empty string"))
+                        }
+                        Some(u)
+                            if !(u.len() > 7 && u.starts_with("http://")
+                                || u.len() > 8 && u.starts_with("https://")) =>
+                        {
+                            errors.push(format!("{label}: url must be a valid HTTP or HTTPS URL"))
+                        }
+                        Some(_) => {}
+                        None => errors.push(format!("{label}: url must be a non-empty string")),
+                    }
+                    if h.get("method").and_then(Value::as_str) != Some("POST") {
+                        errors.push(format!(
+                            "{label}: method must be \"POST\" (required; only POST is supported)"
+                        ));
+                    }
+                    match h.get("headers") {
+                        None => {}
+                        Some(Value::Object(m)) => {
+                            for (k, v) in m {
+                                if !v.is_string() {
+                                    errors.push(format!("{label}: headers.{k} must be a string"));
+                                }
+                            }
+                        }
+                        Some(_) => errors.push(format!("{label}: headers must be an object")),
+                    }
+                }
+                _ => errors.push(format!("{label}: type must be \"process\" or \"http\"")),
+            }
+            // An integral float (`1000.0`) is an integer, as JavaScript's `Number.isInteger` says.
+            if !h
+                .get("timeout_ms")
+                .and_then(|t| {
+                    t.as_u64().or_else(|| {
+                        t.as_f64()
+                            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                            .map(|f| f as u64)
+                    })
+                })
+                .is_some_and(|t| (100..=30_000).contains(&t))
+            {
+                errors.push(format!(
+                    "{label}: timeout_ms must be an integer between 100 and 30000"
+                ));
+            }
+            match h.get("mode").and_then(Value::as_str) {
+                Some("blocking")
+                    if matches!(phase.as_str(), "after_acceptance" | "on_escalation") =>
+                {
+                    errors.push(format!(
+                        "{label}: phase \"{phase}\" does not support blocking hooks"
+                    ))
+                }
+                Some("blocking" | "advisory") => {}
+                _ => errors.push(format!(
+                    "{label}: mode must be \"blocking\" or \"advisory\""
+                )),
+            }
+            match h.get("env") {
+                None => {}
+                Some(Value::Object(m)) => {
+                    for (k, v) in m {
+                        if !v.is_string() {
+                            errors.push(format!("{label}: env.{k} must be a string"));
+                        }
+                    }
+                }
+                Some(_) => errors.push(format!("{label}: env must be an object")),
+            }
         }
     }
 }

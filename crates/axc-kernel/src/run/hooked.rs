@@ -49,60 +49,64 @@ impl std::fmt::Display for Halted {
 }
 
 /// The hooks of `config` for `phases`, when it may run them. The config is read again now
-/// (the hooks about to run are the ones in that text, whatever was loaded before) and must be
-/// one a person chose for hooks: the one `config --set` wrote, or the one committed at every
-/// head a turn is judged against — not a config absent from those commits, and not one git
-/// cannot compare. A config no person chose may run no hooks, and may not leave out hooks the
-/// person's config declares for these phases (deleting a blocking hook is no way past it):
-/// either way the step is refused. A project that is not a git repository has no committed
-/// config: its config is the person's.
+/// (the hooks about to run are the ones in that text, whatever was loaded before). Its `hooks`
+/// must be the person's: the ones committed at every head a turn is judged against (the active
+/// turns' baselines, or HEAD) — never an uncommitted edit, a config no commit holds, or a
+/// `config --set` (its ledger line is the project's to forge) — and allowed on this machine
+/// ([`allowed`]). A config whose hooks are not the committed ones may run none, and may not
+/// leave out hooks the committed config declares for these phases (deleting a blocking hook is
+/// no way past it): the step is refused. A project that is not a git repository has no
+/// committed config: its hooks are the person's once allowed.
 pub fn trusted<'a>(store: &Store, config: &'a Json, phases: &[&str]) -> Result<&'a Json, Refusal> {
     let hooks = &config["hooks"];
     let declares = |h: &Json| phases.iter().any(|p| hooks::declares(h, p));
-    let (now, text) = cfg::load_text(store)?;
+    let (now, _) = cfg::load_text(store)?;
     if now["hooks"] != *hooks {
         return Err(Refusal::new(format!(
             "{} changed while this command ran: run it again.",
             super::store::CONFIG
         )));
     }
-    // The committed config first (one git process): the common case, a config as committed,
-    // needs nothing more — the decision ledger is read back only when it is not.
-    let committed = super::settings::committed_configs(store);
-    let as_committed = committed
-        .as_ref()
-        .is_ok_and(|c| c.iter().all(|c| c.as_deref() == Some(text.as_str())));
-    let person_declares = || match &committed {
-        Ok(c) => c
-            .iter()
-            .flatten()
-            .any(|t| serde_json::from_str::<Json>(t).is_ok_and(|c| declares(&c["hooks"]))),
-        Err(_) => true,
-    };
-    if !as_committed && !declares(hooks) && !person_declares() {
-        // No hooks here or in the person's config: nothing at stake.
-        return Ok(hooks);
-    }
-    let chosen = as_committed || super::settings::set_by_person(store, &text);
-    if chosen {
-        // A config a person committed is still no leave to run commands on this machine:
-        // anyone who can commit to the project (an agent too) can change it.
-        let any = hooks.as_object().is_some_and(|m| {
-            m.values()
-                .any(|l| l.as_array().is_some_and(|l| !l.is_empty()))
-        });
-        if any && !allowed(store.root(), hooks) {
-            return Err(Refusal::new(format!(
-                "The hooks in {} are not allowed on this machine yet. Hooks are commands run with your rights, and anyone who can commit to the project can change them: review them with `agentxchain hooks`, then run `agentxchain hooks allow` (it records these exact hooks for this project; any change to them asks again).",
-                super::store::CONFIG
-            )));
+    let committed = super::settings::committed_configs(store).map_err(|_| {
+        Refusal::new(
+            "git cannot say which hooks a person committed (the run's records name commits, and git does not answer): repair the repository, then run this again.",
+        )
+    })?;
+    // Each commit's hooks; `None` for a commit without a readable config.
+    let at_commits: Vec<Option<Json>> = committed
+        .iter()
+        .map(|t| {
+            t.as_deref()
+                .and_then(|t| serde_json::from_str::<Json>(t).ok())
+                .map(|c| c["hooks"].clone())
+        })
+        .collect();
+    let as_committed = at_commits.iter().all(|h| h.as_ref() == Some(hooks));
+    if !as_committed {
+        if !declares(hooks) && !at_commits.iter().flatten().any(declares) {
+            // No hooks here or in the person's config: nothing at stake.
+            return Ok(hooks);
         }
-        return Ok(hooks);
+        return Err(Refusal::new(format!(
+            "The hooks in {config} are not the ones committed (an edit no commit holds yet, or hooks left out): hooks run with your rights and guard steps a person wanted checked, so none are run from it and none are left out. Commit (or revert) the change to {config}, then run this again.",
+            config = super::store::CONFIG
+        )));
     }
-    Err(Refusal::new(format!(
-        "{config} is not the one a person chose (it differs from the committed one and no `agentxchain config --set` wrote it), and hooks are at stake: hooks run with your rights and guard steps a person wanted checked, so none are run from it and none are left out. Commit (or revert) the change to {config}, then run this again.",
-        config = super::store::CONFIG
-    )))
+    if any_hooks(hooks) && !allowed(store.root(), hooks) {
+        return Err(Refusal::new(format!(
+            "The hooks in {} are not allowed on this machine yet. Hooks are commands run with your rights, and anyone who can commit to the project can change them: review them with `agentxchain hooks`, then run `agentxchain hooks allow` (it records these exact hooks, and the project files they name, for this project; any change asks again).",
+            super::store::CONFIG
+        )));
+    }
+    Ok(hooks)
+}
+
+/// Whether `hooks` declares any hook at all.
+pub fn any_hooks(hooks: &Json) -> bool {
+    hooks.as_object().is_some_and(|m| {
+        m.values()
+            .any(|l| l.as_array().is_some_and(|l| !l.is_empty()))
+    })
 }
 
 /// The file where this machine's person records the hooks they allowed, one line per
@@ -121,24 +125,49 @@ pub fn allow_list() -> Option<PathBuf> {
         .map(|d| d.join("allowed-hooks.jsonl"))
 }
 
-/// What an allowance names: this project (its real path) and these exact hooks (their
-/// canonical JSON), as one SHA-256 digest.
-pub fn allowance_key(root: &Path, hooks: &Json) -> String {
+/// The project an allowance is for: its real path's bytes, as one SHA-256 digest.
+fn project_key(root: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let text = format!("{}\n{}", root.display(), canon::to_canonical_compact(hooks));
+    format!("sha256:{}", canon::sha256_hex(root.as_os_str().as_bytes()))
+}
+
+/// What an allowance allows: these exact hooks (their canonical JSON) and the bytes of every
+/// file of the project a hook's command names (`sh scripts/lint.sh`: an agent that rewrites the
+/// script changes what is allowed), as one SHA-256 digest.
+pub fn hooks_key(root: &Path, hooks: &Json) -> String {
+    let mut text = canon::to_canonical_compact(hooks);
+    for phase in hooks.as_object().into_iter().flat_map(|m| m.values()) {
+        for hook in phase.as_array().into_iter().flatten() {
+            for part in hook["command"].as_array().into_iter().flatten() {
+                let Some(p) = part
+                    .as_str()
+                    .filter(|p| !p.is_empty() && !p.starts_with('-'))
+                else {
+                    continue;
+                };
+                if let Ok(bytes) = fsread::read_inside(root, Path::new(p), 16 << 20) {
+                    text.push_str(&format!("\n{p}\0{}", canon::sha256_hex(&bytes)));
+                }
+            }
+        }
+    }
     format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
 }
 
-/// Whether the person allowed `hooks` for the project at `root` on this machine.
+/// Whether the person's newest allowance for the project at `root` on this machine is for
+/// `hooks` as they are now (an older allowance of other hooks no longer counts).
 pub fn allowed(root: &Path, hooks: &Json) -> bool {
     let Some(list) = allow_list() else {
         return false;
     };
-    let key = allowance_key(root, hooks);
+    let project = project_key(root);
     std::fs::read_to_string(list).is_ok_and(|t| {
         t.lines()
+            .rev()
             .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-            .any(|l| l["key"] == key.as_str())
+            .find(|l| l["project_key"] == project.as_str())
+            .is_some_and(|l| l["hooks_key"] == hooks_key(root, hooks).as_str())
     })
 }
 
@@ -151,7 +180,7 @@ pub fn allow(root: &Path, hooks: &Json) -> Result<PathBuf, String> {
     if let Some(dir) = list.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let line = json!({"key": allowance_key(root, hooks),
+    let line = json!({"project_key": project_key(root), "hooks_key": hooks_key(root, hooks),
         "project": root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).display().to_string(),
         "allowed_at": now()});
     std::fs::OpenOptions::new()
