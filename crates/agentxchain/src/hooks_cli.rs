@@ -100,7 +100,9 @@ pub fn run(allow: bool, as_json: bool) -> ExitCode {
     let hooks = &config["hooks"];
     let list = listing(hooks);
     if allow {
-        if list.is_empty() {
+        if list.is_empty()
+            && (!hooked::has_allowance(store.root()) || hooked::allowed(store.root(), hooks))
+        {
             return answer(
                 as_json,
                 json!({"allowed": false, "hooks": 0, "reason": "no hooks"}),
@@ -111,11 +113,18 @@ pub fn run(allow: bool, as_json: bool) -> ExitCode {
         return match hooked::allow(store.root(), hooks) {
             Ok(path) => {
                 let mut lines = text_lines(&list);
-                lines.push(format!(
-                    "Allowed these {} hook(s) for this project (recorded in {}). Any change to them, or to the project files their commands name, asks again.",
-                    list.len(),
-                    clean(&path.display().to_string())
-                ));
+                lines.push(if list.is_empty() {
+                    format!(
+                        "Recorded: this project runs without hooks now (in {}); the hooks allowed before no longer count.",
+                        clean(&path.display().to_string())
+                    )
+                } else {
+                    format!(
+                        "Allowed these {} hook(s) for this project (recorded in {}). Any change to them, or to the files their commands name, asks again.",
+                        list.len(),
+                        clean(&path.display().to_string())
+                    )
+                });
                 lines.push("Note: a hook runs what it names with your rights — a script in the project, the project's git config, a package's scripts: an agent that can change those changes what runs.".to_owned());
                 answer(
                     as_json,
@@ -132,7 +141,9 @@ pub fn run(allow: bool, as_json: bool) -> ExitCode {
             ),
         };
     }
-    if list.is_empty() {
+    // Whether the governed commands would run them now (and leave none out): allowed here.
+    let why = hooked::trusted(&store, &config).err().map(|r| r.message);
+    if list.is_empty() && why.is_none() {
         return answer(
             as_json,
             json!({"hooks": [], "runnable": true, "why": null}),
@@ -140,10 +151,6 @@ pub fn run(allow: bool, as_json: bool) -> ExitCode {
             0,
         );
     }
-    // Whether the governed commands would run them now: committed, and allowed here.
-    let why = hooked::trusted(&store, &config, &PHASES)
-        .err()
-        .map(|r| r.message);
     let mut lines = text_lines(&list);
     match &why {
         None => lines.push("The governed commands run these hooks.".to_owned()),

@@ -403,7 +403,10 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     c["hooks"] = json!({"before_assignment": h.config("advisory")});
     std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
     let out = p.fails(&["resume"]);
-    assert!(out.contains("are not the ones committed"), "{out}");
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
     assert!(
         h.seen("before_assignment").is_none(),
         "the hook did not run"
@@ -413,7 +416,10 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     // person to allow them on this machine.
     git(&p.root, &["commit", "-qam", "hooks"]);
     let out = p.fails(&["resume"]);
-    assert!(out.contains("are not allowed on this machine yet"), "{out}");
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
     assert!(
         h.seen("before_assignment").is_none(),
         "the hook did not run"
@@ -423,7 +429,7 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     assert!(listed.contains("hook.sh"), "{listed}");
     assert!(
         listed.contains(
-            "Not run now: The hooks in agentxchain.json are not allowed on this machine yet"
+            "Not run now: The hooks in agentxchain.json are not the ones allowed on this machine"
         ),
         "{listed}"
     );
@@ -512,7 +518,7 @@ fn deleting_a_blocking_hook_from_the_config_is_no_way_past_it() {
     // After its turn, the agent deletes the hooks (and leaves the edit uncommitted).
     agent_edits_config(&p, |c| c["hooks"] = json!({}));
     let out = p.fails(&["approve-transition"]);
-    assert!(out.contains("are not the ones committed"), "{out}");
+    assert!(out.contains("are gone from agentxchain.json"), "{out}");
     assert_eq!(p.state()["phase"], "planning");
     assert!(p.state()["pending_phase_transition"].is_object());
     // Nor by keeping the others and dropping only the one that guards assignment.
@@ -528,7 +534,10 @@ fn deleting_a_blocking_hook_from_the_config_is_no_way_past_it() {
             .remove("before_assignment");
     });
     let out = p.fails(&["resume"]);
-    assert!(out.contains("are not the ones committed"), "{out}");
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
     assert!(no_active_turn(&p));
 }
 
@@ -544,7 +553,10 @@ fn a_config_no_commit_holds_runs_no_hooks() {
         c["hooks"] = json!({"before_assignment": h.config("advisory")})
     });
     let out = p.fails(&["resume"]);
-    assert!(out.contains("are not the ones committed"), "{out}");
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
     assert!(
         h.seen("before_assignment").is_none(),
         "the hook did not run"
@@ -583,7 +595,7 @@ fn a_forged_config_set_line_does_not_let_the_agent_drop_a_hook() {
     ledger.push('\n');
     p.write(".agentxchain/decision-ledger.jsonl", &ledger);
     let out = p.fails(&["accept-turn"]);
-    assert!(out.contains("are not the ones committed"), "{out}");
+    assert!(out.contains("are gone from agentxchain.json"), "{out}");
     assert!(p.jsonl(".agentxchain/history.jsonl").is_empty());
 }
 
@@ -606,7 +618,10 @@ fn an_allowance_covers_the_project_files_a_hook_runs_and_only_the_newest_counts(
     );
     git(&p.root, &["commit", "-qam", "faster lint"]);
     let out = p.fails(&["resume"]);
-    assert!(out.contains("are not allowed on this machine yet"), "{out}");
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
     assert!(!p.root.join("pwned").exists());
     // The person allows a new set; the older one no longer counts.
     p.write("scripts/lint.sh", "echo '{\"verdict\":\"allow\"}'\n");
@@ -615,7 +630,10 @@ fn an_allowance_covers_the_project_files_a_hook_runs_and_only_the_newest_counts(
     p.ok(&["hooks", "allow"]);
     p.config(|c| c["hooks"] = hook(5000));
     let out = p.fails(&["resume"]);
-    assert!(out.contains("are not allowed on this machine yet"), "{out}");
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -665,4 +683,68 @@ fn hooks_the_reference_would_not_run_as_written_do_not_validate() {
     );
     assert!(text.contains("does not support blocking hooks"), "{text}");
     assert!(!text.contains("timeout_ms"), "1000.0 is an integer: {text}");
+}
+
+#[test]
+fn an_agent_that_commits_without_its_hooks_and_rewrites_the_baseline_is_still_refused() {
+    let (p, h) = hooked(&["before_acceptance"], "blocking");
+    p.ok(&["resume"]);
+    let (turn, _) = p.active_turn();
+    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
+    h.answer("before_acceptance", Some(BLOCK));
+    // The agent commits a config without hooks and points its turn's baseline at that commit:
+    // nothing in the project says hooks were ever there.
+    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    git(&p.root, &["commit", "-qm", "tidy", "agentxchain.json"]);
+    let head = String::from_utf8(
+        std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&p.root)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let mut state = p.state();
+    state["active_turns"][&turn]["baseline"]["head_ref"] = json!(head.trim());
+    p.write(
+        ".agentxchain/state.json",
+        &serde_json::to_string_pretty(&state).unwrap(),
+    );
+    let out = p.fails(&["accept-turn"]);
+    assert!(out.contains("are gone from agentxchain.json"), "{out}");
+    assert!(p.jsonl(".agentxchain/history.jsonl").is_empty());
+    // The person may choose to run without them: an allowance of no hooks.
+    let out = p.ok(&["hooks", "allow"]);
+    assert!(out.contains("runs without hooks now"), "{out}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&p.ok(&["hooks", "--json"])).unwrap()["runnable"],
+        true
+    );
+}
+
+#[test]
+fn a_hook_that_reads_none_of_a_long_input_does_not_end_the_command() {
+    // The staged result goes to the hook on stdin; a hook that exits without reading it
+    // leaves a closed pipe (EPIPE), which must not kill the command (SIGPIPE).
+    let p = Project::new();
+    p.config(|c| {
+        c["hooks"] = json!({"before_validation": [{"name": "quick", "type": "process",
+            "command": ["true"], "timeout_ms": 5000, "mode": "advisory"}]})
+    });
+    p.ok(&["hooks", "allow"]);
+    p.ok(&["resume"]);
+    p.agent_turn(
+        &[(".planning/PM_SIGNOFF.md", SIGNOFF)],
+        json!({"summary": "x".repeat(1 << 20)}),
+    );
+    let out = p.run(&["accept-turn"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.jsonl(".agentxchain/history.jsonl").len(), 1);
 }

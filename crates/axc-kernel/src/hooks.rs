@@ -167,8 +167,11 @@ fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> 
     let input = envelope.to_string();
     let mut stdin = child.stdin.take();
     std::thread::spawn(move || {
+        // A hook that exits without reading its input is not a failure: EPIPE, never the
+        // SIGPIPE that would end the command mid-write (an agent's long staged result makes
+        // the input longer than a pipe holds).
+        crate::process::block_sigpipe();
         if let Some(s) = stdin.as_mut() {
-            // A hook that exits without reading its input is not a failure (EPIPE).
             let _ = s.write_all(input.as_bytes());
         }
     });

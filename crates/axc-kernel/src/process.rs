@@ -44,3 +44,17 @@ pub fn kill_group(pid: u32) {
         libc::kill(-(pid as i32), libc::SIGKILL);
     }
 }
+
+/// Blocks SIGPIPE for the calling thread: a write to a child's stdin after the child exited
+/// fails with EPIPE instead of raising SIGPIPE, whose default action (which the binaries keep
+/// for their own stdout) would end the whole command. SIGPIPE from a write goes to the writing
+/// thread, so a thread that only feeds a child calls this first; it dies with the thread.
+pub fn block_sigpipe() {
+    // SAFETY: a signal set built with the libc calls and applied to this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}

@@ -512,16 +512,7 @@ pub fn accept_as(
     // the ones compared with the committed config below.
     let _lock = store.lock()?;
     let (config, config_text) = cfg::load_text(store)?;
-    let hooks = super::hooked::trusted(
-        store,
-        &config,
-        &[
-            "before_validation",
-            "after_validation",
-            "before_acceptance",
-            "after_acceptance",
-        ],
-    )?;
+    let hooks = super::hooked::trusted(store, &config)?;
     let state = store.state()?;
     let turn = super::target_turn(&state, turn, "No active turn to accept.", "accept")?;
     let turn_id = turn["turn_id"].as_str().unwrap_or("").to_owned();

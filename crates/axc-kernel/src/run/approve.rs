@@ -247,7 +247,7 @@ fn before_gate(
     pending: &Json,
     what: &str,
 ) -> Result<(), NotApproved> {
-    let hooks = super::hooked::trusted(store, config, &["before_gate"])?;
+    let hooks = super::hooked::trusted(store, config)?;
     if !crate::hooks::declares(hooks, "before_gate") {
         return Ok(());
     }

@@ -170,8 +170,7 @@ pub fn assign_and_dispatch(
     role: &str,
     intake: Option<&Json>,
 ) -> Result<(Json, Json), NotAssigned> {
-    let hooks = super::hooked::trusted(store, config, &["before_assignment", "after_dispatch"])
-        .map_err(|r| r.message)?;
+    let hooks = super::hooked::trusted(store, config).map_err(|r| r.message)?;
     let turn_id = new_id("turn");
     let assigned_at = now();
     // What remains of the budget is judged against the limit configured now (a person may
@@ -377,8 +376,7 @@ fn redispatch(
     state: &Json,
     turn_id: &str,
 ) -> Result<(Json, Json), NotAssigned> {
-    let hooks =
-        super::hooked::trusted(store, config, &["after_dispatch"]).map_err(|r| r.message)?;
+    let hooks = super::hooked::trusted(store, config).map_err(|r| r.message)?;
     let mut next = state.clone();
     let turn = &mut next["active_turns"][turn_id];
     turn["status"] = json!("dispatched");

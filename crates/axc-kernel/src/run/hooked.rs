@@ -5,10 +5,9 @@
 //! `markRunBlocked` (the turn retained).
 //!
 //! Hooks are commands run with the rights of whoever runs the governed command — a person
-//! approving a gate, accepting a turn. So they run only from a config a person chose
-//! ([`super::settings::chosen`]: committed, or written by `config --set`): hooks an agent wrote
-//! into `agentxchain.json` are never run, and the step is refused until a person commits or
-//! reverts them.
+//! approving a gate, accepting a turn. So they run only when they are exactly the hooks the
+//! person allowed for the project on this machine (`agentxchain hooks allow`, a list kept
+//! outside the project): nothing an agent writes in the project adds, changes or drops a hook.
 
 use std::path::{Path, PathBuf};
 
@@ -48,18 +47,17 @@ impl std::fmt::Display for Halted {
     }
 }
 
-/// The hooks of `config` for `phases`, when it may run them. The config is read again now
-/// (the hooks about to run are the ones in that text, whatever was loaded before). Its `hooks`
-/// must be the person's: the ones committed at every head a turn is judged against (the active
-/// turns' baselines, or HEAD) — never an uncommitted edit, a config no commit holds, or a
-/// `config --set` (its ledger line is the project's to forge) — and allowed on this machine
-/// ([`allowed`]). A config whose hooks are not the committed ones may run none, and may not
-/// leave out hooks the committed config declares for these phases (deleting a blocking hook is
-/// no way past it): the step is refused. A project that is not a git repository has no
-/// committed config: its hooks are the person's once allowed.
-pub fn trusted<'a>(store: &Store, config: &'a Json, phases: &[&str]) -> Result<&'a Json, Refusal> {
+/// The hooks of `config`, when the governed commands may run them (and leave none out). The
+/// config is read again now (the hooks that run are the ones in that text, whatever was loaded
+/// before), and its hooks must be exactly the ones the person last allowed for this project on
+/// this machine ([`allowed`], `agentxchain hooks allow`), the project files their commands name
+/// included. The allow list is outside the project: nothing an agent writes in it — the config,
+/// a commit, the run's state (a turn's baseline), git's objects, the decision ledger — changes
+/// what runs. Hooks the person allowed that are gone from the config are no way past them
+/// either: the step is refused until they are back or the person allows running without them.
+/// A project whose person never allowed hooks, and whose config declares none, runs none.
+pub fn trusted<'a>(store: &Store, config: &'a Json) -> Result<&'a Json, Refusal> {
     let hooks = &config["hooks"];
-    let declares = |h: &Json| phases.iter().any(|p| hooks::declares(h, p));
     let (now, _) = cfg::load_text(store)?;
     if now["hooks"] != *hooks {
         return Err(Refusal::new(format!(
@@ -67,38 +65,18 @@ pub fn trusted<'a>(store: &Store, config: &'a Json, phases: &[&str]) -> Result<&
             super::store::CONFIG
         )));
     }
-    let committed = super::settings::committed_configs(store).map_err(|_| {
-        Refusal::new(
-            "git cannot say which hooks a person committed (the run's records name commits, and git does not answer): repair the repository, then run this again.",
-        )
-    })?;
-    // Each commit's hooks; `None` for a commit without a readable config.
-    let at_commits: Vec<Option<Json>> = committed
-        .iter()
-        .map(|t| {
-            t.as_deref()
-                .and_then(|t| serde_json::from_str::<Json>(t).ok())
-                .map(|c| c["hooks"].clone())
-        })
-        .collect();
-    let as_committed = at_commits.iter().all(|h| h.as_ref() == Some(hooks));
-    if !as_committed {
-        if !declares(hooks) && !at_commits.iter().flatten().any(declares) {
-            // No hooks here or in the person's config: nothing at stake.
-            return Ok(hooks);
-        }
-        return Err(Refusal::new(format!(
-            "The hooks in {config} are not the ones committed (an edit no commit holds yet, or hooks left out): hooks run with your rights and guard steps a person wanted checked, so none are run from it and none are left out. Commit (or revert) the change to {config}, then run this again.",
+    match newest_allowance(store.root()) {
+        Some(line) if line["hooks_key"] == hooks_key(store.root(), hooks).as_str() => Ok(hooks),
+        Some(line) if line["any"] == true && !any_hooks(hooks) => Err(Refusal::new(format!(
+            "The hooks allowed for this project are gone from {config}: hooks guard steps a person wanted checked, so none is left out. Restore them (git checkout {config}), or — a person — run `agentxchain hooks allow` to run without them.",
             config = super::store::CONFIG
-        )));
-    }
-    if any_hooks(hooks) && !allowed(store.root(), hooks) {
-        return Err(Refusal::new(format!(
-            "The hooks in {} are not allowed on this machine yet. Hooks are commands run with your rights, and anyone who can commit to the project can change them: review them with `agentxchain hooks`, then run `agentxchain hooks allow` (it records these exact hooks, and the project files they name, for this project; any change asks again).",
+        ))),
+        None if !any_hooks(hooks) => Ok(hooks),
+        _ => Err(Refusal::new(format!(
+            "The hooks in {} are not the ones allowed on this machine. Hooks are commands run with your rights, and anyone who can write to the project (an agent too) can change them: review them with `agentxchain hooks`, then run `agentxchain hooks allow` (it records these exact hooks, and the project files they name, for this project; any change asks again).",
             super::store::CONFIG
-        )));
+        ))),
     }
-    Ok(hooks)
 }
 
 /// Whether `hooks` declares any hook at all.
@@ -146,8 +124,8 @@ pub fn hooks_key(root: &Path, hooks: &Json) -> String {
                 else {
                     continue;
                 };
-                if let Ok(bytes) = fsread::read_inside(root, Path::new(p), 16 << 20) {
-                    text.push_str(&format!("\n{p}\0{}", canon::sha256_hex(&bytes)));
+                if let Some(mark) = file_mark(root, p) {
+                    text.push_str(&format!("\n{p}\0{mark}"));
                 }
             }
         }
@@ -155,20 +133,54 @@ pub fn hooks_key(root: &Path, hooks: &Json) -> String {
     format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
 }
 
+/// What a command part that names a file (in the project, or a link from it to elsewhere)
+/// stands for in an allowance: the digest of its bytes (up to 16 MiB), else — a larger file —
+/// its real path, size and modification time. `None` for a part that names no regular file
+/// (a word, a directory, a FIFO: never opened).
+fn file_mark(root: &Path, part: &str) -> Option<String> {
+    if let Ok(bytes) = fsread::read_inside(root, Path::new(part), 16 << 20) {
+        return Some(canon::sha256_hex(&bytes));
+    }
+    let path = root.join(part);
+    let meta = std::fs::metadata(&path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)?;
+    let real = path.canonicalize().ok()?;
+    if meta.len() <= 16 << 20
+        && let Ok(bytes) = std::fs::read(&real)
+    {
+        return Some(format!("{}:{}", real.display(), canon::sha256_hex(&bytes)));
+    }
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Some(format!("{}:{}:{modified}", real.display(), meta.len()))
+}
+
+/// The person's newest allowance line for the project at `root` on this machine.
+fn newest_allowance(root: &Path) -> Option<Json> {
+    let list = allow_list()?;
+    let project = project_key(root);
+    // Read as a regular file only, never waiting on a FIFO or following into a device.
+    let text = fsread::read_inside(list.parent()?, Path::new(list.file_name()?), 64 << 20).ok()?;
+    String::from_utf8_lossy(&text)
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+        .find(|l| l["project_key"] == project.as_str())
+}
+
+/// Whether the person ever allowed hooks (or running without them) for the project at `root`.
+pub fn has_allowance(root: &Path) -> bool {
+    newest_allowance(root).is_some()
+}
+
 /// Whether the person's newest allowance for the project at `root` on this machine is for
 /// `hooks` as they are now (an older allowance of other hooks no longer counts).
 pub fn allowed(root: &Path, hooks: &Json) -> bool {
-    let Some(list) = allow_list() else {
-        return false;
-    };
-    let project = project_key(root);
-    std::fs::read_to_string(list).is_ok_and(|t| {
-        t.lines()
-            .rev()
-            .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-            .find(|l| l["project_key"] == project.as_str())
-            .is_some_and(|l| l["hooks_key"] == hooks_key(root, hooks).as_str())
-    })
+    newest_allowance(root).is_some_and(|l| l["hooks_key"] == hooks_key(root, hooks).as_str())
 }
 
 /// Records that the person allows `hooks` for the project at `root` (`agentxchain hooks
@@ -181,6 +193,7 @@ pub fn allow(root: &Path, hooks: &Json) -> Result<PathBuf, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let line = json!({"project_key": project_key(root), "hooks_key": hooks_key(root, hooks),
+        "any": any_hooks(hooks),
         "project": root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).display().to_string(),
         "allowed_at": now()});
     std::fs::OpenOptions::new()
@@ -499,7 +512,7 @@ pub fn refused(
 /// `hook-audit.jsonl`). Never for a block a hook caused. Hooks of a config no person chose
 /// are not run (the escalation stands all the same).
 pub fn on_escalation(store: &Store, config: &Json, payload: &Json) {
-    let Ok(hooks) = trusted(store, config, &["on_escalation"]) else {
+    let Ok(hooks) = trusted(store, config) else {
         return;
     };
     let turn = payload["failed_turn_id"].as_str();

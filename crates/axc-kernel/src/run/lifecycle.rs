@@ -274,7 +274,7 @@ pub fn claim(store: &Store, config: &Json, turn_id: &str, claimant: u32) -> Resu
             "Worker process (PID {pid}) is still alive.\nThe previous dispatch appears to still be running.\nWait for it to complete, or kill it first, then retry."
         )));
     }
-    let hooks = super::hooked::trusted(store, config, &["after_dispatch"])?;
+    let hooks = super::hooked::trusted(store, config)?;
     super::dispatch::write_bundle_files(store, &state, config, &t)?;
     if let Some(halted) = super::hooked::after_dispatch(store, config, hooks, &state, &t)? {
         return Err(Refusal::new(halted.error));

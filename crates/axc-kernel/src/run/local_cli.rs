@@ -148,17 +148,6 @@ pub fn command(runtime: &Json, prompt: &str) -> Option<(String, Vec<String>)> {
     Some((program, args))
 }
 
-/// Blocks SIGPIPE for the calling thread.
-fn block_sigpipe() {
-    // SAFETY: a signal set built with the libc calls and applied to this thread only.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
 /// The startup watchdog's window for `runtime` (its `startup_watchdog_ms`, else the config's
 /// `run_loop.startup_watchdog_ms`, else 180 s).
 pub fn startup_watchdog_ms(config: &Json, runtime: &Json) -> u64 {
@@ -510,7 +499,7 @@ pub fn run(
         // stdout, would end this command). SIGPIPE from a write goes to the writing thread, so
         // blocking it here, in this thread only, is enough; it dies with the thread.
         std::thread::spawn(move || {
-            block_sigpipe();
+            crate::process::block_sigpipe();
             let _ = stdin.write_all(&input);
         });
     }
