@@ -748,3 +748,39 @@ fn a_hook_that_reads_none_of_a_long_input_does_not_end_the_command() {
     );
     assert_eq!(p.jsonl(".agentxchain/history.jsonl").len(), 1);
 }
+
+#[test]
+fn a_program_the_hook_finds_in_the_project_counts_by_its_bytes() {
+    let p = Project::new();
+    let tool = "#!/bin/sh\necho '{\"verdict\":\"allow\"}'\n";
+    p.write(".tools/lint", tool);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            p.root.join(".tools/lint"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    p.config(|c| {
+        c["hooks"] = json!({"before_assignment": [{"name": "lint", "type": "process",
+            "command": ["lint"], "env": {"PATH": ".tools:/usr/bin:/bin"},
+            "timeout_ms": 5000, "mode": "blocking"}]})
+    });
+    git(&p.root, &["add", "-A"]);
+    git(&p.root, &["commit", "-qm", "tool"]);
+    let listed = p.ok(&["hooks"]);
+    assert!(
+        listed.contains(".tools:/usr/bin:/bin"),
+        "the PATH is shown: {listed}"
+    );
+    p.ok(&["hooks", "allow"]);
+    // The agent rewrites the program the hook's PATH finds in the project.
+    p.write(".tools/lint", &tool.replace("echo", "touch pwned; echo"));
+    let out = p.fails(&["resume"]);
+    assert!(
+        out.contains("are not the ones allowed on this machine"),
+        "{out}"
+    );
+    assert!(!p.root.join("pwned").exists());
+}

@@ -117,6 +117,23 @@ pub fn hooks_key(root: &Path, hooks: &Json) -> String {
     let mut text = canon::to_canonical_compact(hooks);
     for phase in hooks.as_object().into_iter().flat_map(|m| m.values()) {
         for hook in phase.as_array().into_iter().flatten() {
+            // The program itself, found as the hook's process will find it: a `PATH` (the
+            // hook's own `env` first) that leads into the project lets the project pick it.
+            // A program of the system counts by where it is (hashing it would cost every
+            // command milliseconds, and an update would ask again); one in the project by its
+            // bytes too.
+            if let Some(program) = hook["command"][0].as_str().filter(|p| !p.contains('/'))
+                && let Some(found) = on_path(root, program, &hook["env"]["PATH"])
+            {
+                let real = found.canonicalize().unwrap_or(found);
+                let inside = root.canonicalize().is_ok_and(|r| real.starts_with(&r));
+                let mark = if inside {
+                    file_mark(root, &real.to_string_lossy()).unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                text.push_str(&format!("\n{program}\0{}\0{mark}", real.display()));
+            }
             for part in hook["command"].as_array().into_iter().flatten() {
                 let Some(p) = part
                     .as_str()
@@ -131,6 +148,22 @@ pub fn hooks_key(root: &Path, hooks: &Json) -> String {
         }
     }
     format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
+}
+
+/// Where `program` is found on the `PATH` a hook runs with (its `env`'s, else this process's):
+/// the first executable regular file, a relative entry taken from the project (the hook's
+/// directory).
+fn on_path(root: &Path, program: &str, hook_path: &Json) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = hook_path
+        .as_str()
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"))?;
+    std::env::split_paths(&path)
+        .map(|dir| root.join(dir).join(program))
+        .find(|c| {
+            std::fs::metadata(c).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// What a command part that names a file (in the project, or a link from it to elsewhere)
