@@ -784,3 +784,75 @@ fn a_program_the_hook_finds_in_the_project_counts_by_its_bytes() {
     );
     assert!(!p.root.join("pwned").exists());
 }
+
+#[test]
+fn a_hook_runs_the_bytes_that_were_allowed_whatever_the_file_becomes_meanwhile() {
+    // A file a hook runs is read once, checked, and run from a private copy: rewriting it
+    // while the hooks run (here the first hook does what an agent's background process would)
+    // changes nothing that runs.
+    let p = Project::new();
+    p.write(
+        "scripts/gate.sh",
+        "cat >/dev/null; echo '{\"verdict\":\"block\",\"message\":\"gate says no\"}'\n",
+    );
+    p.write(
+        "scripts/swap.sh",
+        "cat >/dev/null; printf 'touch pwned; echo {\"verdict\":\"allow\"}\\n' > scripts/gate.sh; echo '{\"verdict\":\"allow\"}'\n",
+    );
+    p.config(|c| {
+        c["hooks"] = json!({"before_assignment": [
+            {"name": "swap", "type": "process", "command": ["sh", "scripts/swap.sh"], "timeout_ms": 5000, "mode": "advisory"},
+            {"name": "gate", "type": "process", "command": ["sh", "scripts/gate.sh"], "timeout_ms": 5000, "mode": "blocking"}
+        ]})
+    });
+    git(&p.root, &["add", "-A"]);
+    git(&p.root, &["commit", "-qm", "gate"]);
+    p.ok(&["hooks", "allow"]);
+    let out = p.fails(&["resume"]);
+    assert!(out.contains("gate says no"), "{out}");
+    assert!(
+        !p.root.join("pwned").exists(),
+        "the rewritten script did not run"
+    );
+    assert!(no_active_turn(&p));
+}
+
+#[test]
+fn an_allow_list_behind_a_link_is_read_and_an_unreadable_one_refuses() {
+    let p = Project::new();
+    let home = p._dir.path().join("home");
+    let dotfiles = p._dir.path().join("dotfiles");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("allowed-hooks.jsonl"), "").unwrap();
+    std::os::unix::fs::symlink(
+        dotfiles.join("allowed-hooks.jsonl"),
+        home.join("allowed-hooks.jsonl"),
+    )
+    .unwrap();
+    let h = Hook::new(&p);
+    p.config(|c| c["hooks"] = json!({"before_assignment": h.config("blocking")}));
+    p.ok(&["hooks", "allow"]);
+    p.ok(&["resume"]);
+    assert!(
+        h.seen("before_assignment").is_some(),
+        "allowed through the link"
+    );
+    // A list that is there and cannot be read decides nothing: refused, even for a config
+    // whose hooks are gone.
+    std::fs::remove_file(dotfiles.join("allowed-hooks.jsonl")).unwrap();
+    std::fs::create_dir(dotfiles.join("allowed-hooks.jsonl")).unwrap();
+    p.ok(&["escalate", "--reason", "pause"]);
+    let (id,) = (
+        p.jsonl(".agentxchain/human-escalations.jsonl")[0]["escalation_id"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    );
+    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    let out = p.fails(&["unblock", &id]);
+    assert!(
+        out.contains("The allow list of hooks cannot be read"),
+        "{out}"
+    );
+}

@@ -63,6 +63,18 @@ pub struct HookRun {
 }
 
 impl HookRun {
+    /// A phase's hooks halted before any ran, for `why`: blocked (the first hook named).
+    pub fn halted(list: &Json, why: &str) -> HookRun {
+        let name = list[0]["name"].as_str().unwrap_or("unknown");
+        HookRun {
+            ok: false,
+            blocked: true,
+            tamper: None,
+            blocker: Some(json!({"hook_name": name, "verdict": "block", "message": why})),
+            results: Vec::new(),
+        }
+    }
+
     /// The hook a halted run names: the one that blocked, else the last one run (the one that
     /// tampered). (The reference names the phase's first hook on a tamper, which need not be
     /// the one that changed the file.)

@@ -65,7 +65,13 @@ pub fn trusted<'a>(store: &Store, config: &'a Json) -> Result<&'a Json, Refusal>
             super::store::CONFIG
         )));
     }
-    match newest_allowance(store.root()) {
+    let newest = newest_allowance_checked(store.root()).map_err(|e| {
+        Refusal::new(format!(
+            "The allow list of hooks cannot be read ({}): no hook is run, or left out, without it.",
+            axc_core::util::printable(&e)
+        ))
+    })?;
+    match newest {
         Some(line) if line["hooks_key"] == hooks_key(store.root(), hooks).as_str() => Ok(hooks),
         Some(line) if line["any"] == true && !any_hooks(hooks) => Err(Refusal::new(format!(
             "The hooks allowed for this project are gone from {config}: hooks guard steps a person wanted checked, so none is left out. Restore them (git checkout {config}), or — a person — run `agentxchain hooks allow` to run without them.",
@@ -110,44 +116,165 @@ fn project_key(root: &Path) -> String {
     format!("sha256:{}", canon::sha256_hex(root.as_os_str().as_bytes()))
 }
 
-/// What an allowance allows: these exact hooks (their canonical JSON) and the bytes of every
-/// file of the project a hook's command names (`sh scripts/lint.sh`: an agent that rewrites the
-/// script changes what is allowed), as one SHA-256 digest.
-pub fn hooks_key(root: &Path, hooks: &Json) -> String {
+/// A file a hook's command runs or names, read once: the bytes that are keyed are the bytes
+/// that run ([`run`] hands the hook a private copy of them).
+struct Named {
+    /// Which command part names it.
+    index: usize,
+    /// The file's real path.
+    real: PathBuf,
+    /// Its bytes, when it is named through the project (a path in it, a link in it, a `PATH`
+    /// entry in it); `None` for a file of the machine named from outside the project (an
+    /// absolute path, a program of the system): counted by where it is — the agent cannot
+    /// change it, hashing it would cost every command milliseconds, and an update would ask
+    /// again.
+    bytes: Option<Vec<u8>>,
+    executable: bool,
+}
+
+/// The most of a named file read and copied (a larger one cannot be allowed).
+const MAX_NAMED: u64 = 64 << 20;
+
+/// What `hook`'s command runs and names: its program as the hook's process will find it (a
+/// `PATH` — the hook's own `env` first — that leads into the project lets the project pick
+/// it), and every part that names a regular file (in the project, or through a link out of
+/// it). A part naming a FIFO or device is never opened. Err: a named file too large to pin.
+fn named(root: &Path, hook: &Json) -> Result<Vec<Named>, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut out = Vec::new();
+    let parts: Vec<&str> = hook["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_str().unwrap_or(""))
+        .collect();
+    for (index, part) in parts.iter().enumerate() {
+        if part.is_empty() || part.starts_with('-') {
+            continue;
+        }
+        let found = if index == 0 && !part.contains('/') {
+            match on_path(root, part, &hook["env"]["PATH"]) {
+                Some(f) => f,
+                None => continue,
+            }
+        } else {
+            root.join(part)
+        };
+        let Some(meta) = std::fs::metadata(&found)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+        else {
+            continue;
+        };
+        // Named through the project (a path in it, a link in it to anywhere, a `PATH` entry
+        // in it): the agent's to change, so read and run as read. Anything else is the
+        // person's machine, counted by where it is.
+        let through_project = lexically_inside(root, &found) || {
+            let real = found.canonicalize().unwrap_or_else(|_| found.clone());
+            real.starts_with(&real_root)
+        };
+        let real = found.canonicalize().unwrap_or(found);
+        let bytes = if !through_project {
+            None
+        } else {
+            if meta.len() > MAX_NAMED {
+                return Err(format!(
+                    "{part} ({} bytes) is larger than the {MAX_NAMED} bytes a hook's file may be",
+                    meta.len()
+                ));
+            }
+            Some(read_regular(&real).map_err(|e| format!("{part}: {e}"))?)
+        };
+        out.push(Named {
+            index,
+            real,
+            bytes,
+            executable: meta.permissions().mode() & 0o111 != 0,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `path`, with its `..` taken away by name (links not followed), is `root` or
+/// below it.
+fn lexically_inside(root: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in root.join(path).components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.starts_with(root)
+}
+
+/// The bytes of the regular file at `path` (at most [`MAX_NAMED`]): opened without waiting (a
+/// FIFO swapped in is refused, not waited on) and checked to be a regular file as opened.
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_NAMED + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_NAMED {
+        return Err(std::io::Error::other(
+            "grew past the size a hook's file may be",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The allowance key of `hooks` with the files they name as `named` read them.
+fn key_of(hooks: &Json, named: &[(String, Vec<Named>)]) -> String {
     let mut text = canon::to_canonical_compact(hooks);
-    for phase in hooks.as_object().into_iter().flat_map(|m| m.values()) {
-        for hook in phase.as_array().into_iter().flatten() {
-            // The program itself, found as the hook's process will find it: a `PATH` (the
-            // hook's own `env` first) that leads into the project lets the project pick it.
-            // A program of the system counts by where it is (hashing it would cost every
-            // command milliseconds, and an update would ask again); one in the project by its
-            // bytes too.
-            if let Some(program) = hook["command"][0].as_str().filter(|p| !p.contains('/'))
-                && let Some(found) = on_path(root, program, &hook["env"]["PATH"])
-            {
-                let real = found.canonicalize().unwrap_or(found);
-                let inside = root.canonicalize().is_ok_and(|r| real.starts_with(&r));
-                let mark = if inside {
-                    file_mark(root, &real.to_string_lossy()).unwrap_or_default()
-                } else {
-                    String::new()
-                };
-                text.push_str(&format!("\n{program}\0{}\0{mark}", real.display()));
-            }
-            for part in hook["command"].as_array().into_iter().flatten() {
-                let Some(p) = part
-                    .as_str()
-                    .filter(|p| !p.is_empty() && !p.starts_with('-'))
-                else {
-                    continue;
-                };
-                if let Some(mark) = file_mark(root, p) {
-                    text.push_str(&format!("\n{p}\0{mark}"));
-                }
-            }
+    for (label, files) in named {
+        for n in files {
+            let digest = n
+                .bytes
+                .as_deref()
+                .map(canon::sha256_hex)
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "\n{label}:{}\0{}\0{digest}",
+                n.index,
+                n.real.display()
+            ));
         }
     }
     format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
+}
+
+/// Every hook of `hooks` with what it names, labelled `<phase>.<index>`.
+fn all_named(root: &Path, hooks: &Json) -> Result<Vec<(String, Vec<Named>)>, String> {
+    let mut out = Vec::new();
+    for (phase, list) in hooks.as_object().into_iter().flatten() {
+        for (i, hook) in list.as_array().into_iter().flatten().enumerate() {
+            out.push((format!("{phase}.{i}"), named(root, hook)?));
+        }
+    }
+    Ok(out)
+}
+
+/// What an allowance allows: these exact hooks (their canonical JSON), and the bytes of every
+/// file a hook runs or names (`sh scripts/lint.sh`: an agent that rewrites the script changes
+/// what is allowed; the program a `PATH` into the project finds), as one SHA-256 digest. A hook
+/// whose file cannot be pinned keys as nothing any allowance holds.
+pub fn hooks_key(root: &Path, hooks: &Json) -> String {
+    match all_named(root, hooks) {
+        Ok(named) => key_of(hooks, &named),
+        Err(why) => format!("unpinnable: {why}"),
+    }
 }
 
 /// Where `program` is found on the `PATH` a hook runs with (its `env`'s, else this process's):
@@ -166,43 +293,72 @@ fn on_path(root: &Path, program: &str, hook_path: &Json) -> Option<PathBuf> {
         })
 }
 
-/// What a command part that names a file (in the project, or a link from it to elsewhere)
-/// stands for in an allowance: the digest of its bytes (up to 16 MiB), else — a larger file —
-/// its real path, size and modification time. `None` for a part that names no regular file
-/// (a word, a directory, a FIFO: never opened).
-fn file_mark(root: &Path, part: &str) -> Option<String> {
-    if let Ok(bytes) = fsread::read_inside(root, Path::new(part), 16 << 20) {
-        return Some(canon::sha256_hex(&bytes));
+/// `hooks` as they will run: every file a hook runs or names read once, checked against the
+/// person's allowance, and copied into `dir` (outside the project); each command part that
+/// named one names its copy. What runs is what was allowed, whatever the project's files
+/// become while the hooks run. Err: the files are not the allowed ones (any more).
+fn pinned(root: &Path, hooks: &Json, dir: &Path) -> Result<Json, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let named = all_named(root, hooks)?;
+    let allowed =
+        newest_allowance(root).is_some_and(|l| l["hooks_key"] == key_of(hooks, &named).as_str());
+    if !allowed {
+        return Err(format!(
+            "a file the hooks run changed since {} was checked against the allowance: nothing was run",
+            super::store::CONFIG
+        ));
     }
-    let path = root.join(part);
-    let meta = std::fs::metadata(&path)
-        .ok()
-        .filter(std::fs::Metadata::is_file)?;
-    let real = path.canonicalize().ok()?;
-    if meta.len() <= 16 << 20
-        && let Ok(bytes) = std::fs::read(&real)
-    {
-        return Some(format!("{}:{}", real.display(), canon::sha256_hex(&bytes)));
+    let mut out = hooks.clone();
+    for (label, files) in &named {
+        let Some((phase, i)) = label.rsplit_once('.') else {
+            continue;
+        };
+        let i: usize = i.parse().unwrap_or(usize::MAX);
+        for n in files {
+            let Some(bytes) = &n.bytes else {
+                continue;
+            };
+            let name = n
+                .real
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let copy = dir.join(format!("{phase}-{i}-{}-{name}", n.index));
+            std::fs::write(&copy, bytes).map_err(|e| e.to_string())?;
+            if n.executable {
+                let _ = std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o700));
+            }
+            out[phase][i]["command"][n.index] = json!(copy.display().to_string());
+        }
     }
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    Some(format!("{}:{}:{modified}", real.display(), meta.len()))
+    Ok(out)
 }
 
-/// The person's newest allowance line for the project at `root` on this machine.
-fn newest_allowance(root: &Path) -> Option<Json> {
-    let list = allow_list()?;
+/// The person's newest allowance line for the project at `root` on this machine. Err: the
+/// allow list is there but cannot be read (a link to nothing readable, not a regular file,
+/// too large) — no leave to run, or to leave out, any hook.
+fn newest_allowance_checked(root: &Path) -> Result<Option<Json>, String> {
+    let Some(list) = allow_list() else {
+        return Ok(None);
+    };
+    // Followed through a link (a dotfiles setup), read as a regular file only.
+    let text = match read_regular(&list) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", list.display())),
+    };
     let project = project_key(root);
-    // Read as a regular file only, never waiting on a FIFO or following into a device.
-    let text = fsread::read_inside(list.parent()?, Path::new(list.file_name()?), 64 << 20).ok()?;
-    String::from_utf8_lossy(&text)
+    Ok(String::from_utf8_lossy(&text)
         .lines()
         .rev()
         .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-        .find(|l| l["project_key"] == project.as_str())
+        .find(|l| l["project_key"] == project.as_str()))
+}
+
+/// [`newest_allowance_checked`], an unreadable list read as no allowance (for `hooks`' own
+/// listing; the governed commands refuse on it).
+fn newest_allowance(root: &Path) -> Option<Json> {
+    newest_allowance_checked(root).ok().flatten()
 }
 
 /// Whether the person ever allowed hooks (or running without them) for the project at `root`.
@@ -258,7 +414,18 @@ pub fn run(
         audit_dir: store.root().join(".agentxchain"),
         protected,
     };
-    Some(hooks::run_hooks(store.root(), hooks, phase, payload, &ctx))
+    // The hooks run private copies of the files they name, read and checked once, here.
+    let dir = tempfile::Builder::new()
+        .prefix("agentxchain-hooks-")
+        .tempdir();
+    let pinned = match &dir {
+        Ok(d) => pinned(store.root(), hooks, d.path()),
+        Err(e) => Err(format!("no private directory for the hooks' files: {e}")),
+    };
+    Some(match pinned {
+        Ok(p) => hooks::run_hooks(store.root(), &p, phase, payload, &ctx),
+        Err(why) => HookRun::halted(&hooks[phase], &why),
+    })
 }
 
 /// The `error_code` of a halted run of hooks: the tamper's, else `otherwise`.
