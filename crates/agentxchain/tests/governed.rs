@@ -2415,37 +2415,7 @@ fn an_intent_handed_off_to_a_coordinator_follows_its_run_and_barrier() {
 fn a_phase_advance_retires_the_approved_intents_the_left_phase_scoped() {
     let p = Project::new();
     p.ok(&["resume"]);
-    let approved = |acceptance: &str| {
-        let out = p.ok(&[
-            "intake",
-            "record",
-            "--source",
-            "manual",
-            "--signal",
-            &format!(r#"{{"title":"{acceptance}"}}"#),
-            "--evidence",
-            r#"{"type":"text","value":"asked"}"#,
-            "--json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
-        let id = v["intent"]["intent_id"].as_str().unwrap().to_owned();
-        p.ok(&[
-            "intake",
-            "triage",
-            "--intent",
-            &id,
-            "--priority",
-            "p1",
-            "--template",
-            "generic",
-            "--charter",
-            "Repair",
-            "--acceptance",
-            acceptance,
-        ]);
-        p.ok(&["intake", "approve", "--intent", &id]);
-        id
-    };
+    let approved = |acceptance: &str| p.approved_intent(acceptance);
     // Scoped to planning by the gate it names; scoped to qa.
     let planning = approved("planning_signoff gate passes");
     let qa = approved("qa_ship_verdict gate passes");

@@ -365,36 +365,7 @@ fn a_project_below_its_repositorys_top_is_held_to_its_committed_config() {
 #[test]
 fn an_advance_before_the_dispatch_retires_the_intents_the_left_phase_scoped() {
     let (p, turn) = failed_request(no_person);
-    let out = p.ok(&[
-        "intake",
-        "record",
-        "--source",
-        "manual",
-        "--signal",
-        r#"{"title":"sign-off"}"#,
-        "--evidence",
-        r#"{"type":"text","value":"asked"}"#,
-        "--json",
-    ]);
-    let id = serde_json::from_str::<Value>(&out).unwrap()["intent"]["intent_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    p.ok(&[
-        "intake",
-        "triage",
-        "--intent",
-        &id,
-        "--priority",
-        "p1",
-        "--template",
-        "generic",
-        "--charter",
-        "Repair",
-        "--acceptance",
-        "planning_signoff gate passes",
-    ]);
-    p.ok(&["intake", "approve", "--intent", &id]);
+    let id = p.approved_intent("planning_signoff gate passes");
     person_fixes_the_gate(&p);
     p.ok(&["resume"]);
     assert_eq!(p.state()["phase"], "implementation");

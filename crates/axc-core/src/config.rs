@@ -497,7 +497,7 @@ fn validate_run_loop(r: &Value, errors: &mut Vec<String>) {
 }
 
 /// The phases hooks run at, in the reference's order.
-const HOOK_PHASES: [&str; 8] = [
+pub const HOOK_PHASES: [&str; 8] = [
     "before_assignment",
     "after_dispatch",
     "before_validation",

@@ -15,17 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-/// The phases hooks run at.
-pub const PHASES: [&str; 8] = [
-    "before_assignment",
-    "after_dispatch",
-    "before_validation",
-    "after_validation",
-    "before_acceptance",
-    "after_acceptance",
-    "before_gate",
-    "on_escalation",
-];
+/// The phases hooks run at (the config validator's list).
+pub const PHASES: [&str; 8] = axc_core::config::HOOK_PHASES;
 /// Files no hook may change.
 pub const PROTECTED_FILES: [&str; 3] = [
     ".agentxchain/state.json",

@@ -151,4 +151,38 @@ impl Project {
         );
         turn
     }
+
+    /// An intake intent recorded, triaged (acceptance `acceptance`) and approved: its id.
+    #[allow(dead_code)]
+    pub fn approved_intent(&self, acceptance: &str) -> String {
+        let out = self.ok(&[
+            "intake",
+            "record",
+            "--source",
+            "manual",
+            "--signal",
+            &json!({"title": acceptance}).to_string(),
+            "--evidence",
+            r#"{"type":"text","value":"asked"}"#,
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let id = v["intent"]["intent_id"].as_str().unwrap().to_owned();
+        self.ok(&[
+            "intake",
+            "triage",
+            "--intent",
+            &id,
+            "--priority",
+            "p1",
+            "--template",
+            "generic",
+            "--charter",
+            "Repair",
+            "--acceptance",
+            acceptance,
+        ]);
+        self.ok(&["intake", "approve", "--intent", &id]);
+        id
+    }
 }
