@@ -297,11 +297,10 @@ fn on_path(root: &Path, program: &str, hook_path: &Json) -> Option<PathBuf> {
 /// person's allowance, and copied into `dir` (outside the project); each command part that
 /// named one names its copy. What runs is what was allowed, whatever the project's files
 /// become while the hooks run. Err: the files are not the allowed ones (any more).
-fn pinned(root: &Path, hooks: &Json, dir: &Path) -> Result<Json, String> {
+fn pinned(root: &Path, hooks: &Json, dir: &Path, allowance: Option<&Json>) -> Result<Json, String> {
     use std::os::unix::fs::PermissionsExt;
     let named = all_named(root, hooks)?;
-    let allowed =
-        newest_allowance(root).is_some_and(|l| l["hooks_key"] == key_of(hooks, &named).as_str());
+    let allowed = allowance.is_some_and(|l| l["hooks_key"] == key_of(hooks, &named).as_str());
     if !allowed {
         return Err(format!(
             "a file the hooks run changed since {} was checked against the allowance: nothing was run",
@@ -338,11 +337,16 @@ fn pinned(root: &Path, hooks: &Json, dir: &Path) -> Result<Json, String> {
 /// allow list is there but cannot be read (a link to nothing readable, not a regular file,
 /// too large) — no leave to run, or to leave out, any hook.
 fn newest_allowance_checked(root: &Path) -> Result<Option<Json>, String> {
-    let Some(list) = allow_list() else {
-        return Ok(None);
-    };
+    match allow_list() {
+        Some(list) => allowance_in(&list, root),
+        None => Ok(None),
+    }
+}
+
+/// [`newest_allowance_checked`] in the allow list `list`.
+fn allowance_in(list: &Path, root: &Path) -> Result<Option<Json>, String> {
     // Followed through a link (a dotfiles setup), read as a regular file only.
-    let text = match read_regular(&list) {
+    let text = match read_regular(list) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", list.display())),
@@ -419,7 +423,12 @@ pub fn run(
         .prefix("agentxchain-hooks-")
         .tempdir();
     let pinned = match &dir {
-        Ok(d) => pinned(store.root(), hooks, d.path()),
+        Ok(d) => pinned(
+            store.root(),
+            hooks,
+            d.path(),
+            newest_allowance(store.root()).as_ref(),
+        ),
         Err(e) => Err(format!("no private directory for the hooks' files: {e}")),
     };
     Some(match pinned {
@@ -730,6 +739,138 @@ pub fn on_escalation(store: &Store, config: &Json, payload: &Json) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("p")).unwrap();
+        let root = d.path().join("p").canonicalize().unwrap();
+        (d, root)
+    }
+
+    fn exe(path: &Path, text: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn inside_is_judged_by_name_with_dotdot_taken_away() {
+        let root = Path::new("/p/root");
+        assert!(lexically_inside(root, Path::new("a/b")));
+        assert!(lexically_inside(root, Path::new("a/../b")));
+        assert!(lexically_inside(root, Path::new("./a")));
+        assert!(lexically_inside(root, Path::new("/p/root/x")));
+        assert!(!lexically_inside(root, Path::new("../x")));
+        assert!(!lexically_inside(root, Path::new("a/../../x")));
+        assert!(!lexically_inside(root, Path::new("/etc/passwd")));
+    }
+
+    #[test]
+    fn a_hook_names_the_files_it_runs_through_the_project_and_nothing_else() {
+        let (d, root) = project();
+        exe(&root.join("scripts/gate.sh"), "echo gate");
+        exe(&root.join(".tools/lint"), "echo lint");
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        let outside = d.path().join("outside.sh");
+        exe(&outside, "echo outside");
+        std::os::unix::fs::symlink(&outside, root.join("linked.sh")).unwrap();
+        let hook = json!({"command": ["sh", "scripts/gate.sh", "-x", "pkg", "missing", "linked.sh",
+            outside.display().to_string()]});
+        let n = named(&root, &hook).unwrap();
+        let got: Vec<(usize, bool)> = n.iter().map(|n| (n.index, n.bytes.is_some())).collect();
+        // `sh` (a system program, by where it is), the script (bytes), the link in the
+        // project to outside (bytes), the absolute outside path (by where it is).
+        assert_eq!(got, [(0, false), (1, true), (5, true), (6, false)]);
+        assert_eq!(n[1].bytes.as_deref(), Some(&b"echo gate"[..]));
+        assert!(n[1].executable);
+        // A PATH into the project: the program found there is read.
+        let hook = json!({"command": ["lint"], "env": {"PATH": ".tools:/usr/bin:/bin"}});
+        let n = named(&root, &hook).unwrap();
+        assert_eq!(n.len(), 1);
+        assert_eq!(n[0].bytes.as_deref(), Some(&b"echo lint"[..]));
+    }
+
+    #[test]
+    fn the_key_changes_with_the_hooks_and_with_the_files_they_run() {
+        let (_d, root) = project();
+        exe(&root.join("scripts/gate.sh"), "echo one");
+        let hooks = json!({"before_gate": [{"name": "g", "command": ["sh", "scripts/gate.sh"]}]});
+        let first = hooks_key(&root, &hooks);
+        assert!(first.starts_with("sha256:"));
+        assert_eq!(
+            first,
+            hooks_key(&root, &hooks),
+            "the same hooks, the same key"
+        );
+        exe(&root.join("scripts/gate.sh"), "echo two");
+        let second = hooks_key(&root, &hooks);
+        assert_ne!(first, second, "a rewritten script");
+        let other =
+            json!({"before_gate": [{"name": "g", "command": ["sh", "scripts/gate.sh", "-v"]}]});
+        assert_ne!(second, hooks_key(&root, &other), "another command");
+    }
+
+    #[test]
+    fn pinning_copies_the_allowed_bytes_and_refuses_changed_ones() {
+        let (d, root) = project();
+        exe(&root.join("scripts/gate.sh"), "echo one");
+        let hooks = json!({"before_gate": [{"name": "g", "command": ["sh", "scripts/gate.sh"]}]});
+        let allowance = json!({"hooks_key": hooks_key(&root, &hooks)});
+        let dir = d.path().join("pins");
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = pinned(&root, &hooks, &dir, Some(&allowance)).unwrap();
+        let copy = PathBuf::from(p["before_gate"][0]["command"][1].as_str().unwrap());
+        assert!(copy.starts_with(&dir));
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "echo one");
+        assert_eq!(
+            p["before_gate"][0]["command"][0], "sh",
+            "a system program is left by name"
+        );
+        exe(&root.join("scripts/gate.sh"), "echo two");
+        assert!(pinned(&root, &hooks, &dir, Some(&allowance)).is_err());
+        assert!(pinned(&root, &hooks, &dir, None).is_err());
+    }
+
+    #[test]
+    fn only_the_newest_allowance_of_the_project_counts_and_an_unreadable_list_is_an_error() {
+        let (d, root) = project();
+        let list = d.path().join("allowed-hooks.jsonl");
+        assert_eq!(
+            allowance_in(&list, &root),
+            Ok(None),
+            "no list, no allowance"
+        );
+        let me = project_key(&root);
+        std::fs::write(
+            &list,
+            format!(
+                "{}\n{}\nnot json\n{}\n",
+                json!({"project_key": me, "hooks_key": "old"}),
+                json!({"project_key": me, "hooks_key": "new"}),
+                json!({"project_key": "sha256:other", "hooks_key": "x"})
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            allowance_in(&list, &root).unwrap().unwrap()["hooks_key"],
+            "new"
+        );
+        std::fs::remove_file(&list).unwrap();
+        std::fs::create_dir(&list).unwrap();
+        assert!(
+            allowance_in(&list, &root).is_err(),
+            "a directory is no list"
+        );
+    }
+
+    #[test]
+    fn a_halted_phase_names_its_first_hook_and_why() {
+        let run = HookRun::halted(&json!([{"name": "gate"}, {"name": "other"}]), "changed");
+        assert!(!run.ok && run.blocked);
+        assert_eq!(run.halting_hook(), "gate");
+        assert_eq!(run.halt_detail("fallback"), "changed");
+    }
 
     #[test]
     fn a_gate_hook_block_asks_for_the_approval_again_and_a_turn_hook_for_accept() {
