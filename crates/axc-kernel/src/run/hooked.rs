@@ -57,6 +57,15 @@ impl std::fmt::Display for Halted {
 /// either: the step is refused until they are back or the person allows running without them.
 /// A project whose person never allowed hooks, and whose config declares none, runs none.
 pub fn trusted<'a>(store: &Store, config: &'a Json) -> Result<&'a Json, Refusal> {
+    trusted_by(store, config, newest_allowance_checked(store.root()))
+}
+
+/// [`trusted`], judged by the newest allowance `allowance` (as the allow list was read).
+fn trusted_by<'a>(
+    store: &Store,
+    config: &'a Json,
+    allowance: Result<Option<Json>, String>,
+) -> Result<&'a Json, Refusal> {
     let hooks = &config["hooks"];
     let (now, _) = cfg::load_text(store)?;
     if now["hooks"] != *hooks {
@@ -65,7 +74,7 @@ pub fn trusted<'a>(store: &Store, config: &'a Json) -> Result<&'a Json, Refusal>
             super::store::CONFIG
         )));
     }
-    let newest = newest_allowance_checked(store.root()).map_err(|e| {
+    let newest = allowance.map_err(|e| {
         Refusal::new(format!(
             "The allow list of hooks cannot be read ({}): no hook is run, or left out, without it.",
             axc_core::util::printable(&e)
@@ -862,6 +871,80 @@ mod tests {
             allowance_in(&list, &root).is_err(),
             "a directory is no list"
         );
+    }
+
+    #[test]
+    fn the_hooks_run_only_as_allowed_and_allowed_ones_are_never_left_out() {
+        let (_d, root) = project();
+        let template = super::super::scaffold::template("generic").unwrap();
+        super::super::scaffold::governed(
+            &root,
+            &template,
+            "demo",
+            None,
+            &super::super::scaffold::DevRuntime::default(),
+            true,
+        )
+        .unwrap();
+        let store = Store::new(&root);
+        let set = |hooks: Json| {
+            let mut c: Json = serde_json::from_str(
+                &std::fs::read_to_string(root.join("agentxchain.json")).unwrap(),
+            )
+            .unwrap();
+            c["hooks"] = hooks;
+            std::fs::write(root.join("agentxchain.json"), c.to_string()).unwrap();
+            cfg::load(&store).unwrap()
+        };
+        let gate = json!({"before_gate": [{"name": "g", "type": "process", "command": ["true"],
+            "timeout_ms": 1000, "mode": "blocking"}]});
+        let config = set(gate.clone());
+        let key = hooks_key(&root, &gate);
+        let refused = |r: Result<&Json, Refusal>| r.unwrap_err().message;
+        // Allowed exactly: run.
+        let ok = trusted_by(
+            &store,
+            &config,
+            Ok(Some(json!({"hooks_key": key, "any": true}))),
+        );
+        assert_eq!(ok.unwrap(), &gate);
+        // Never allowed, or allowed other hooks: refused.
+        assert!(refused(trusted_by(&store, &config, Ok(None))).contains("not the ones allowed"));
+        assert!(
+            refused(trusted_by(
+                &store,
+                &config,
+                Ok(Some(json!({"hooks_key": "x", "any": true})))
+            ))
+            .contains("not the ones allowed")
+        );
+        // An allow list that cannot be read: refused.
+        assert!(
+            refused(trusted_by(&store, &config, Err("a directory".into())))
+                .contains("cannot be read")
+        );
+        // The config changed on disk since it was loaded: refused.
+        let other = set(json!({}));
+        assert!(
+            refused(trusted_by(
+                &store,
+                &config,
+                Ok(Some(json!({"hooks_key": key})))
+            ))
+            .contains("changed while this command ran")
+        );
+        // Allowed hooks gone: refused; no hooks and nothing allowed, or an allowance of none: run.
+        let gone = trusted_by(
+            &store,
+            &other,
+            Ok(Some(json!({"hooks_key": key, "any": true}))),
+        );
+        assert!(refused(gone).contains("are gone from"));
+        assert!(trusted_by(&store, &other, Ok(None)).is_ok());
+        let none = json!({"hooks_key": hooks_key(&root, &json!({})), "any": false});
+        assert!(trusted_by(&store, &other, Ok(Some(none))).is_ok());
+        assert!(!any_hooks(&json!({"before_gate": []})));
+        assert!(any_hooks(&gate));
     }
 
     #[test]
