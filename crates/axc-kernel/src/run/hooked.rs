@@ -948,6 +948,38 @@ mod tests {
     }
 
     #[test]
+    fn options_and_modes_are_read_as_they_are_and_a_file_up_to_the_limit_is_pinned() {
+        let (d, root) = project();
+        // A file named like an option is an option to the program, not a file it runs.
+        std::fs::write(root.join("-x"), "not run").unwrap();
+        std::fs::write(root.join("plain.txt"), "data").unwrap();
+        let n = named(&root, &json!({"command": ["sh", "-x", "plain.txt"]})).unwrap();
+        let at: Vec<usize> = n.iter().map(|n| n.index).collect();
+        assert_eq!(at, [0, 2]);
+        assert!(!n[1].executable, "a file without an execute bit");
+        // Exactly the limit is read; one byte more cannot be allowed.
+        let big = root.join("big.bin");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_NAMED).unwrap();
+        assert!(named(&root, &json!({"command": ["cat", "big.bin"]})).is_ok());
+        f.set_len(MAX_NAMED + 1).unwrap();
+        assert!(named(&root, &json!({"command": ["cat", "big.bin"]})).is_err());
+        drop(d);
+    }
+
+    #[test]
+    fn each_project_has_its_own_allowances() {
+        let (d, root) = project();
+        std::fs::create_dir_all(d.path().join("q")).unwrap();
+        let other = d.path().join("q").canonicalize().unwrap();
+        assert_ne!(project_key(&root), project_key(&other));
+        // The same project reached through a link is the same project.
+        std::os::unix::fs::symlink(&root, d.path().join("link")).unwrap();
+        assert_eq!(project_key(&root), project_key(&d.path().join("link")));
+        assert!(project_key(&root).starts_with("sha256:"));
+    }
+
+    #[test]
     fn a_halted_phase_names_its_first_hook_and_why() {
         let run = HookRun::halted(&json!([{"name": "gate"}, {"name": "other"}]), "changed");
         assert!(!run.ok && run.blocked);
