@@ -961,7 +961,12 @@ mod tests {
         let big = root.join("big.bin");
         let f = std::fs::File::create(&big).unwrap();
         f.set_len(MAX_NAMED).unwrap();
-        assert!(named(&root, &json!({"command": ["cat", "big.bin"]})).is_ok());
+        let whole = named(&root, &json!({"command": ["cat", "big.bin"]})).unwrap();
+        assert_eq!(
+            whole[1].bytes.as_ref().map(Vec::len),
+            Some(MAX_NAMED as usize),
+            "read whole, not short"
+        );
         f.set_len(MAX_NAMED + 1).unwrap();
         assert!(named(&root, &json!({"command": ["cat", "big.bin"]})).is_err());
         drop(d);
