@@ -547,7 +547,6 @@ pub fn accept_as(
                 turn_id: Some(&turn_id),
                 retained: true,
                 fallback: &fallback,
-                code: "hook_blocked",
             },
         )
         .map(|h| Accepted::Hook(Box::new(h)))
@@ -1610,7 +1609,6 @@ pub fn accept_as(
                     turn_id: Some(&turn_id),
                     retained,
                     fallback: &detail,
-                    code: "hook_post_commit_error",
                 },
             )?;
             halted.error = format!("Turn accepted, but post-commit hook handling failed: {detail}");

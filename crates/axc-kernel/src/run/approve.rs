@@ -276,7 +276,6 @@ fn before_gate(
             turn_id: pending["requested_by_turn"].as_str(),
             retained: false,
             fallback: &fallback,
-            code: "hook_blocked",
         },
     )?;
     Err(NotApproved::Hook(Box::new(halted)))

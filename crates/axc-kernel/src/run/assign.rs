@@ -240,13 +240,11 @@ pub fn assign_and_dispatch(
     if next.get("delegation_queue").is_none() {
         next["delegation_queue"] = json!([]);
     }
-    dispatch::write_bundle_files(store, &next, config, &turn).map_err(|r| r.message)?;
     if let Some(halted) =
-        super::hooked::after_dispatch(store, config, hooks, &next, &turn).map_err(|r| r.message)?
+        dispatch::write_hooked_bundle(store, config, hooks, &next, &turn).map_err(|r| r.message)?
     {
         return Err(NotAssigned::Hook(Box::new(halted)));
     }
-    dispatch::seal(store, &next, &turn).map_err(|r| r.message)?;
     store.write_json(STATE, &next).map_err(|r| r.message)?;
     let _ = session::checkpoint(
         store,
@@ -355,7 +353,6 @@ fn before_assignment(
                 turn_id: None,
                 retained: !active.is_empty(),
                 fallback: &fallback,
-                code: "hook_blocked",
             },
         )
         .map_err(|r| r.message)
@@ -392,13 +389,11 @@ fn redispatch(
         }
     }
     let turn = turn.clone();
-    dispatch::write_bundle_files(store, &next, config, &turn).map_err(|r| r.message)?;
     if let Some(halted) =
-        super::hooked::after_dispatch(store, config, hooks, &next, &turn).map_err(|r| r.message)?
+        dispatch::write_hooked_bundle(store, config, hooks, &next, &turn).map_err(|r| r.message)?
     {
         return Err(NotAssigned::Hook(Box::new(halted)));
     }
-    dispatch::seal(store, &next, &turn).map_err(|r| r.message)?;
     store.write_json(STATE, &next).map_err(|r| r.message)?;
     let role = turn["assigned_role"].as_str().unwrap_or("");
     let _ = session::checkpoint(

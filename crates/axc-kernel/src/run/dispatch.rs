@@ -350,6 +350,25 @@ fn relative_inside(p: &str) -> bool {
         })
 }
 
+/// Writes `turn`'s bundle and the dispatch index, runs the `after_dispatch` hooks of `hooks`
+/// on it, and seals it — every dispatch's order (`assign`, the redispatch of a retained turn,
+/// `step --resume`'s claim). `Some` when a hook halted the dispatch: the run is blocked, the
+/// turn retained, nothing sealed.
+pub fn write_hooked_bundle(
+    store: &Store,
+    config: &Json,
+    hooks: &Json,
+    state: &Json,
+    turn: &Json,
+) -> Result<Option<super::hooked::Halted>, Refusal> {
+    write_bundle_files(store, state, config, turn)?;
+    if let Some(halted) = super::hooked::after_dispatch(store, config, hooks, state, turn)? {
+        return Ok(Some(halted));
+    }
+    seal(store, state, turn)?;
+    Ok(None)
+}
+
 /// Writes the bundle and the dispatch index for `turn` of `state`, and seals it.
 pub fn write_bundle(
     store: &Store,

@@ -258,6 +258,20 @@ fn slug(reason: &str) -> String {
     if s.is_empty() { "operator".into() } else { s }
 }
 
+/// [`raise`], unless the run already has its open escalation (one per block: a block that
+/// has its record keeps it). The record raised, if one was.
+pub fn raise_unless_open(
+    store: &Store,
+    state: &Json,
+    turn_id: Option<&str>,
+    role: Option<&str>,
+) -> Result<Option<Json>, Refusal> {
+    if current(store, state).is_some() {
+        return Ok(None);
+    }
+    raise(store, state, turn_id, role).map(Some)
+}
+
 /// Raises the human escalation for the blocked `state` (its `blocked_on` and
 /// `blocked_reason`): the record in `human-escalations.jsonl`, `HUMAN_TASKS.md` and the
 /// `human_escalation_raised` event. The record.

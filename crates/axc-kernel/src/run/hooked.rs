@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value as Json, json};
 
 use super::store::{STATE, Store};
-use super::{Refusal, config as cfg, escalate, now, session};
+use super::{Refusal, config as cfg, escalate, now};
 use crate::hooks::{self, HookContext, HookRun};
 
 /// A phase's hooks halted the command.
@@ -27,9 +27,6 @@ pub struct Halted {
     pub hook: String,
     /// What halted it: the hook's message, the tamper's, or the phase's default text.
     pub error: String,
-    /// `hook_blocked`, `hook_<file>_tamper` or `hook_post_commit_error`.
-    pub error_code: String,
-    pub tamper: bool,
     /// The turn and role it halted, when one.
     pub turn_id: Option<String>,
     pub role: Option<String>,
@@ -37,8 +34,6 @@ pub struct Halted {
     pub state: Json,
     /// The human escalation raised for the block, when one was.
     pub escalation: Option<Json>,
-    /// The audit lines written.
-    pub results: Vec<Json>,
 }
 
 impl std::fmt::Display for Halted {
@@ -179,11 +174,8 @@ fn named(root: &Path, hook: &Json) -> Result<Vec<Named>, String> {
         // Named through the project (a path in it, a link in it to anywhere, a `PATH` entry
         // in it): the agent's to change, so read and run as read. Anything else is the
         // person's machine, counted by where it is.
-        let through_project = lexically_inside(root, &found) || {
-            let real = found.canonicalize().unwrap_or_else(|_| found.clone());
-            real.starts_with(&real_root)
-        };
-        let real = found.canonicalize().unwrap_or(found);
+        let real = found.canonicalize().unwrap_or_else(|_| found.clone());
+        let through_project = lexically_inside(root, &found) || real.starts_with(&real_root);
         let bytes = if !through_project {
             None
         } else {
@@ -245,9 +237,10 @@ fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// The allowance key of `hooks` with the files they name as `named` read them.
-fn key_of(hooks: &Json, named: &[(String, Vec<Named>)]) -> String {
+fn key_of(hooks: &Json, named: &[HookFiles]) -> String {
     let mut text = canon::to_canonical_compact(hooks);
-    for (label, files) in named {
+    for (phase, i, files) in named {
+        let label = format!("{phase}.{i}");
         for n in files {
             let digest = n
                 .bytes
@@ -264,12 +257,15 @@ fn key_of(hooks: &Json, named: &[(String, Vec<Named>)]) -> String {
     format!("sha256:{}", canon::sha256_hex(text.as_bytes()))
 }
 
-/// Every hook of `hooks` with what it names, labelled `<phase>.<index>`.
-fn all_named(root: &Path, hooks: &Json) -> Result<Vec<(String, Vec<Named>)>, String> {
+/// A hook, by its phase and place in the phase's list, with what it names.
+type HookFiles = (String, usize, Vec<Named>);
+
+/// Every hook of `hooks` with what it names.
+fn all_named(root: &Path, hooks: &Json) -> Result<Vec<HookFiles>, String> {
     let mut out = Vec::new();
     for (phase, list) in hooks.as_object().into_iter().flatten() {
         for (i, hook) in list.as_array().into_iter().flatten().enumerate() {
-            out.push((format!("{phase}.{i}"), named(root, hook)?));
+            out.push((phase.clone(), i, named(root, hook)?));
         }
     }
     Ok(out)
@@ -317,11 +313,8 @@ fn pinned(root: &Path, hooks: &Json, dir: &Path, allowance: Option<&Json>) -> Re
         ));
     }
     let mut out = hooks.clone();
-    for (label, files) in &named {
-        let Some((phase, i)) = label.rsplit_once('.') else {
-            continue;
-        };
-        let i: usize = i.parse().unwrap_or(usize::MAX);
+    for (phase, i, files) in &named {
+        let (phase, i) = (phase.as_str(), *i);
         for n in files {
             let Some(bytes) = &n.bytes else {
                 continue;
@@ -446,15 +439,6 @@ pub fn run(
     })
 }
 
-/// The `error_code` of a halted run of hooks: the tamper's, else `otherwise`.
-pub fn error_code(run: &HookRun, otherwise: &str) -> String {
-    run.tamper
-        .as_ref()
-        .and_then(|t| t["error_code"].as_str())
-        .unwrap_or(otherwise)
-        .to_owned()
-}
-
 /// The command that goes on with the run after a hook is fixed: `agentxchain resume`, with
 /// `--turn` when several turns are active and one is retained (the reference's
 /// `deriveBlockedRecoveryCommand` without a config: every runtime is taken as manual).
@@ -518,9 +502,6 @@ pub struct Halt<'a> {
     pub retained: bool,
     /// The text when neither the hook nor a tamper says what halted it.
     pub fallback: &'a str,
-    /// The `error_code` of a block that is not a tamper (`hook_blocked`, or
-    /// `hook_post_commit_error` after an acceptance).
-    pub code: &'a str,
 }
 
 /// Blocks the run on a hook that blocked or tampered (the reference's `blockRunForHookIssue`):
@@ -536,7 +517,6 @@ pub fn block(
     let hook = run.halting_hook().to_owned();
     let error = run.halt_detail(halt.fallback);
     let tamper = run.tamper.is_some();
-    let error_code = error_code(run, halt.code);
     let rec = recovery(
         state,
         halt.phase,
@@ -557,34 +537,20 @@ pub fn block(
     });
     store.write_json(STATE, &next)?;
     super::run_history::record_blocked(store, &next, config)?;
-    let escalation = raise_once(store, &next, halt.turn_id)?;
     let role = halt
         .turn_id
         .and_then(|t| next["active_turns"][t]["assigned_role"].as_str())
         .map(str::to_owned);
+    let escalation = escalate::raise_unless_open(store, &next, halt.turn_id, role.as_deref())?;
     Ok(Halted {
         phase: halt.phase,
         hook,
         error,
-        error_code,
-        tamper,
         turn_id: halt.turn_id.map(str::to_owned),
         role,
         state: next,
         escalation,
-        results: run.results.clone(),
     })
-}
-
-/// The human escalation for a block, unless one is open already.
-fn raise_once(store: &Store, state: &Json, turn_id: Option<&str>) -> Result<Option<Json>, Refusal> {
-    if escalate::current(store, state).is_some() {
-        return Ok(None);
-    }
-    let role = turn_id
-        .and_then(|t| state["active_turns"][t]["assigned_role"].as_str())
-        .map(str::to_owned);
-    escalate::raise(store, state, turn_id, role.as_deref()).map(Some)
 }
 
 /// The `after_dispatch` hooks of a dispatched `turn` (its bundle written, not sealed yet:
@@ -639,7 +605,7 @@ pub fn after_dispatch(
 /// Blocks the run on an `after_dispatch` hook that blocked or tampered with the turn's bundle
 /// (the reference's `markRunBlocked` from `resume`, `step` and `run`): category
 /// `dispatch_error`, the turn retained, a session checkpoint and the human escalation.
-pub fn block_dispatch(
+fn block_dispatch(
     store: &Store,
     state: &Json,
     config: &Json,
@@ -656,49 +622,32 @@ pub fn block_dispatch(
         "after_dispatch hook blocked dispatch for turn {turn_id}"
     ));
     let command = crate::views::status::retained_command_for(state, config, Some(turn_id));
-    let mut next = state.clone();
-    next["status"] = json!("blocked");
-    next["blocked_on"] = json!(format!("hook:after_dispatch:{hook}"));
-    next["blocked_reason"] = json!({
-        "category": "dispatch_error",
-        "recovery": {
-            "typed_reason": if tamper { "hook_tamper" } else { "hook_block" },
-            "owner": "human",
-            "recovery_action": format!("Fix or reconfigure the hook, then rerun {command}"),
-            "turn_retained": true,
-            "detail": error,
-        },
-        "blocked_at": now(),
-        "turn_id": turn_id,
+    let recovery = json!({
+        "typed_reason": if tamper { "hook_tamper" } else { "hook_block" },
+        "owner": "human",
+        "recovery_action": format!("Fix or reconfigure the hook, then rerun {command}"),
+        "turn_retained": true,
+        "detail": error,
     });
-    if next.get("escalation").is_none() {
-        next["escalation"] = Json::Null;
-    }
-    store.write_json(STATE, &next)?;
-    let role = next["active_turns"][turn_id]["assigned_role"]
+    let blocked = super::lifecycle::mark_blocked(
+        store,
+        state.clone(),
+        turn_id,
+        &format!("hook:after_dispatch:{hook}"),
+        "dispatch_error",
+        recovery,
+    )?;
+    let role = blocked.state["active_turns"][turn_id]["assigned_role"]
         .as_str()
         .map(str::to_owned);
-    let _ = session::checkpoint(
-        store,
-        &next,
-        "blocked",
-        session::Extra {
-            role: role.as_deref(),
-            ..Default::default()
-        },
-    );
-    let escalation = raise_once(store, &next, Some(turn_id))?;
     Ok(Halted {
         phase: "after_dispatch",
         hook,
         error,
-        error_code: error_code(run, "hook_blocked"),
-        tamper,
         turn_id: Some(turn_id.to_owned()),
         role,
-        state: next,
-        escalation,
-        results: run.results.clone(),
+        state: blocked.state,
+        escalation: blocked.escalation,
     })
 }
 
@@ -715,13 +664,10 @@ pub fn refused(
         phase,
         hook: run.halting_hook().to_owned(),
         error: run.halt_detail(fallback),
-        error_code: error_code(run, "hook_blocked"),
-        tamper: run.tamper.is_some(),
         turn_id: None,
         role: Some(role.to_owned()),
         state: state.clone(),
         escalation: None,
-        results: run.results.clone(),
     }
 }
 

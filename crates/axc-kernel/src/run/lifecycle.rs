@@ -107,7 +107,7 @@ pub fn block_dispatch(
     detail: &str,
 ) -> Result<Blocked, Refusal> {
     let _lock = store.lock()?;
-    let mut state = store.state()?;
+    let state = store.state()?;
     // A turn accepted or rejected while its agent ran (the agent's own commands) leaves
     // nothing to block on.
     if state["active_turns"].get(turn_id).is_none() {
@@ -115,19 +115,41 @@ pub fn block_dispatch(
             "Turn {turn_id} is no longer active: it was accepted or rejected while its agent ran"
         )));
     }
-    let at = now();
+    let recovery = json!({
+        "typed_reason": "dispatch_error",
+        "owner": "human",
+        "recovery_action": DISPATCH_RECOVERY,
+        "turn_retained": true,
+        "detail": detail,
+    });
+    mark_blocked(
+        store,
+        state,
+        turn_id,
+        &format!("dispatch:{why}"),
+        "dispatch_error",
+        recovery,
+    )
+}
+
+/// Blocks the active run `state` on `blocked_on` for the retained turn `turn_id` (category
+/// `category`, `recovery` the person's way on), under the caller's lock: the state written, a
+/// `blocked` session checkpoint, the human escalation unless one is open — the reference's
+/// `markRunBlocked`. No `run_blocked` event, as the reference.
+pub(crate) fn mark_blocked(
+    store: &Store,
+    mut state: Json,
+    turn_id: &str,
+    blocked_on: &str,
+    category: &str,
+    recovery: Json,
+) -> Result<Blocked, Refusal> {
     state["status"] = json!("blocked");
-    state["blocked_on"] = json!(format!("dispatch:{why}"));
+    state["blocked_on"] = json!(blocked_on);
     state["blocked_reason"] = json!({
-        "category": "dispatch_error",
-        "recovery": {
-            "typed_reason": "dispatch_error",
-            "owner": "human",
-            "recovery_action": DISPATCH_RECOVERY,
-            "turn_retained": true,
-            "detail": detail,
-        },
-        "blocked_at": at,
+        "category": category,
+        "recovery": recovery,
+        "blocked_at": now(),
         "turn_id": turn_id,
     });
     if state.get("escalation").is_none() {
@@ -146,16 +168,7 @@ pub fn block_dispatch(
             ..Default::default()
         },
     );
-    // One open escalation per block: a block that already has its record keeps it.
-    let escalation = match escalate::current(store, &state) {
-        Some(_) => None,
-        None => Some(escalate::raise(
-            store,
-            &state,
-            Some(turn_id),
-            role.as_deref(),
-        )?),
-    };
+    let escalation = escalate::raise_unless_open(store, &state, Some(turn_id), role.as_deref())?;
     Ok(Blocked { state, escalation })
 }
 
@@ -275,11 +288,9 @@ pub fn claim(store: &Store, config: &Json, turn_id: &str, claimant: u32) -> Resu
         )));
     }
     let hooks = super::hooked::trusted(store, config)?;
-    super::dispatch::write_bundle_files(store, &state, config, &t)?;
-    if let Some(halted) = super::hooked::after_dispatch(store, config, hooks, &state, &t)? {
+    if let Some(halted) = super::dispatch::write_hooked_bundle(store, config, hooks, &state, &t)? {
         return Err(Refusal::new(halted.error));
     }
-    super::dispatch::seal(store, &state, &t)?;
     let at = now();
     let turn = {
         let Some(o) = state["active_turns"][turn_id].as_object_mut() else {

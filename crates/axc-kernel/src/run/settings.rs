@@ -125,23 +125,6 @@ pub fn chosen(store: &Store, text: &str) -> bool {
     if set_by_person(store, text) {
         return true;
     }
-    match committed_configs(store) {
-        Ok(committed) => committed
-            .iter()
-            .all(|c| c.as_ref().is_none_or(|c| c == text)),
-        Err(GitSilent) => false,
-    }
-}
-
-/// Git could not answer while the run's own records name commits (a `.git` moved away, a
-/// broken HEAD, config or index): no leave to take any text as the person's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GitSilent;
-
-/// The config as committed at every active turn's baseline head (at HEAD when none is
-/// active), `None` for a commit without one; empty in a project that is not a git repository
-/// (or has no commit yet) and whose records name no commit.
-pub fn committed_configs(store: &Store) -> Result<Vec<Option<String>>, GitSilent> {
     let root = store.root();
     let state = store.state().ok();
     let heads: Vec<String> = state
@@ -159,17 +142,13 @@ pub fn committed_configs(store: &Store) -> Result<Vec<Option<String>>, GitSilent
     if heads.is_empty() {
         // No commit to compare with: nothing a turn is judged by in a project that is not a
         // git repository (or has no commit yet). But when the run's own records name commits,
-        // git failing to answer is no leave to take any text as the person's.
-        return if state.as_ref().is_some_and(names_commits) {
-            Err(GitSilent)
-        } else {
-            Ok(Vec::new())
-        };
+        // git failing to answer (a `.git` moved away, a broken HEAD, config or index) is no
+        // leave to take any text as the person's.
+        return !state.as_ref().is_some_and(names_commits);
     }
-    Ok(heads
+    heads
         .iter()
-        .map(|h| super::git::committed_text(root, h, CONFIG))
-        .collect())
+        .all(|h| super::git::committed_text(root, h, CONFIG).is_none_or(|c| c == text))
 }
 
 /// Whether the run's state names a commit: a turn accepted into git (`git:<sha>`), or a
