@@ -535,8 +535,21 @@ pub fn accept_as(
     let mut solo = state.clone();
     solo["active_turns"] = json!({ &turn_id: turn.clone() });
     let rel = dispatch::staging_rel(&turn_id);
-    let halt = |run: &crate::hooks::HookRun, phase: &'static str, what: &str| {
-        let fallback = format!("{phase} hook \"{}\" halted {what}", run.halting_hook());
+    // A phase's hooks, when they halted the acceptance.
+    let halted = |phase: &str, payload: Json| {
+        super::hooked::run(
+            store,
+            hooks,
+            phase,
+            &payload,
+            &state["run_id"],
+            Some(&turn_id),
+            Vec::new(),
+        )
+        .filter(|r| !r.ok)
+    };
+    let halt = |run: &crate::hooks::HookRun, phase: &'static str| {
+        let fallback = format!("{phase} hook \"{}\" halted acceptance", run.halting_hook());
         super::hooked::block(
             store,
             &state,
@@ -551,54 +564,44 @@ pub fn accept_as(
         )
         .map(|h| Accepted::Hook(Box::new(h)))
     };
+    // The staged result as the validation hooks are told it, read once for both: parsed, or
+    // why not (`parse_error`, `read_error`); `None` when there is none.
+    let staged = std::cell::LazyCell::new(|| {
+        match fsread::read_inside(store.root(), std::path::Path::new(&rel), 16 << 20) {
+            Ok(bytes) => Some(
+                serde_json::from_slice::<Json>(&bytes).map_err(|e| ("parse_error", e.to_string())),
+            ),
+            Err(fsread::ReadError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                None
+            }
+            Err(e) => Some(Err(("read_error", e.to_string()))),
+        }
+    });
     if crate::hooks::declares(hooks, "before_validation") {
         let mut payload = json!({"turn_id": turn_id, "role_id": turn["assigned_role"],
             "staging_path": rel, "turn_result": null});
-        match fsread::read_inside(store.root(), std::path::Path::new(&rel), 16 << 20) {
-            Ok(bytes) => match serde_json::from_slice::<Json>(&bytes) {
-                Ok(tr) => payload["turn_result"] = tr,
-                Err(e) => payload["parse_error"] = json!(e.to_string()),
-            },
-            Err(fsread::ReadError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => payload["read_error"] = json!(e.to_string()),
+        match &*staged {
+            Some(Ok(tr)) => payload["turn_result"] = tr.clone(),
+            Some(Err((key, e))) => payload[*key] = json!(e),
+            None => {}
         }
-        let run = super::hooked::run(
-            store,
-            hooks,
-            "before_validation",
-            &payload,
-            &state["run_id"],
-            Some(&turn_id),
-            Vec::new(),
-        );
-        if let Some(run) = run.filter(|r| !r.ok) {
-            return halt(&run, "before_validation", "acceptance");
+        if let Some(run) = halted("before_validation", payload) {
+            return halt(&run, "before_validation");
         }
     }
     let v = turn_result::validate_staged(store.root(), &solo, &config, &rel);
     if crate::hooks::declares(hooks, "after_validation") {
-        let staged = || {
-            fsread::read_inside(store.root(), std::path::Path::new(&rel), 16 << 20)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Json>(&b).ok())
-                .unwrap_or(Json::Null)
-        };
+        let turn_result = v.turn_result.clone().unwrap_or_else(|| match &*staged {
+            Some(Ok(tr)) => tr.clone(),
+            _ => Json::Null,
+        });
         let payload = json!({"turn_id": turn_id, "role_id": turn["assigned_role"],
             "validation_ok": v.ok(), "validation_stage": v.stage, "errors": v.errors,
-            "warnings": v.warnings,
-            "turn_result": v.turn_result.clone().unwrap_or_else(staged)});
-        let run = super::hooked::run(
-            store,
-            hooks,
-            "after_validation",
-            &payload,
-            &state["run_id"],
-            Some(&turn_id),
-            Vec::new(),
-        );
-        if let Some(run) = run.filter(|r| !r.ok) {
-            return halt(&run, "after_validation", "acceptance");
+            "warnings": v.warnings, "turn_result": turn_result});
+        if let Some(run) = halted("after_validation", payload) {
+            return halt(&run, "after_validation");
         }
     }
     if !v.ok() {
@@ -957,17 +960,8 @@ pub fn accept_as(
             "turn_result": tr,
             "observed_changes": git::classify_changes(store.root(), base_head.as_deref(), &files),
             "conflict_detected": false});
-        let run = super::hooked::run(
-            store,
-            hooks,
-            "before_acceptance",
-            &payload,
-            &state["run_id"],
-            Some(&turn_id),
-            Vec::new(),
-        );
-        if let Some(run) = run.filter(|r| !r.ok) {
-            return halt(&run, "before_acceptance", "acceptance");
+        if let Some(run) = halted("before_acceptance", payload) {
+            return halt(&run, "before_acceptance");
         }
     }
     let at = now();
@@ -1579,16 +1573,7 @@ pub fn accept_as(
             "decisions_count": tr["decisions"].as_array().map_or(0, Vec::len),
             "objections_count": tr["objections"].as_array().map_or(0, Vec::len),
             "run_status": next["status"], "phase": next["phase"]});
-        let run = super::hooked::run(
-            store,
-            hooks,
-            "after_acceptance",
-            &payload,
-            &state["run_id"],
-            Some(&turn_id),
-            Vec::new(),
-        );
-        if let Some(run) = run.filter(|r| !r.ok) {
+        if let Some(run) = halted("after_acceptance", payload) {
             let detail = match &run.tamper {
                 Some(t) => t["message"].as_str().unwrap_or("").to_owned(),
                 None => format!(
