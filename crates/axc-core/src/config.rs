@@ -588,30 +588,13 @@ fn validate_hooks(hooks: &Value, errors: &mut Vec<String>) {
                             "{label}: method must be \"POST\" (required; only POST is supported)"
                         ));
                     }
-                    match h.get("headers") {
-                        None => {}
-                        Some(Value::Object(m)) => {
-                            for (k, v) in m {
-                                if !v.is_string() {
-                                    errors.push(format!("{label}: headers.{k} must be a string"));
-                                }
-                            }
-                        }
-                        Some(_) => errors.push(format!("{label}: headers must be an object")),
-                    }
+                    string_map(h.get("headers"), &label, "headers", errors);
                 }
                 _ => errors.push(format!("{label}: type must be \"process\" or \"http\"")),
             }
-            // An integral float (`1000.0`) is an integer, as JavaScript's `Number.isInteger` says.
             if !h
                 .get("timeout_ms")
-                .and_then(|t| {
-                    t.as_u64().or_else(|| {
-                        t.as_f64()
-                            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                            .map(|f| f as u64)
-                    })
-                })
+                .and_then(whole_number)
                 .is_some_and(|t| (100..=30_000).contains(&t))
             {
                 errors.push(format!(
@@ -631,18 +614,34 @@ fn validate_hooks(hooks: &Value, errors: &mut Vec<String>) {
                     "{label}: mode must be \"blocking\" or \"advisory\""
                 )),
             }
-            match h.get("env") {
-                None => {}
-                Some(Value::Object(m)) => {
-                    for (k, v) in m {
-                        if !v.is_string() {
-                            errors.push(format!("{label}: env.{k} must be a string"));
-                        }
-                    }
+            string_map(h.get("env"), &label, "env", errors);
+        }
+    }
+}
+
+/// `value` as a whole number of at least 0: an integral float (`1000.0`) is one, as
+/// JavaScript's `Number.isInteger` says (the reference's configs are read by JavaScript).
+pub fn whole_number(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+            .map(|f| f as u64)
+    })
+}
+
+/// An optional object of strings (`headers`, `env`) of the hook at `label`.
+fn string_map(value: Option<&Value>, label: &str, key: &str, errors: &mut Vec<String>) {
+    match value {
+        None => {}
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                if !v.is_string() {
+                    errors.push(format!("{label}: {key}.{k} must be a string"));
                 }
-                Some(_) => errors.push(format!("{label}: env must be an object")),
             }
         }
+        Some(_) => errors.push(format!("{label}: {key} must be an object")),
     }
 }
 

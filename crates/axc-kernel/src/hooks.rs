@@ -488,13 +488,8 @@ pub fn run_hooks(
             "hook_phase": phase, "hook_name": name, "run_id": ctx.run_id,
             "project_root": root.display().to_string(), "timestamp": now(), "payload": payload,
         });
-        // `1000.0` is 1000 ms (an integral float is an integer to the config's validator).
-        let timeout_ms = hook["timeout_ms"].as_u64().or_else(|| {
-            hook["timeout_ms"]
-                .as_f64()
-                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                .map(|f| f as u64)
-        });
+        // `1000.0` is 1000 ms, as the config's validator reads it.
+        let timeout_ms = axc_core::config::whole_number(&hook["timeout_ms"]);
         let timeout = Duration::from_millis(timeout_ms.unwrap_or(30_000));
         let exec = if transport == "http" {
             run_http(hook, &envelope, timeout)
