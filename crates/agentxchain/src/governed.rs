@@ -857,7 +857,7 @@ pub fn accept_turn(turn: Option<&str>, resolution: Option<&str>) -> ExitCode {
             if let Some(e) = &h.escalation {
                 escalation_notice(e);
             }
-            hook_halted(&h, &config, None);
+            hook_halted(&h, &config);
             ExitCode::from(1)
         }
         Ok(accept::Accepted::Conflict {
@@ -1037,7 +1037,7 @@ pub fn approve_transition() -> ExitCode {
         Err(approve::NotApproved::Refused(r)) => refuse(&r),
         Err(approve::NotApproved::Hook(h)) => {
             approving_transition(&h.state["pending_phase_transition"]);
-            gate_hook_halted(&h, &config, "pending_phase_transition")
+            gate_hook_halted(&h, &config)
         }
         Ok(a) => {
             let p = &a.pending;
@@ -1077,7 +1077,7 @@ pub fn approve_completion() -> ExitCode {
         Err(approve::NotApproved::Hook(h)) => {
             let config = cfg::load(&store).unwrap_or_default();
             approving_completion(&h.state, &h.state["pending_run_completion"]);
-            gate_hook_halted(&h, &config, "pending_run_completion")
+            gate_hook_halted(&h, &config)
         }
         Ok(a) => {
             let p = &a.pending;
@@ -1382,7 +1382,7 @@ pub fn reissue_turn(turn: Option<&str>, role: Option<&str>, reason: Option<&str>
 /// `Dispatch Blocked By Hook`, `Turn Acceptance Blocked By Hook`, `Phase Transition Blocked By
 /// Hook`, …): what was halted, by which hook, why, and what a person does next. Every value
 /// that came from a hook or the run's files is printed escaped.
-pub(crate) fn hook_halted(h: &run::hooked::Halted, config: &Json, pending: Option<&Json>) {
+pub(crate) fn hook_halted(h: &run::hooked::Halted, config: &Json) {
     let or_unknown = |v: Option<&str>| v.map_or("(unknown)".to_owned(), clean);
     let recovery = axc_kernel::views::status::recovery(&h.state, config);
     let mut lines: Vec<(&str, String)> = Vec::new();
@@ -1398,7 +1398,11 @@ pub(crate) fn hook_halted(h: &run::hooked::Halted, config: &Json, pending: Optio
             ("Dispatch Blocked By Hook", '-')
         }
         "before_gate" => {
-            let p = pending.unwrap_or(&Json::Null);
+            // The request the gate hook held back, still pending in the blocked run.
+            let p = match &h.state["pending_phase_transition"] {
+                Json::Null => &h.state["pending_run_completion"],
+                t => t,
+            };
             let transition = !p["from"].is_null();
             if transition {
                 lines.push(("From:", s(&p["from"])));
@@ -1462,9 +1466,9 @@ pub(crate) fn assign_failed(f: &assign::AssignFailed, config: &Json) -> ExitCode
         escalation_notice(e);
     }
     match f.hook.as_deref() {
-        Some(h) if h.phase == "after_dispatch" => hook_halted(h, config, None),
+        Some(h) if h.phase == "after_dispatch" => hook_halted(h, config),
         Some(h) => {
-            hook_halted(h, config, None);
+            hook_halted(h, config);
             println!("Failed to assign turn: {}", clean(&f.error));
         }
         None => println!("Failed to assign turn: {}", f.error),
@@ -1473,11 +1477,11 @@ pub(crate) fn assign_failed(f: &assign::AssignFailed, config: &Json) -> ExitCode
 }
 
 /// An approval a `before_gate` hook halted: the escalation raised, then the hook's block.
-fn gate_hook_halted(h: &run::hooked::Halted, config: &Json, pending: &str) -> ExitCode {
+fn gate_hook_halted(h: &run::hooked::Halted, config: &Json) -> ExitCode {
     if let Some(e) = &h.escalation {
         escalation_notice(e);
     }
-    hook_halted(h, config, Some(&h.state[pending]));
+    hook_halted(h, config);
     ExitCode::from(1)
 }
 

@@ -635,7 +635,7 @@ fn finish(store: &Store, config: &Json, turn_id: &str, role: &str, a: &Args) -> 
             if let Some(e) = &h.escalation {
                 escalation_notice(e);
             }
-            crate::governed::hook_halted(&h, config, None);
+            crate::governed::hook_halted(&h, config);
             return ExitCode::from(1);
         }
         Ok(accept::Accepted::Failed { stage, errors, .. }) => {
