@@ -1792,34 +1792,7 @@ fn terminal_escapes_from_a_turn_are_printed_escaped() {
 impl Project {
     /// `intake record` of a manual signal, then triage, approve and plan: the planned intent's id.
     fn planned_intent(&self, template: &str, acceptance: &str) -> String {
-        let out = self.ok(&[
-            "intake",
-            "record",
-            "--source",
-            "manual",
-            "--signal",
-            r#"{"title":"greet"}"#,
-            "--evidence",
-            r#"{"type":"text","value":"asked"}"#,
-            "--json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
-        let id = v["intent"]["intent_id"].as_str().unwrap().to_owned();
-        self.ok(&[
-            "intake",
-            "triage",
-            "--intent",
-            &id,
-            "--priority",
-            "p0",
-            "--template",
-            template,
-            "--charter",
-            "Ship a greeting",
-            "--acceptance",
-            acceptance,
-        ]);
-        self.ok(&["intake", "approve", "--intent", &id]);
+        let id = self.approved_intent_as("greet", "p0", template, "Ship a greeting", acceptance);
         self.ok(&["intake", "plan", "--intent", &id]);
         id
     }

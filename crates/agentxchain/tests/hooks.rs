@@ -350,9 +350,9 @@ fn a_before_validation_block_comes_before_the_result_is_judged() {
     assert_eq!(p.state()["blocked_on"], "hook:before_validation:policy");
 }
 
-#[test]
-fn a_before_gate_block_keeps_the_request_pending_for_the_person_to_approve_again() {
-    let (p, h) = hooked(&["before_gate"], "blocking");
+/// The pm's turn asks to leave planning, its gate passes, and no rule approves it: the run is
+/// paused for `approve-transition`.
+fn paused_at_the_planning_gate(p: &Project) {
     p.config(|c| c["approval_policy"]["phase_transitions"]["rules"] = json!([]));
     p.ok(&["resume"]);
     p.agent_turn(
@@ -363,6 +363,12 @@ fn a_before_gate_block_keeps_the_request_pending_for_the_person_to_approve_again
         json!({"phase_transition_request": "implementation"}),
     );
     p.ok(&["accept-turn"]);
+}
+
+#[test]
+fn a_before_gate_block_keeps_the_request_pending_for_the_person_to_approve_again() {
+    let (p, h) = hooked(&["before_gate"], "blocking");
+    paused_at_the_planning_gate(&p);
     assert!(p.state()["pending_phase_transition"].is_object());
     h.answer("before_gate", Some(BLOCK));
     let out = p.fails(&["approve-transition"]);
@@ -398,10 +404,7 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
     let p = Project::new();
     let h = Hook::new(&p);
     // Not committed, not written by `config --set`: an agent's edit.
-    let path = p.root.join("agentxchain.json");
-    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    c["hooks"] = json!({"before_assignment": h.config("advisory")});
-    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    p.edit_config(|c| c["hooks"] = json!({"before_assignment": h.config("advisory")}));
     let out = p.fails(&["resume"]);
     assert!(
         out.contains("are not the ones allowed on this machine"),
@@ -464,10 +467,7 @@ fn an_agent_cannot_drop_a_blocking_accept_hook_during_its_turn() {
     p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
     h.answer("before_acceptance", Some(BLOCK));
     // The agent removes the hook (and commits it) before the person accepts.
-    let path = p.root.join("agentxchain.json");
-    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    c["hooks"] = json!({});
-    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    p.edit_config(|c| c["hooks"] = json!({}));
     let out = p.fails(&["accept-turn"]);
     assert!(p.jsonl(".agentxchain/history.jsonl").is_empty(), "{out}");
     git(
@@ -492,31 +492,14 @@ fn on_escalation_hooks_are_told_of_an_operator_escalation() {
     assert_eq!(p.state()["status"], "blocked");
 }
 
-/// The agent's edit of agentxchain.json, not committed.
-fn agent_edits_config(p: &Project, edit: impl FnOnce(&mut Value)) {
-    let path = p.root.join("agentxchain.json");
-    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    edit(&mut c);
-    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
-}
-
 #[test]
 fn deleting_a_blocking_hook_from_the_config_is_no_way_past_it() {
     let (p, h) = hooked(&["before_gate", "before_assignment"], "blocking");
-    p.config(|c| c["approval_policy"]["phase_transitions"]["rules"] = json!([]));
-    p.ok(&["resume"]);
-    p.agent_turn(
-        &[
-            (".planning/PM_SIGNOFF.md", SIGNOFF),
-            (".planning/SYSTEM_SPEC.md", SPEC),
-        ],
-        json!({"phase_transition_request": "implementation"}),
-    );
-    p.ok(&["accept-turn"]);
+    paused_at_the_planning_gate(&p);
     h.answer("before_gate", Some(BLOCK));
     h.answer("before_assignment", Some(BLOCK));
     // After its turn, the agent deletes the hooks (and leaves the edit uncommitted).
-    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    p.edit_config(|c| c["hooks"] = json!({}));
     let out = p.fails(&["approve-transition"]);
     assert!(out.contains("are gone from agentxchain.json"), "{out}");
     assert_eq!(p.state()["phase"], "planning");
@@ -527,7 +510,7 @@ fn deleting_a_blocking_hook_from_the_config_is_no_way_past_it() {
     p.ok(&["approve-transition"]);
     git(&p.root, &["add", "-A"]);
     git(&p.root, &["commit", "-qm", "checkpoint"]);
-    agent_edits_config(&p, |c| {
+    p.edit_config(|c| {
         c["hooks"]
             .as_object_mut()
             .unwrap()
@@ -549,9 +532,7 @@ fn a_config_no_commit_holds_runs_no_hooks() {
     // hooks appear in it.
     git(&p.root, &["rm", "-q", "--cached", "agentxchain.json"]);
     git(&p.root, &["commit", "-qm", "untrack"]);
-    agent_edits_config(&p, |c| {
-        c["hooks"] = json!({"before_assignment": h.config("advisory")})
-    });
+    p.edit_config(|c| c["hooks"] = json!({"before_assignment": h.config("advisory")}));
     let out = p.fails(&["resume"]);
     assert!(
         out.contains("are not the ones allowed on this machine"),
@@ -568,7 +549,7 @@ fn a_hook_less_config_an_agent_edited_runs_as_before() {
     // No hooks in the person's config or the agent's: nothing is at stake, nothing refused
     // here (the turn's own acceptance judges a config edit).
     let p = Project::new();
-    agent_edits_config(&p, |c| c["project"]["name"] = json!("renamed"));
+    p.edit_config(|c| c["project"]["name"] = json!("renamed"));
     p.ok(&["resume"]);
     assert!(!no_active_turn(&p));
 }
@@ -580,7 +561,7 @@ fn a_forged_config_set_line_does_not_let_the_agent_drop_a_hook() {
     p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], json!({}));
     h.answer("before_acceptance", Some(BLOCK));
     // The agent drops the hook and writes the ledger line `config --set` would have written.
-    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    p.edit_config(|c| c["hooks"] = json!({}));
     let text = std::fs::read_to_string(p.root.join("agentxchain.json")).unwrap();
     let digest = {
         use sha2::Digest;
@@ -657,10 +638,7 @@ fn hooks_the_reference_would_not_run_as_written_do_not_validate() {
             "timeout_ms must be an integer between 100 and 30000",
         ),
     ] {
-        let path = p.root.join("agentxchain.json");
-        let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        c["hooks"] = json!({"before_gate": [hook]});
-        std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+        p.edit_config(|c| c["hooks"] = json!({"before_gate": [hook]}));
         let out = p.run(&["validate"]);
         let text = format!(
             "{}{}",
@@ -671,10 +649,7 @@ fn hooks_the_reference_would_not_run_as_written_do_not_validate() {
         assert!(text.contains(want), "{want}: {text}");
     }
     // After acceptance nothing is left to stop: a blocking hook there is refused too.
-    let path = p.root.join("agentxchain.json");
-    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    c["hooks"] = json!({"after_acceptance": [{"name": "g", "type": "process", "command": ["true"], "timeout_ms": 1000.0, "mode": "blocking"}]});
-    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    p.edit_config(|c| c["hooks"] = json!({"after_acceptance": [{"name": "g", "type": "process", "command": ["true"], "timeout_ms": 1000.0, "mode": "blocking"}]}));
     let out = p.run(&["validate"]);
     let text = format!(
         "{}{}",
@@ -694,7 +669,7 @@ fn an_agent_that_commits_without_its_hooks_and_rewrites_the_baseline_is_still_re
     h.answer("before_acceptance", Some(BLOCK));
     // The agent commits a config without hooks and points its turn's baseline at that commit:
     // nothing in the project says hooks were ever there.
-    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    p.edit_config(|c| c["hooks"] = json!({}));
     git(&p.root, &["commit", "-qm", "tidy", "agentxchain.json"]);
     let head = String::from_utf8(
         std::process::Command::new("git")
@@ -849,7 +824,7 @@ fn an_allow_list_behind_a_link_is_read_and_an_unreadable_one_refuses() {
             .unwrap()
             .to_owned(),
     );
-    agent_edits_config(&p, |c| c["hooks"] = json!({}));
+    p.edit_config(|c| c["hooks"] = json!({}));
     let out = p.fails(&["unblock", &id]);
     assert!(
         out.contains("The allow list of hooks cannot be read"),

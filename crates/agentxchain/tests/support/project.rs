@@ -102,11 +102,16 @@ impl Project {
     }
 
     pub fn config(&self, edit: impl FnOnce(&mut Value)) {
+        self.edit_config(edit);
+        git(&self.root, &["commit", "-qam", "config"]);
+    }
+
+    /// agentxchain.json edited and left uncommitted (as an agent's edit is).
+    pub fn edit_config(&self, edit: impl FnOnce(&mut Value)) {
         let path = self.root.join("agentxchain.json");
         let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         edit(&mut c);
         std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
-        git(&self.root, &["commit", "-qam", "config"]);
     }
 
     pub fn active_turn(&self) -> (String, String) {
@@ -155,13 +160,27 @@ impl Project {
     /// An intake intent recorded, triaged (acceptance `acceptance`) and approved: its id.
     #[allow(dead_code)]
     pub fn approved_intent(&self, acceptance: &str) -> String {
+        self.approved_intent_as(acceptance, "p1", "generic", "Repair", acceptance)
+    }
+
+    /// [`Project::approved_intent`] with the signal's title and the triage's priority,
+    /// template and charter given.
+    #[allow(dead_code)]
+    pub fn approved_intent_as(
+        &self,
+        title: &str,
+        priority: &str,
+        template: &str,
+        charter: &str,
+        acceptance: &str,
+    ) -> String {
         let out = self.ok(&[
             "intake",
             "record",
             "--source",
             "manual",
             "--signal",
-            &json!({"title": acceptance}).to_string(),
+            &json!({"title": title}).to_string(),
             "--evidence",
             r#"{"type":"text","value":"asked"}"#,
             "--json",
@@ -174,11 +193,11 @@ impl Project {
             "--intent",
             &id,
             "--priority",
-            "p1",
+            priority,
             "--template",
-            "generic",
+            template,
             "--charter",
-            "Repair",
+            charter,
             "--acceptance",
             acceptance,
         ]);
