@@ -100,9 +100,7 @@ pub fn run(allow: bool, as_json: bool) -> ExitCode {
     let hooks = &config["hooks"];
     let list = listing(hooks);
     if allow {
-        if list.is_empty()
-            && (!hooked::has_allowance(store.root()) || hooked::allowed(store.root(), hooks))
-        {
+        if list.is_empty() && hooked::nothing_to_allow(store.root(), hooks) {
             return answer(
                 as_json,
                 json!({"allowed": false, "hooks": 0, "reason": "no hooks"}),

@@ -45,7 +45,7 @@ impl std::fmt::Display for Halted {
 /// The hooks of `config`, when the governed commands may run them (and leave none out). The
 /// config is read again now (the hooks that run are the ones in that text, whatever was loaded
 /// before), and its hooks must be exactly the ones the person last allowed for this project on
-/// this machine ([`allowed`], `agentxchain hooks allow`), the project files their commands name
+/// this machine (`agentxchain hooks allow`, [`allow`]), the project files their commands name
 /// included. The allow list is outside the project: nothing an agent writes in it — the config,
 /// a commit, the run's state (a turn's baseline), git's objects, the decision ledger — changes
 /// what runs. Hooks the person allowed that are gone from the config are no way past them
@@ -367,15 +367,10 @@ fn newest_allowance(root: &Path) -> Option<Json> {
     newest_allowance_checked(root).ok().flatten()
 }
 
-/// Whether the person ever allowed hooks (or running without them) for the project at `root`.
-pub fn has_allowance(root: &Path) -> bool {
-    newest_allowance(root).is_some()
-}
-
-/// Whether the person's newest allowance for the project at `root` on this machine is for
-/// `hooks` as they are now (an older allowance of other hooks no longer counts).
-pub fn allowed(root: &Path, hooks: &Json) -> bool {
-    newest_allowance(root).is_some_and(|l| l["hooks_key"] == hooks_key(root, hooks).as_str())
+/// Whether `hooks` need no new allowance for the project at `root`: the person never allowed
+/// any for it, or the newest allowance is for these.
+pub fn nothing_to_allow(root: &Path, hooks: &Json) -> bool {
+    newest_allowance(root).is_none_or(|l| l["hooks_key"] == hooks_key(root, hooks).as_str())
 }
 
 /// Records that the person allows `hooks` for the project at `root` (`agentxchain hooks
