@@ -831,3 +831,29 @@ fn an_allow_list_behind_a_link_is_read_and_an_unreadable_one_refuses() {
         "{out}"
     );
 }
+
+#[test]
+fn allowing_no_hooks_records_nothing_until_hooks_were_allowed_before() {
+    let p = Project::new();
+    let out = p.ok(&["hooks", "allow"]);
+    assert!(out.contains("declares no hooks: nothing to allow"), "{out}");
+    assert!(
+        !p._dir.path().join("home/allowed-hooks.jsonl").exists(),
+        "nothing recorded"
+    );
+    let h = Hook::new(&p);
+    p.config(|c| c["hooks"] = json!({"before_gate": h.config("blocking")}));
+    p.ok(&["hooks", "allow"]);
+    // The same hooks again: already allowed, nothing new to record.
+    let before = std::fs::read_to_string(p._dir.path().join("home/allowed-hooks.jsonl")).unwrap();
+    let json: Value = serde_json::from_str(&p.ok(&["hooks", "allow", "--json"])).unwrap();
+    assert_eq!(json["allowed"], true);
+    p.config(|c| c["hooks"] = json!({}));
+    let out = p.ok(&["hooks", "allow"]);
+    assert!(out.contains("runs without hooks now"), "{out}");
+    let after = std::fs::read_to_string(p._dir.path().join("home/allowed-hooks.jsonl")).unwrap();
+    assert_eq!(after.lines().count(), before.lines().count() + 2);
+    // Once running without hooks is recorded, allowing none again records nothing.
+    let out = p.ok(&["hooks", "allow"]);
+    assert!(out.contains("nothing to allow"), "{out}");
+}
