@@ -273,5 +273,10 @@ fn main() {
         "git status --porcelain=v2",
         ms(median(git))
     );
-    let _ = std::fs::remove_dir_all(&scratch);
+    // `AGENTXCHAIN_BENCH_KEEP=1` leaves the two projects for a closer look (`perf`, `strace`).
+    if std::env::var_os("AGENTXCHAIN_BENCH_KEEP").is_some() {
+        println!("projects kept in {}", scratch.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
 }
