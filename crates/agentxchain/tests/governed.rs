@@ -2429,3 +2429,21 @@ fn a_phase_advance_retires_the_approved_intents_the_left_phase_scoped() {
     );
     assert_eq!(events[at]["turn"]["turn_id"], json!(turn));
 }
+
+#[test]
+fn a_result_without_a_cost_records_an_empty_one_as_the_reference() {
+    // `turnResult.cost || {}`: the history entry's cost is an object either way.
+    let p = Project::new();
+    p.ok(&["resume"]);
+    let turn = p.agent_turn(&[], json!({}));
+    let staged = p
+        .root
+        .join(format!(".agentxchain/staging/{turn}/turn-result.json"));
+    let mut result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&staged).unwrap()).unwrap();
+    result.as_object_mut().unwrap().remove("cost");
+    std::fs::write(&staged, result.to_string()).unwrap();
+    p.ok(&["accept-turn"]);
+    let history = p.jsonl(".agentxchain/history.jsonl");
+    assert_eq!(history.last().unwrap()["cost"], json!({}));
+}

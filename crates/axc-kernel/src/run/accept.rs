@@ -1002,7 +1002,8 @@ pub fn accept_as(
         "assigned_sequence": turn["assigned_sequence"],
         "accepted_sequence": sequence,
         "concurrent_with": turn["concurrent_with"],
-        "cost": tr["cost"],
+        // `turnResult.cost || {}`: a result without a cost records an empty one.
+        "cost": if crate::js::truthy(&tr["cost"]) { tr["cost"].clone() } else { json!({}) },
     });
     if !attributed.is_empty() {
         entry["observed_artifact"]["attributed_to_concurrent_siblings"] = json!(attributed);
