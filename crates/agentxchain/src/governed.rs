@@ -626,6 +626,56 @@ pub fn resume(opts: assign::Options) -> ExitCode {
             gate_context("resume", &config, &f.context);
             assign_failed(&f, &config)
         }
+        Err(assign::Stop::Settled(st)) => settled(&st),
+    }
+}
+
+/// What `unblock` says when the run's standing exit gate settled it without a turn to assign:
+/// paused for a person's approval, completed, or blocked again.
+pub(crate) fn settled(st: &assign::Settled) -> ExitCode {
+    started(
+        st.resolved.as_ref(),
+        None,
+        true,
+        &st.state["run_id"],
+        None,
+        None,
+    );
+    match &st.outcome {
+        assign::SettledBy::AwaitingApproval => {
+            awaiting(&st.state);
+            ExitCode::from(1)
+        }
+        assign::SettledBy::Completed => {
+            println!("Completed run before dispatch: {}", s(&st.state["run_id"]));
+            ExitCode::SUCCESS
+        }
+        assign::SettledBy::Unsettled {
+            completion,
+            undecided,
+            reasons,
+            escalation,
+        } => {
+            if let Some(why) = undecided {
+                eprintln!("Warning: {why}");
+            }
+            if let Some(e) = escalation {
+                escalation_notice(e);
+            }
+            // Not in the reference's output: what the person has to fix.
+            for r in reasons {
+                println!("  Gate: {}", clean(r));
+            }
+            println!(
+                "Unblock did not materialize {}; leaving the run blocked for manual recovery.",
+                if *completion {
+                    "run completion"
+                } else {
+                    "a phase transition"
+                }
+            );
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -280,6 +280,7 @@ pub fn step(a: &Args) -> ExitCode {
                 crate::governed::started_before_failure(&f);
                 return crate::governed::assign_failed(&f, &config);
             }
+            Err(assign::Stop::Settled(st)) => return crate::governed::settled(&st),
         }
     };
     let state = store.state().unwrap_or(state);

@@ -263,7 +263,9 @@ fn a_turn_asking_for_a_person_is_blocked_on_its_question_not_the_budget() {
     let mut request = cost(3.0);
     request["status"] = json!("needs_human");
     request["needs_human_reason"] = json!("which database?");
-    p.agent_turn(&[(".planning/PM_SIGNOFF.md", SIGNOFF)], request);
+    // No gate file written: an unblock then answers the question, not the planning gate
+    // (standing_gate.rs).
+    p.agent_turn(&[], request);
     p.ok(&["accept-turn"]);
     let s = p.state();
     assert_eq!(s["blocked_on"], "human:which database?");

@@ -58,6 +58,40 @@ pub enum Stop {
     AwaitingApproval(Json),
     /// The assignment itself was refused (`Failed to assign turn: …`), after the run context.
     AssignFailed(Box<AssignFailed>),
+    /// An operator's `unblock` settled the run's standing exit gate without a turn to assign
+    /// ([`super::standing`]).
+    Settled(Box<Settled>),
+}
+
+/// [`Stop::Settled`]: the escalation the reactivation resolved, and where the standing gate
+/// left the run.
+#[derive(Clone, Debug)]
+pub struct Settled {
+    pub resolved: Option<Json>,
+    pub state: Json,
+    pub outcome: SettledBy,
+}
+
+/// How the standing gate settled.
+#[derive(Clone, Debug)]
+pub enum SettledBy {
+    /// The gate needs a person: the run is paused on it (`approve-transition`,
+    /// `approve-completion`).
+    AwaitingApproval,
+    /// The run completed (`Completed run before dispatch`).
+    Completed,
+    /// The gate did not let the run go on: it is blocked again for a person
+    /// (`human:unblock_reconcile_failed`, `human:unblock_completion_reconcile_failed`).
+    Unsettled {
+        /// The completion was asked (else the next phase).
+        completion: bool,
+        /// Why the gate was not judged, when it was not.
+        undecided: Option<String>,
+        /// Why the gate failed, when it was judged.
+        reasons: Vec<String>,
+        /// The human escalation raised for the new block.
+        escalation: Option<Json>,
+    },
 }
 
 /// [`Stop::AssignFailed`]: the run context, what happened before the assignment failed (as
@@ -609,6 +643,73 @@ pub fn assign_parallel(
 }
 
 /// `resume`.
+/// Judges the standing exit gate an operator's unblock settles, on the reactivated `state`:
+/// the phase the run entered (with the config the gate was judged by), or where it stopped —
+/// paused for a person, completed, or blocked again when the gate did not let it go on.
+#[allow(clippy::type_complexity)]
+fn settle(
+    store: &Store,
+    state: &mut Json,
+    wanted: super::standing::Wanted,
+    turn: Option<&str>,
+) -> Result<Result<(String, String, Json), SettledBy>, Refusal> {
+    use super::completion_reconcile::{self as completion, Completion};
+    use super::phase_reconcile::{self as phase, Reconciled, Standing};
+    let standing = Standing { turn };
+    let completion = wanted == super::standing::Wanted::Completion;
+    let (undecided, reasons) = if completion {
+        match completion::before_dispatch(store, state, standing)? {
+            Completion::Completed => return Ok(Err(SettledBy::Completed)),
+            Completion::AwaitingApproval => return Ok(Err(SettledBy::AwaitingApproval)),
+            Completion::NotJudged(why) => (Some(why), Vec::new()),
+            Completion::GateFailed(reasons) => (None, reasons),
+            Completion::Unchanged => (None, Vec::new()),
+        }
+    } else {
+        match phase::before_dispatch(store, state, Some(standing))? {
+            Reconciled::Advanced { from, to, config } => return Ok(Ok((from, to, *config))),
+            Reconciled::AwaitingApproval => return Ok(Err(SettledBy::AwaitingApproval)),
+            Reconciled::NotJudged(why) => (Some(why), Vec::new()),
+            Reconciled::GateFailed(reasons) => (None, reasons),
+            Reconciled::Unchanged => (None, Vec::new()),
+        }
+    };
+    let (blocked_on, action, detail) = if completion {
+        (
+            "human:unblock_completion_reconcile_failed",
+            "agentxchain approve-completion",
+            "Operator unblock resolved the escalation, but no run completion could be materialized from the current gate state.",
+        )
+    } else {
+        (
+            "human:unblock_reconcile_failed",
+            "agentxchain approve-transition or agentxchain gate show <gate>",
+            "Operator unblock resolved the escalation, but no phase transition could be materialized from the current gate state.",
+        )
+    };
+    let blocked_on = state["blocked_on"]
+        .as_str()
+        .filter(|b| !b.is_empty())
+        .unwrap_or(blocked_on)
+        .to_owned();
+    let blocked = super::lifecycle::mark_blocked(
+        store,
+        state.clone(),
+        turn,
+        &blocked_on,
+        "needs_human",
+        json!({"typed_reason": "needs_human", "owner": "human", "recovery_action": action,
+               "turn_retained": true, "detail": detail}),
+    )?;
+    *state = blocked.state;
+    Ok(Err(SettledBy::Unsettled {
+        completion,
+        undecided,
+        reasons,
+        escalation: blocked.escalation,
+    }))
+}
+
 pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     let mut config = cfg::load(store)?;
     let _lock = store.lock()?;
@@ -639,7 +740,33 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     let mut initialized = None;
     let mut reactivated = false;
     let mut resolved = None;
-    if status == "blocked" && !active.is_empty() {
+    let mut advanced = None;
+    let mut undecided = None;
+    // An operator's unblock whose turn wanted to go on past the phase's standing exit gate:
+    // the gate is judged now, whatever turns are retained (the reference's BUG-52 path).
+    let settling = match opts.via.as_deref() {
+        Some("operator_unblock") if status == "blocked" => {
+            super::standing::wanted(store, &state, &config, opts.turn.as_deref())
+        }
+        _ => None,
+    };
+    if let Some(wanted) = settling {
+        (state, resolved) = reactivate(store, &config, &state, &via(false))?;
+        reactivated = true;
+        match settle(store, &mut state, wanted, opts.turn.as_deref())? {
+            Ok((from, to, judged)) => {
+                config = judged;
+                advanced = Some((from, to));
+            }
+            Err(outcome) => {
+                return Err(Stop::Settled(Box::new(Settled {
+                    resolved,
+                    state,
+                    outcome,
+                })));
+            }
+        }
+    } else if status == "blocked" && !active.is_empty() {
         // A retained turn: reactivate and dispatch it again.
         let turn_id = match &opts.turn {
             Some(t) if state["active_turns"].get(t).is_some() => t.clone(),
@@ -687,7 +814,9 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
             bind: None,
         });
     }
-    if status == "idle" || (status == "blocked" && state["run_id"].is_null()) {
+    if settling.is_some() {
+        // Reactivated and moved on above.
+    } else if status == "idle" || (status == "blocked" && state["run_id"].is_null()) {
         let provenance = json!({"trigger": "manual", "parent_run_id": null, "trigger_reason": null, "intake_intent_id": null, "created_by": "operator"});
         state = start_run(store, &config, &state, provenance)?;
         initialized = state["run_id"].as_str().map(str::to_owned);
@@ -701,26 +830,25 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     }
     // A phase request the run still owes an answer (a gate that failed, a queued request) is
     // decided before another turn of the phase is assigned.
-    let mut undecided = None;
-    let advanced = match super::phase_reconcile::before_dispatch(store, &mut state)? {
-        super::phase_reconcile::Reconciled::Unchanged => None,
-        super::phase_reconcile::Reconciled::NotJudged(why) => {
-            undecided = Some(why);
-            None
+    if advanced.is_none() {
+        match super::phase_reconcile::before_dispatch(store, &mut state, None)? {
+            super::phase_reconcile::Reconciled::Unchanged
+            | super::phase_reconcile::Reconciled::GateFailed(_) => {}
+            super::phase_reconcile::Reconciled::NotJudged(why) => undecided = Some(why),
+            super::phase_reconcile::Reconciled::Advanced {
+                from,
+                to,
+                config: judged,
+            } => {
+                // The new phase's turn is assigned by the config its gate was judged by.
+                config = *judged;
+                advanced = Some((from, to));
+            }
+            super::phase_reconcile::Reconciled::AwaitingApproval => {
+                return Err(Stop::AwaitingApproval(state));
+            }
         }
-        super::phase_reconcile::Reconciled::Advanced {
-            from,
-            to,
-            config: judged,
-        } => {
-            // The new phase's turn is assigned by the config its gate was judged by.
-            config = *judged;
-            Some((from, to))
-        }
-        super::phase_reconcile::Reconciled::AwaitingApproval => {
-            return Err(Stop::AwaitingApproval(state));
-        }
-    };
+    }
     let context = state.clone();
     let role = match opts.role.clone().or_else(|| next_role(&state, &config)) {
         Some(r) if config["roles"].get(&r).is_some() => r,

@@ -627,7 +627,7 @@ fn block_dispatch(
     let blocked = super::lifecycle::mark_blocked(
         store,
         state.clone(),
-        turn_id,
+        Some(turn_id),
         &format!("hook:after_dispatch:{hook}"),
         "dispatch_error",
         recovery,

@@ -125,25 +125,32 @@ pub fn block_dispatch(
     mark_blocked(
         store,
         state,
-        turn_id,
+        Some(turn_id),
         &format!("dispatch:{why}"),
         "dispatch_error",
         recovery,
     )
 }
 
-/// Blocks the active run `state` on `blocked_on` for the retained turn `turn_id` (category
-/// `category`, `recovery` the person's way on), under the caller's lock: the state written, a
-/// `blocked` session checkpoint, the human escalation unless one is open — the reference's
-/// `markRunBlocked`. No `run_blocked` event, as the reference.
+/// Blocks the active run `state` on `blocked_on` for the retained turn `turn_id` (else the
+/// run's first active turn, if any; category `category`, `recovery` the person's way on),
+/// under the caller's lock: the state written, a `blocked` session checkpoint, the human
+/// escalation unless one is open — the reference's `markRunBlocked`. No `run_blocked` event,
+/// as the reference.
 pub(crate) fn mark_blocked(
     store: &Store,
     mut state: Json,
-    turn_id: &str,
+    turn_id: Option<&str>,
     blocked_on: &str,
     category: &str,
     recovery: Json,
 ) -> Result<Blocked, Refusal> {
+    let turn_id = turn_id.map(str::to_owned).or_else(|| {
+        state["active_turns"]
+            .as_object()
+            .and_then(|m| m.keys().next().cloned())
+    });
+    let turn_id = turn_id.as_deref();
     state["status"] = json!("blocked");
     state["blocked_on"] = json!(blocked_on);
     state["blocked_reason"] = json!({
@@ -156,8 +163,8 @@ pub(crate) fn mark_blocked(
         state["escalation"] = Json::Null;
     }
     store.write_json(STATE, &state)?;
-    let role = state["active_turns"][turn_id]["assigned_role"]
-        .as_str()
+    let role = turn_id
+        .and_then(|t| state["active_turns"][t]["assigned_role"].as_str())
         .map(str::to_owned);
     let _ = session::checkpoint(
         store,
@@ -168,7 +175,7 @@ pub(crate) fn mark_blocked(
             ..Default::default()
         },
     );
-    let escalation = escalate::raise_unless_open(store, &state, Some(turn_id), role.as_deref())?;
+    let escalation = escalate::raise_unless_open(store, &state, turn_id, role.as_deref())?;
     Ok(Blocked { state, escalation })
 }
 

@@ -16,6 +16,7 @@ pub mod approve;
 pub mod assign;
 pub mod checkpoint;
 pub mod clean;
+pub mod completion_reconcile;
 pub mod config;
 pub mod conflict;
 pub mod dispatch;
@@ -35,6 +36,7 @@ pub mod run_history;
 pub mod scaffold;
 pub mod session;
 pub mod settings;
+pub mod standing;
 pub mod store;
 pub mod watchdog;
 

@@ -30,8 +30,10 @@ use crate::js::truthy_str as text;
 /// What deciding the pending request did.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reconciled {
-    /// Nothing to decide, or the gate still fails: dispatch as before.
+    /// Nothing to decide: dispatch as before.
     Unchanged,
+    /// The gate still fails, for these reasons: dispatch as before.
+    GateFailed(Vec<String>),
     /// The run entered `to` (the reference's `Advanced phase before dispatch: from → to`),
     /// judged by `config` (read under the lock: the turn of the new phase is assigned by it).
     Advanced {
@@ -57,7 +59,7 @@ fn newest(store: &Store, keep: impl Fn(&Json) -> bool) -> Option<Json> {
 /// Turn `id`'s accepted entries (a reissued turn's line aside), the newest first: one
 /// normally; a second is a copy of the line appended later (an agent's, with another
 /// verification, say), and then neither may be taken for the turn.
-fn accepted_entries(store: &Store, id: &str) -> Vec<Json> {
+pub(crate) fn accepted_entries(store: &Store, id: &str) -> Vec<Json> {
     // Only the lines that name the turn are parsed: a 10,000-turn history is a byte scan here,
     // not 10 MB of JSON on every `resume` (measured: 120 ms → see docs/benchmarks.md).
     axc_core::jsonl::read_last_naming(store.root(), HISTORY, 2, id, |e| {
@@ -111,14 +113,27 @@ fn source(store: &Store, state: &Json) -> Option<Json> {
     })
 }
 
+/// An operator's `unblock` settling the run's standing exit gate ([`super::standing`]): the
+/// gate is judged even with turns active (those of the phase left go with it), and with the
+/// next phase asked for the turn `unblock` ends when no entry asks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Standing<'a> {
+    /// The turn the unblocked escalation names.
+    pub turn: Option<&'a str>,
+}
+
 /// Decides the pending phase request of an active run with no active turn, before a turn is
 /// assigned; `state` is the run's, read under the lock the caller holds, and is updated with
-/// what was written.
-pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Refusal> {
+/// what was written. `standing`: an operator's unblock settles the standing gate.
+pub fn before_dispatch(
+    store: &Store,
+    state: &mut Json,
+    standing: Option<Standing>,
+) -> Result<Reconciled, Refusal> {
     let idle = state["active_turns"]
         .as_object()
         .is_none_or(|m| m.is_empty());
-    if state["status"] != "active" || !idle {
+    if state["status"] != "active" || (!idle && standing.is_none()) {
         return Ok(Reconciled::Unchanged);
     }
     // Another gate's failure (the run's completion) is not this decision's.
@@ -128,10 +143,12 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
     {
         return Ok(Reconciled::Unchanged);
     }
-    let Some(source) = source(store, state) else {
+    let (config, config_text) = cfg::load_text(store)?;
+    let Some(source) = source(store, state)
+        .or_else(|| standing.and_then(|s| super::standing::phase_source(state, &config, s.turn)))
+    else {
         return Ok(Reconciled::Unchanged);
     };
-    let (config, config_text) = cfg::load_text(store)?;
     if !settings::chosen(store, &config_text) {
         return Ok(Reconciled::NotJudged(format!(
             "The phase request of turn {} was not decided before this dispatch: {CONFIG} differs from the one committed at HEAD, and agentxchain config --set did not write it. Commit it, or set the value with agentxchain config --set, to have the gate judged.",
@@ -186,7 +203,7 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
                 }
             }
         }
-        _ => return Ok(Reconciled::Unchanged),
+        _ => return Ok(Reconciled::GateFailed(g.reasons)),
     };
     let gate_key = if gate.is_empty() { "no_gate" } else { &gate };
     let gate_id = if gate.is_empty() {
@@ -207,7 +224,20 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
         next[key] = Json::Null;
     }
     next["phase_gate_status"][gate_key] = json!("passed");
+    let removed = leave_phase_turns(&mut next, config, &from);
     store.write_json(STATE, &next)?;
+    let removed_dispatch: Vec<&String> = removed
+        .0
+        .iter()
+        .filter(|t| {
+            let dir = format!(".agentxchain/dispatch/turns/{t}");
+            let there = store.is_dir(&dir);
+            if there {
+                store.remove_tree(&dir);
+            }
+            there
+        })
+        .collect();
     let _ = session::checkpoint(store, &next, "phase_reconciled", Default::default());
     let turn = match text(&source["turn_id"]) {
         Some(t) => {
@@ -240,6 +270,9 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
     };
     let mut cleanup = approve::cleanup_payload(&from, &to, &gate, trigger);
     cleanup["gate_id"] = gate_id;
+    cleanup["removed_turn_ids"] = json!(removed.0);
+    cleanup["cleared_budget_turn_ids"] = json!(removed.1);
+    cleanup["removed_dispatch_turn_ids"] = json!(removed_dispatch);
     store.emit("phase_cleanup", &next, cleanup_turn, cleanup)?;
     *state = next;
     Ok(Reconciled::Advanced {
@@ -247,6 +280,52 @@ pub fn before_dispatch(store: &Store, state: &mut Json) -> Result<Reconciled, Re
         to,
         config: Box::new(chosen),
     })
+}
+
+/// The active turns of the phase the run leaves (a role of its routing, not yet accepted) go
+/// with it, with their budget reservations (the reference's `cleanupPhaseAdvanceArtifacts`);
+/// the turns removed and the reservations cleared. Only an `unblock`'s standing gate advances
+/// a run with turns active.
+fn leave_phase_turns(state: &mut Json, config: &Json, from: &str) -> (Vec<String>, Vec<String>) {
+    let routing = &config["routing"][from];
+    let mut roles: Vec<&str> = text(&routing["entry_role"]).into_iter().collect();
+    roles.extend(
+        routing["allowed_next_roles"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| text(r)),
+    );
+    // Both become objects, as the reference rebuilds them.
+    for key in ["active_turns", "budget_reservations"] {
+        if !state[key].is_object() {
+            state[key] = json!({});
+        }
+    }
+    let mut removed = Vec::new();
+    if let Some(turns) = state["active_turns"].as_object_mut() {
+        turns.retain(|id, t| {
+            let role = text(&t["assigned_role"])
+                .or_else(|| text(&t["role_id"]))
+                .or_else(|| text(&t["role"]));
+            let leaves = role.is_some_and(|r| roles.contains(&r))
+                && t["status"] != "accepted"
+                && t["status"] != "completed";
+            if leaves {
+                removed.push(id.clone());
+            }
+            !leaves
+        });
+    }
+    let mut cleared = Vec::new();
+    if let Some(reservations) = state["budget_reservations"].as_object_mut() {
+        for id in &removed {
+            if reservations.remove(id).is_some() {
+                cleared.push(id.clone());
+            }
+        }
+    }
+    (removed, cleared)
 }
 
 #[cfg(test)]
@@ -342,7 +421,7 @@ mod tests {
         ] {
             let mut s = state.clone();
             assert_eq!(
-                before_dispatch(&store, &mut s).unwrap(),
+                before_dispatch(&store, &mut s, None).unwrap(),
                 Reconciled::Unchanged
             );
             assert_eq!(s, state);
