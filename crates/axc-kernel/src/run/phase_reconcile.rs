@@ -427,4 +427,35 @@ mod tests {
             assert_eq!(s, state);
         }
     }
+
+    #[test]
+    fn the_turns_of_the_phase_left_go_with_their_reservations() {
+        let config = json!({"routing": {"planning": {"entry_role": "pm", "allowed_next_roles": ["eng", "human"]}}});
+        let mut state = json!({
+            "active_turns": {
+                "t1": {"assigned_role": "pm", "status": "assigned"},
+                "t2": {"role_id": "eng", "status": "running"},
+                "t3": {"assigned_role": "dev", "status": "assigned"},
+                "t4": {"assigned_role": "pm", "status": "accepted"},
+                "t5": {"role": "eng", "status": "completed"},
+            },
+            "budget_reservations": {"t1": {"reserved_usd": 1}, "t3": {"reserved_usd": 1}},
+        });
+        let (removed, cleared) = leave_phase_turns(&mut state, &config, "planning");
+        assert_eq!(removed, ["t1", "t2"]);
+        assert_eq!(cleared, ["t1"]);
+        let left: Vec<&String> = state["active_turns"].as_object().unwrap().keys().collect();
+        assert_eq!(left, ["t3", "t4", "t5"]);
+        assert_eq!(
+            state["budget_reservations"],
+            json!({"t3": {"reserved_usd": 1}})
+        );
+        // Missing maps become objects, as the reference rebuilds them.
+        let mut bare = json!({});
+        assert_eq!(
+            leave_phase_turns(&mut bare, &config, "planning"),
+            (vec![], vec![])
+        );
+        assert_eq!(bare, json!({"active_turns": {}, "budget_reservations": {}}));
+    }
 }
