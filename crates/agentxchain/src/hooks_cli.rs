@@ -11,7 +11,7 @@ use axc_kernel::run::{config as cfg, hooked};
 use serde_json::{Value as Json, json};
 
 use crate::governed::store;
-use axc_core::util::printable as clean;
+use axc_core::util::{ascii_escaped as exact, printable as clean};
 
 /// Every hook, in phase order, as `{phase, name, type, mode, timeout_ms, command | method and
 /// url, env, headers}` — the hook's own fields, nothing left out that changes what it does.
@@ -47,12 +47,14 @@ fn answer(as_json: bool, value: Json, lines: &[String], code: u8) -> ExitCode {
 }
 
 /// One hook as text lines, every value escaped (JSON for the command's parts, so
-/// `["lint --fix"]` and `["lint", "--fix"]` read apart).
+/// `["lint --fix"]` and `["lint", "--fix"]` read apart), every character outside printable
+/// ASCII shown as an escape: the person allows these bytes, and no joiner, invisible or
+/// look-alike character may pass for another.
 fn text_lines(list: &[Json]) -> Vec<String> {
     let mut out = Vec::new();
     for h in list {
         let field = |k: &str| {
-            clean(
+            exact(
                 &h[k]
                     .as_str()
                     .map_or_else(|| h[k].to_string(), str::to_owned),
@@ -69,13 +71,13 @@ fn text_lines(list: &[Json]) -> Vec<String> {
         if h["type"] == "http" {
             out.push(format!("      {} {}", field("method"), field("url")));
         } else {
-            out.push(format!("      runs: {}", clean(&h["command"].to_string())));
+            out.push(format!("      runs: {}", exact(&h["command"].to_string())));
         }
         for key in ["env", "headers"] {
             if let Some(m) = h[key].as_object().filter(|m| !m.is_empty()) {
                 out.push(format!(
                     "      {key}: {}",
-                    clean(&Json::Object(m.clone()).to_string())
+                    exact(&Json::Object(m.clone()).to_string())
                 ));
             }
         }

@@ -445,12 +445,22 @@ struct ReadArgs {
 /// gate. (An agent that clears the variable is not stopped by this: it is the same class as
 /// an agent rewriting the run's files, docs/agentxchain.md.)
 fn person_only(command: &str) -> Option<ExitCode> {
+    person_only_as(command, false)
+}
+
+/// [`person_only`], the refusal as `{"error": …}` for a command asked for `--json`.
+fn person_only_as(command: &str, json: bool) -> Option<ExitCode> {
     // Any value counts, bytes that are not UTF-8 too.
     let turn = std::env::var_os("AGENTXCHAIN_TURN_ID")?;
-    println!(
+    let text = format!(
         "{command} is a person's command: it was run inside the dispatched turn {} (AGENTXCHAIN_TURN_ID is set). A person runs it, after the agent's turn: an agent never approves its own gate or changes the rules it runs under.",
         axc_core::util::printable(&turn.to_string_lossy())
     );
+    if json {
+        println!("{}", serde_json::json!({"error": text}));
+    } else {
+        println!("{text}");
+    }
     Some(ExitCode::from(1))
 }
 
@@ -502,7 +512,7 @@ fn main() -> ExitCode {
         }),
         Command::Hooks { action, json } => match action.as_deref() {
             Some("allow") => {
-                person_only("hooks allow").unwrap_or_else(|| hooks_cli::run(true, json))
+                person_only_as("hooks allow", json).unwrap_or_else(|| hooks_cli::run(true, json))
             }
             _ => hooks_cli::run(false, json),
         },

@@ -445,6 +445,23 @@ fn hooks_an_agent_wrote_into_the_config_are_never_run() {
         .output()
         .unwrap();
     assert_eq!(inside.status.code(), Some(1));
+    // Asked for JSON, the refusal is JSON.
+    let inside = std::process::Command::new(support::BIN)
+        .args(["hooks", "allow", "--json"])
+        .current_dir(&p.root)
+        .env("AGENTXCHAIN_HOME", p._dir.path().join("home"))
+        .env("AGENTXCHAIN_TURN_ID", "turn_x")
+        .output()
+        .unwrap();
+    assert_eq!(inside.status.code(), Some(1));
+    let refused: Value = serde_json::from_slice(&inside.stdout).unwrap();
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("hooks allow is a person's command"),
+        "{refused}"
+    );
     p.fails(&["resume"]);
     p.ok(&["hooks", "allow"]);
     assert!(
@@ -856,4 +873,23 @@ fn allowing_no_hooks_records_nothing_until_hooks_were_allowed_before() {
     // Once running without hooks is recorded, allowing none again records nothing.
     let out = p.ok(&["hooks", "allow"]);
     assert!(out.contains("nothing to allow"), "{out}");
+}
+
+#[test]
+fn the_listing_shows_every_character_a_person_allows_outside_ascii_as_an_escape() {
+    // A zero width space in the script's path, a joiner and an accent in arguments (names are
+    // plain ASCII already): each shown so no look-alike passes for the plain one.
+    let p = Project::new();
+    p.config(|c| {
+        c["hooks"] = json!({"before_gate": [{"name": "policy", "type": "process",
+            "command": ["sh", "scripts/l\u{200b}int.sh", "é", "--fi\u{200d}x"], "timeout_ms": 1000, "mode": "blocking"}]});
+    });
+    let listed = p.ok(&["hooks"]);
+    assert!(listed.contains("--fi\\u{200d}x"), "{listed}");
+    assert!(listed.contains("scripts/l\\u{200b}int.sh"), "{listed}");
+    assert!(listed.contains("\\u{e9}"), "{listed}");
+    assert!(
+        !listed.contains('\u{200d}') && !listed.contains('\u{200b}'),
+        "{listed}"
+    );
 }

@@ -39,12 +39,33 @@ pub fn printable(t: &str) -> String {
         .map(|c| {
             // Also the format characters that reorder or break what a terminal shows:
             // bidirectional overrides and isolates, line and paragraph separators.
+            // And the invisible ones that hide a character in a name: zero width space, word
+            // joiners, the byte order mark, Mongolian vowel separator, Arabic letter mark,
+            // interlinear annotations and tag characters. (Zero width joiner and non-joiner
+            // stay: Persian, Indic scripts and emoji need them.)
             if c.is_control()
-                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+                || matches!(c, '\u{61c}' | '\u{180e}' | '\u{200b}' | '\u{200e}' | '\u{200f}'
+                    | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}'
+                    | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{e0000}'..='\u{e007f}')
             {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Text shown for a person to approve byte for byte (the hooks `hooks allow` records): every
+/// character outside printable ASCII as a `\u{…}` escape, so no look-alike, joiner or invisible
+/// character passes for another.
+pub fn ascii_escaped(t: &str) -> String {
+    t.chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
             }
         })
         .collect()
@@ -85,6 +106,21 @@ mod tests {
             "x\\u{202e}y\\u{2028}z\\u{2067}"
         );
         assert_eq!(printable("héllo — ok"), "héllo — ok");
+        // Invisible characters that hide in a name; joiners that scripts need stay.
+        assert_eq!(
+            printable("a\u{200b}b\u{feff}c\u{2060}d\u{e0041}e\u{61c}"),
+            "a\\u{200b}b\\u{feff}c\\u{2060}d\\u{e0041}e\\u{61c}"
+        );
+        assert_eq!(printable("می\u{200c}خواهم"), "می\u{200c}خواهم");
+    }
+
+    #[test]
+    fn ascii_escaped_shows_every_other_character_as_an_escape() {
+        assert_eq!(
+            ascii_escaped("sh scripts/l\u{200d}int.sh é\t"),
+            "sh scripts/l\\u{200d}int.sh \\u{e9}\\u{9}"
+        );
+        assert_eq!(ascii_escaped("plain ~!@ 09"), "plain ~!@ 09");
     }
 
     #[test]
