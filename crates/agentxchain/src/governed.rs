@@ -674,6 +674,17 @@ pub(crate) fn settled(st: &assign::Settled) -> ExitCode {
                     "a phase transition"
                 }
             );
+            // Not in the reference's output: the two ways on (its recovery names
+            // approve-*, which has nothing pending to approve here).
+            if let Some(id) = escalation
+                .as_ref()
+                .and_then(|e| e["escalation_id"].as_str())
+            {
+                println!(
+                    "  Once the gate can pass: agentxchain unblock {} judges it again. To go on in this phase instead: agentxchain resume.",
+                    clean(id)
+                );
+            }
             ExitCode::from(1)
         }
     }

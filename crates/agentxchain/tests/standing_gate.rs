@@ -187,6 +187,12 @@ fn an_unblock_whose_gate_still_fails_blocks_the_run_again() {
         .unwrap()
         .to_owned();
     assert_ne!(next, id);
+    // The two ways on are said.
+    assert!(
+        stdout.contains(&format!("agentxchain unblock {next} judges it again"))
+            && stdout.contains("agentxchain resume"),
+        "{stdout}"
+    );
     p.write(".planning/SYSTEM_SPEC.md", SPEC);
     commit(&p, "spec written");
     let out = p.ok(&["unblock", &next]);
@@ -368,4 +374,29 @@ fn in_the_last_phase_a_failing_gate_blocks_the_run_again() {
         s["blocked_reason"]["recovery"]["recovery_action"],
         "agentxchain approve-completion"
     );
+}
+
+#[test]
+fn a_forged_retained_turn_and_an_agents_rule_approve_nothing() {
+    // The review's attack: an agent adds a turn to state.json whose baseline names no commit
+    // (so no committed config to compare with) and an approving rule to agentxchain.json.
+    let (p, id, _) = escalated(
+        |c| c["approval_policy"]["phase_transitions"]["rules"] = json!([]),
+        true,
+        FOR_THE_GATE,
+        json!({}),
+    );
+    p.edit_config(|c| c["approval_policy"]["phase_transitions"]["default"] = json!("auto_approve"));
+    let path = p.root.join(".agentxchain/state.json");
+    let mut s = p.state();
+    s["active_turns"]["turn_fake0001"] = json!({"turn_id": "turn_fake0001", "assigned_role": "pm",
+        "status": "assigned", "runtime_id": "manual-pm", "attempt": 1,
+        "baseline": {"kind": "git_worktree", "head_ref": "0000000000000000000000000000000000000000", "clean": true}});
+    std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    let _ = p.run(&["unblock", &id]);
+    let s = p.state();
+    assert_eq!(s["phase"], "planning");
+    assert!(ledger_approvals(&p).is_empty());
+    assert!(events_of(&p, "phase_entered").is_empty());
+    assert!(events_of(&p, "gate_approved").is_empty());
 }

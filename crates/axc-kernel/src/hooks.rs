@@ -113,10 +113,6 @@ fn read_protected(root: &Path, rel: &str) -> Option<Vec<u8>> {
     fsread::read_inside(root, Path::new(rel), 256 << 20).ok()
 }
 
-fn digest(root: &Path, rel: &str) -> Option<String> {
-    read_protected(root, rel).map(|bytes| canon::sha256_hex(&bytes))
-}
-
 fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> Exec {
     let start = Instant::now();
     let failed = |m: String| Exec {
@@ -480,9 +476,20 @@ pub fn run_hooks(
         let name = hook["name"].as_str().unwrap_or("");
         let blocking = hook["mode"] == "blocking";
         let transport = hook["type"].as_str().unwrap_or("process");
-        let before: Vec<(String, Option<Vec<u8>>, Option<String>)> = protected
+        // Each protected file read once: its bytes restore it and say whether it changed (a
+        // byte comparison, not a digest of each read: on a 10,000-turn history the digests
+        // were most of a hooked command's time). Its stamp, taken first, spares the second
+        // read when the file last changed long enough ago ([`fsread::Stamp::trusted`]): any
+        // change by the hook then moves its ctime, which no user can set back.
+        let taken = fsread::Stamp::now();
+        let before: Vec<(String, Option<Vec<u8>>, Option<fsread::Stamp>)> = protected
             .iter()
-            .map(|p| (p.clone(), read_protected(root, p), digest(root, p)))
+            .map(|p| {
+                let stamp = fsread::locate_inside(root, Path::new(p))
+                    .ok()
+                    .and_then(|m| fsread::Stamp::trusted(&m, taken));
+                (p.clone(), read_protected(root, p), stamp)
+            })
             .collect();
         let envelope = json!({
             "hook_phase": phase, "hook_name": name, "run_id": ctx.run_id,
@@ -505,7 +512,13 @@ pub fn run_hooks(
                 "stderr_excerpt": exec.stderr, "orchestrator_action": action,
             })
         };
-        if let Some((file, _, _)) = before.iter().find(|(p, _, d)| digest(root, p) != *d) {
+        let changed = |p: &str, c: &Option<Vec<u8>>, stamp: &Option<fsread::Stamp>| {
+            let same_stamp = stamp.is_some_and(|s| {
+                fsread::locate_inside(root, Path::new(p)).is_ok_and(|m| fsread::Stamp::of(&m) == s)
+            });
+            !same_stamp && read_protected(root, p) != *c
+        };
+        if let Some((file, _, _)) = before.iter().find(|(p, c, st)| changed(p, c, st)) {
             // Put every protected file back as it was, then say which one was touched.
             let mut unrestored = Vec::new();
             for (p, c, _) in &before {
@@ -711,6 +724,36 @@ mod tests {
         );
         let audit = std::fs::read_to_string(root.join(".agentxchain/hook-audit.jsonl")).unwrap();
         assert_eq!(audit.lines().count(), 7);
+    }
+
+    #[test]
+    fn a_change_to_a_settled_protected_file_is_seen_by_its_stamp_and_undone() {
+        // Files last changed long enough ago are compared by their stamp, not read again: a
+        // hook's change, even one of the same length, or one with the mtime set back, moves
+        // the ctime.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        let history = root.join(".agentxchain/history.jsonl");
+        std::fs::write(&history, "{\"turn_id\":\"a\"}\n").unwrap();
+        std::fs::write(root.join(".agentxchain/state.json"), "{}").unwrap();
+        std::thread::sleep(Duration::from_millis(
+            (fsread::RACY_SECS as u64 + 1) * 1000 + 100,
+        ));
+        let hooks = json!({"before_validation": [
+            {"name": "same-length", "type": "process", "command": ["sh", "-c", "t=$(stat -c %y .agentxchain/history.jsonl); printf '{\"turn_id\":\"b\"}\\n' > .agentxchain/history.jsonl; touch -d \"$t\" .agentxchain/history.jsonl; echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "blocking"}
+        ], "after_validation": [
+            {"name": "reads-only", "type": "process", "command": ["sh", "-c", "cat .agentxchain/history.jsonl >/dev/null; echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "blocking"}
+        ]});
+        let run = run_hooks(root, &hooks, "after_validation", &json!({}), &ctx(root));
+        assert!(run.ok && run.tamper.is_none(), "{:?}", run.results);
+        let run = run_hooks(root, &hooks, "before_validation", &json!({}), &ctx(root));
+        assert_eq!(run.tamper.unwrap()["error_code"], "hook_history_tamper");
+        assert_eq!(
+            std::fs::read_to_string(&history).unwrap(),
+            "{\"turn_id\":\"a\"}\n",
+            "restored"
+        );
     }
 
     #[test]

@@ -252,7 +252,7 @@ fn before_gate(
         return Ok(());
     }
     let mut payload = payload;
-    payload["history_length"] = json!(store.read_jsonl(super::store::HISTORY).len());
+    payload["history_length"] = json!(store.count_jsonl(super::store::HISTORY));
     let run = super::hooked::run(
         store,
         hooks,

@@ -358,7 +358,7 @@ fn before_assignment(
     let payload = json!({
         "role_id": role, "role_config": config["roles"][role], "phase": state["phase"],
         "active_turns": active,
-        "history_length": store.read_jsonl(super::store::HISTORY).len(),
+        "history_length": store.count_jsonl(super::store::HISTORY),
     });
     let Some(run) = super::hooked::run(
         store,
@@ -742,10 +742,10 @@ pub fn resume(store: &Store, opts: &Options) -> Result<Resumed, Stop> {
     let mut resolved = None;
     let mut advanced = None;
     let mut undecided = None;
-    // An operator's unblock whose turn wanted to go on past the phase's standing exit gate:
-    // the gate is judged now, whatever turns are retained (the reference's BUG-52 path).
+    // An operator's unblock whose turn wanted to go on past the phase's standing exit gate,
+    // with no turn retained: the gate is judged now (the reference's BUG-52 path).
     let settling = match opts.via.as_deref() {
-        Some("operator_unblock") if status == "blocked" => {
+        Some("operator_unblock") if status == "blocked" && active.is_empty() => {
             super::standing::wanted(store, &state, &config, opts.turn.as_deref())
         }
         _ => None,

@@ -42,7 +42,11 @@ pub fn before_dispatch(
     state: &mut Json,
     standing: Standing,
 ) -> Result<Completion, Refusal> {
-    if state["status"] != "active" {
+    // With no turn active only (as the phase's; see `phase_reconcile::Standing`).
+    let idle = state["active_turns"]
+        .as_object()
+        .is_none_or(|m| m.is_empty());
+    if state["status"] != "active" || !idle {
         return Ok(Completion::Unchanged);
     }
     // Another gate's failure (a phase transition's) is not this decision's.

@@ -690,6 +690,11 @@ pub fn committed_text(root: &Path, rev: &str, path: &str) -> Option<String> {
     git(root, &["cat-file", "blob", &format!("{rev}:./{path}")])
 }
 
+/// Whether `rev` (an object name) names a commit git can read.
+pub fn is_commit(root: &Path, rev: &str) -> bool {
+    is_object_name(rev) && git(root, &["cat-file", "-t", rev]).is_some_and(|t| t.trim() == "commit")
+}
+
 /// Whether the working tree has changes to `files`.
 pub fn has_changes(root: &Path, files: &[String]) -> bool {
     if files.is_empty() {

@@ -114,8 +114,11 @@ fn source(store: &Store, state: &Json) -> Option<Json> {
 }
 
 /// An operator's `unblock` settling the run's standing exit gate ([`super::standing`]): the
-/// gate is judged even with turns active (those of the phase left go with it), and with the
-/// next phase asked for the turn `unblock` ends when no entry asks.
+/// gate is judged with the next phase asked for the turn `unblock` ends when no entry asks.
+/// **Departure from the reference:** only with no turn active (the reference judged it with
+/// retained turns too and dropped those of the phase's roles; a forged active turn then chose
+/// which commit's config the gate was judged by, and a turn of another role was left to block
+/// the next assignment). With a retained turn, `unblock` dispatches it again.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Standing<'a> {
     /// The turn the unblocked escalation names.
@@ -133,7 +136,7 @@ pub fn before_dispatch(
     let idle = state["active_turns"]
         .as_object()
         .is_none_or(|m| m.is_empty());
-    if state["status"] != "active" || (!idle && standing.is_none()) {
+    if state["status"] != "active" || !idle {
         return Ok(Reconciled::Unchanged);
     }
     // Another gate's failure (the run's completion) is not this decision's.
@@ -224,20 +227,7 @@ pub fn before_dispatch(
         next[key] = Json::Null;
     }
     next["phase_gate_status"][gate_key] = json!("passed");
-    let removed = leave_phase_turns(&mut next, config, &from);
     store.write_json(STATE, &next)?;
-    let removed_dispatch: Vec<&String> = removed
-        .0
-        .iter()
-        .filter(|t| {
-            let dir = format!(".agentxchain/dispatch/turns/{t}");
-            let there = store.is_dir(&dir);
-            if there {
-                store.remove_tree(&dir);
-            }
-            there
-        })
-        .collect();
     let _ = session::checkpoint(store, &next, "phase_reconciled", Default::default());
     let turn = match text(&source["turn_id"]) {
         Some(t) => {
@@ -270,9 +260,6 @@ pub fn before_dispatch(
     };
     let mut cleanup = approve::cleanup_payload(&from, &to, &gate, trigger);
     cleanup["gate_id"] = gate_id;
-    cleanup["removed_turn_ids"] = json!(removed.0);
-    cleanup["cleared_budget_turn_ids"] = json!(removed.1);
-    cleanup["removed_dispatch_turn_ids"] = json!(removed_dispatch);
     store.emit("phase_cleanup", &next, cleanup_turn, cleanup)?;
     *state = next;
     Ok(Reconciled::Advanced {
@@ -280,52 +267,6 @@ pub fn before_dispatch(
         to,
         config: Box::new(chosen),
     })
-}
-
-/// The active turns of the phase the run leaves (a role of its routing, not yet accepted) go
-/// with it, with their budget reservations (the reference's `cleanupPhaseAdvanceArtifacts`);
-/// the turns removed and the reservations cleared. Only an `unblock`'s standing gate advances
-/// a run with turns active.
-fn leave_phase_turns(state: &mut Json, config: &Json, from: &str) -> (Vec<String>, Vec<String>) {
-    let routing = &config["routing"][from];
-    let mut roles: Vec<&str> = text(&routing["entry_role"]).into_iter().collect();
-    roles.extend(
-        routing["allowed_next_roles"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| text(r)),
-    );
-    // Both become objects, as the reference rebuilds them.
-    for key in ["active_turns", "budget_reservations"] {
-        if !state[key].is_object() {
-            state[key] = json!({});
-        }
-    }
-    let mut removed = Vec::new();
-    if let Some(turns) = state["active_turns"].as_object_mut() {
-        turns.retain(|id, t| {
-            let role = text(&t["assigned_role"])
-                .or_else(|| text(&t["role_id"]))
-                .or_else(|| text(&t["role"]));
-            let leaves = role.is_some_and(|r| roles.contains(&r))
-                && t["status"] != "accepted"
-                && t["status"] != "completed";
-            if leaves {
-                removed.push(id.clone());
-            }
-            !leaves
-        });
-    }
-    let mut cleared = Vec::new();
-    if let Some(reservations) = state["budget_reservations"].as_object_mut() {
-        for id in &removed {
-            if reservations.remove(id).is_some() {
-                cleared.push(id.clone());
-            }
-        }
-    }
-    (removed, cleared)
 }
 
 #[cfg(test)]
@@ -426,36 +367,5 @@ mod tests {
             );
             assert_eq!(s, state);
         }
-    }
-
-    #[test]
-    fn the_turns_of_the_phase_left_go_with_their_reservations() {
-        let config = json!({"routing": {"planning": {"entry_role": "pm", "allowed_next_roles": ["eng", "human"]}}});
-        let mut state = json!({
-            "active_turns": {
-                "t1": {"assigned_role": "pm", "status": "assigned"},
-                "t2": {"role_id": "eng", "status": "running"},
-                "t3": {"assigned_role": "dev", "status": "assigned"},
-                "t4": {"assigned_role": "pm", "status": "accepted"},
-                "t5": {"role": "eng", "status": "completed"},
-            },
-            "budget_reservations": {"t1": {"reserved_usd": 1}, "t3": {"reserved_usd": 1}},
-        });
-        let (removed, cleared) = leave_phase_turns(&mut state, &config, "planning");
-        assert_eq!(removed, ["t1", "t2"]);
-        assert_eq!(cleared, ["t1"]);
-        let left: Vec<&String> = state["active_turns"].as_object().unwrap().keys().collect();
-        assert_eq!(left, ["t3", "t4", "t5"]);
-        assert_eq!(
-            state["budget_reservations"],
-            json!({"t3": {"reserved_usd": 1}})
-        );
-        // Missing maps become objects, as the reference rebuilds them.
-        let mut bare = json!({});
-        assert_eq!(
-            leave_phase_turns(&mut bare, &config, "planning"),
-            (vec![], vec![])
-        );
-        assert_eq!(bare, json!({"active_turns": {}, "budget_reservations": {}}));
     }
 }

@@ -146,9 +146,14 @@ pub fn chosen(store: &Store, text: &str) -> bool {
         // leave to take any text as the person's.
         return !state.as_ref().is_some_and(names_commits);
     }
+    // A commit without a config leaves any text to be the person's; a head that is no commit
+    // git can read (a forged `head_ref`, a missing object) leaves none.
     heads
         .iter()
-        .all(|h| super::git::committed_text(root, h, CONFIG).is_none_or(|c| c == text))
+        .all(|h| match super::git::committed_text(root, h, CONFIG) {
+            Some(c) => c == text,
+            None => super::git::is_commit(root, h),
+        })
 }
 
 /// Whether the run's state names a commit: a turn accepted into git (`git:<sha>`), or a
@@ -472,5 +477,58 @@ mod tests {
         assert_eq!(display(&json!(null)), "null");
         assert_eq!(display(&json!(["a", null, 2])), "a,,2");
         assert_eq!(display(&json!({"a": 1})), "[object Object]");
+    }
+
+    #[test]
+    fn a_head_that_is_no_commit_leaves_no_text_the_persons() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+                .args(args)
+                .current_dir(root)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("README"), "x").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "no config yet"]);
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        let store = Store::new(root);
+        let head = super::super::git::head(root).unwrap();
+        let with_head = |h: &str| {
+            let state = json!({"active_turns": {"turn_a": {"turn_id": "turn_a", "baseline": {"head_ref": h}}}});
+            std::fs::write(root.join(crate::run::store::STATE), state.to_string()).unwrap();
+        };
+        // A commit without a config: any text (as before).
+        with_head(&head);
+        assert!(chosen(&store, "{}"));
+        // A forged head: a name git has no object for, or no object name at all.
+        for forged in [
+            "0000000000000000000000000000000000000000",
+            "zzzz",
+            "../HEAD",
+        ] {
+            with_head(forged);
+            assert!(!chosen(&store, "{}"), "{forged}");
+        }
+        // A blob's name is no commit either.
+        std::fs::write(root.join("agentxchain.json"), "{}").unwrap();
+        git(&["add", "agentxchain.json"]);
+        git(&["commit", "-qm", "config"]);
+        let blob = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD:agentxchain.json"])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        let blob = String::from_utf8(blob.stdout).unwrap().trim().to_owned();
+        with_head(&blob);
+        assert!(!chosen(&store, "{}"));
+        assert!(!chosen(&store, "{\"other\": 1}"));
     }
 }

@@ -450,6 +450,29 @@ impl Store {
             .collect()
     }
 
+    /// How many entries [`Store::read_jsonl`] would return, without building them: each line
+    /// is checked to be JSON (as the reference's `JSON.parse` of it), nothing kept — several
+    /// times faster on a long history than reading it.
+    pub fn count_jsonl(&self, rel: &str) -> usize {
+        let bytes = self
+            .read_bytes(rel, MAX_LOG)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let json = |l: &[u8]| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok();
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty())
+            .filter(|l| {
+                // Bytes that are not UTF-8 read as U+FFFD, as `read_jsonl` (and the
+                // reference's text read) takes them: only such a line is converted.
+                json(l)
+                    || (std::str::from_utf8(l).is_err()
+                        && json(String::from_utf8_lossy(l).as_bytes()))
+            })
+            .count()
+    }
+
     /// The last JSON line of `rel` (read from the end: the cost does not grow with the file).
     pub fn last_jsonl(&self, rel: &str) -> Option<Json> {
         axc_core::jsonl::read_last(&self.root, rel, 1)
@@ -610,6 +633,21 @@ mod tests {
         store.append_jsonl(EVENTS, &json!({"b": 2})).unwrap();
         let lines = store.read_jsonl(EVENTS);
         assert_eq!(lines, vec![json!({"a": 1}), json!({"b": 2})]);
+    }
+
+    #[test]
+    fn the_count_of_a_log_is_the_number_of_its_entries_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        std::fs::create_dir_all(dir.path().join(".agentxchain")).unwrap();
+        std::fs::write(
+            store.path(HISTORY).unwrap(),
+            b"{\"a\":1}\n\n  \n[1,2]\r\n{\"torn\":\nnot json\n\"s\"\n{\"b\":{\"c\":[]}}\n{\"x\":1}{\"y\":2}\n{\"bad\":\"\xff\"}\n\xfe\n",
+        )
+        .unwrap();
+        assert_eq!(store.read_jsonl(HISTORY).len(), 5);
+        assert_eq!(store.count_jsonl(HISTORY), 5);
+        assert_eq!(store.count_jsonl(EVENTS), 0, "a missing log counts none");
     }
 
     #[test]
