@@ -22,11 +22,18 @@ fn bin() -> String {
     std::env::var("AGENTXCHAIN_BENCH_BIN").unwrap_or_else(|_| BIN.to_owned())
 }
 
+/// This bench's scratch directory.
+fn scratch() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("axc-governed-bench-{}", std::process::id()))
+}
+
 fn run(root: &Path, args: &[&str]) -> Duration {
     let t = Instant::now();
     let out = Command::new(bin())
         .args(args)
         .current_dir(root)
+        // The hooks allowed in the bench's own allow list, never the user's.
+        .env("AGENTXCHAIN_HOME", scratch().join("home"))
         .output()
         .unwrap();
     let d = t.elapsed();
@@ -172,11 +179,24 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let scratch = std::env::temp_dir().join(format!("axc-governed-bench-{}", std::process::id()));
+    let scratch = scratch();
     let _ = std::fs::remove_dir_all(&scratch);
     let small = scratch.join("small");
     let big = scratch.join("big");
+    let hooked = scratch.join("hooked");
     project(&small, 10_000, 1 << 20);
+    // The small project with a hook at assignment and one at acceptance (advisory, `true`),
+    // allowed: a hooked command reads the protected files around each hook.
+    project(&hooked, 10_000, 1 << 20);
+    let cfg_path = hooked.join("agentxchain.json");
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    let hook = |name: &str| json!([{"name": name, "type": "process", "command": ["true"], "timeout_ms": 5000, "mode": "advisory"}]);
+    cfg["hooks"] =
+        json!({"before_assignment": hook("assign"), "before_acceptance": hook("accept")});
+    std::fs::write(&cfg_path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    git(&hooked, &["commit", "-qam", "hooks"]);
+    run(&hooked, &["hooks", "allow"]);
     let t = Instant::now();
     project(&big, 10_000, 1_000_000_000);
     println!(
@@ -198,7 +218,11 @@ fn main() {
         vec![],
         vec![],
     );
+    let (mut hs, mut ha) = (vec![], vec![]);
     for _ in 0..2 {
+        let (s, a, _, _) = cycle(&hooked);
+        hs.extend(s);
+        ha.extend(a);
         let (s, a, t, f) = cycle(&small);
         s1.extend(s);
         a1.extend(a);
@@ -242,6 +266,18 @@ fn main() {
             } else {
                 format!("target <= {target} ms MISSED")
             }
+        );
+    }
+    for (name, d) in [
+        ("resume, a before_assignment hook", &hs),
+        ("accept-turn, a before_acceptance hook", &ha),
+    ] {
+        println!(
+            "{name:<40} {:>7.2} ms {:>10} {:>7.2} ms {:>8}  (1 MB log; the hook `true` spawned)",
+            ms(median(d.clone())),
+            "",
+            ms(p90(d.clone())),
+            ""
         );
     }
     // What any process costs here: the floor under every figure above.
