@@ -4,6 +4,7 @@
 mod config_cli;
 mod decisions_cli;
 mod doctor_cli;
+mod gate_cli;
 mod governed;
 mod hooks_cli;
 mod intake_cli;
@@ -323,6 +324,12 @@ enum Command {
         #[arg(short = 'j', long)]
         json: bool,
     },
+    /// The config's gates: `gate list`, or `gate show <gate_id> [--evaluate]` (its artifacts,
+    /// predicates and status; --evaluate judges them against the files now)
+    Gate {
+        #[command(subcommand)]
+        command: GateCommand,
+    },
     /// Protocol conformance: check an implementation against the corpus
     Conformance {
         #[command(subcommand)]
@@ -430,6 +437,27 @@ enum ConformanceCommand {
     },
 }
 
+#[derive(Subcommand, Debug)]
+enum GateCommand {
+    /// List all defined gates with phase linkage and predicate summary
+    List {
+        /// Print as JSON
+        #[arg(short = 'j', long)]
+        json: bool,
+    },
+    /// Show a single gate contract, predicates, and status
+    Show {
+        #[arg(value_name = "GATE_ID")]
+        gate_id: String,
+        /// Live-evaluate gate predicates against current filesystem
+        #[arg(long)]
+        evaluate: bool,
+        /// Print as JSON
+        #[arg(short = 'j', long)]
+        json: bool,
+    },
+}
+
 #[derive(Args, Debug)]
 struct ReadArgs {
     /// Print the report as JSON (the same object the MCP tool returns)
@@ -510,6 +538,20 @@ fn main() -> ExitCode {
             add_agent,
             remove_agent,
         }),
+        Command::Gate { command } => match command {
+            GateCommand::List { json } => gate_cli::run(gate_cli::Ask::List, json),
+            GateCommand::Show {
+                gate_id,
+                evaluate,
+                json,
+            } => gate_cli::run(
+                gate_cli::Ask::Show {
+                    id: gate_id,
+                    evaluate,
+                },
+                json,
+            ),
+        },
         Command::Hooks { action, json } => match action.as_deref() {
             Some("allow") => {
                 person_only_as("hooks allow", json).unwrap_or_else(|| hooks_cli::run(true, json))

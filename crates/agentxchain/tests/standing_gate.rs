@@ -193,6 +193,9 @@ fn an_unblock_whose_gate_still_fails_blocks_the_run_again() {
             && stdout.contains("agentxchain resume"),
         "{stdout}"
     );
+    // The recovery's command runs, and says what fails.
+    let shown = p.ok(&["gate", "show", "planning_signoff", "--evaluate"]);
+    assert!(shown.contains("SYSTEM_SPEC.md"), "{shown}");
     p.write(".planning/SYSTEM_SPEC.md", SPEC);
     commit(&p, "spec written");
     let out = p.ok(&["unblock", &next]);

@@ -167,6 +167,55 @@ fn participated(state: &Json, phase: &str, role: &str) -> bool {
         .is_some_and(|h| h.iter().any(|t| t["phase"] == phase && t["role"] == role))
 }
 
+/// One artifact judged on disk: present (readable inside the project), the reasons its
+/// semantics fail, and whether its owning role took part in the phase (`None`: no owner).
+struct Judged {
+    present: bool,
+    semantic_failures: Vec<String>,
+    owner_took_part: Option<bool>,
+}
+
+fn judge(root: &Path, state: &Json, phase: &str, a: &Artifact) -> Judged {
+    // A path that leaves the project (absolute, `..`) is a file the gate cannot have.
+    let inside = !Path::new(&a.path).is_absolute()
+        && !Path::new(&a.path)
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+    let content = inside
+        .then(|| fsread::read_inside(root, Path::new(&a.path), 16 << 20).ok())
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let mut semantic_failures = Vec::new();
+    if let Some(content) = &content {
+        if a.legacy
+            && let Some(id) = semantics::id_for_path(&a.path)
+            && let Some(reason) = semantics::check(id, content, None)
+        {
+            semantic_failures.push(reason);
+        }
+        for (id, cfg) in &a.checks {
+            if let Some(reason) = semantics::check(id, content, cfg.as_ref()) {
+                semantic_failures.push(if reason.contains(&a.path) {
+                    reason
+                } else {
+                    format!("{}: {reason}", a.path)
+                });
+            }
+        }
+    }
+    Judged {
+        present: content.is_some(),
+        semantic_failures,
+        owner_took_part: a.owned_by.as_ref().map(|o| participated(state, phase, o)),
+    }
+}
+
+fn ownership_failure(path: &str, owner: &str, phase: &str) -> String {
+    format!(
+        "\"{path}\" requires participation from role \"{owner}\" in phase \"{phase}\", but no accepted turn from that role was found"
+    )
+}
+
 /// The artifact and verification predicates of `gate` in `phase`, into `result`.
 fn predicates(
     root: &Path,
@@ -179,16 +228,8 @@ fn predicates(
 ) -> Vec<String> {
     let mut failures = Vec::new();
     for a in artifacts(config, gate, phase) {
-        // A path that leaves the project (absolute, `..`) is a file the gate cannot have.
-        let inside = !Path::new(&a.path).is_absolute()
-            && !Path::new(&a.path)
-                .components()
-                .any(|c| matches!(c, std::path::Component::ParentDir));
-        let content = inside
-            .then(|| fsread::read_inside(root, Path::new(&a.path), 16 << 20).ok())
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
-        let Some(content) = content else {
+        let j = judge(root, state, phase, &a);
+        if !j.present {
             if a.required {
                 if !result.missing_files.contains(&a.path) {
                     result.missing_files.push(a.path.clone());
@@ -197,32 +238,14 @@ fn predicates(
                 failures.push(format!("Required file missing: {}", a.path));
             }
             continue;
-        };
-        if a.legacy
-            && let Some(id) = semantics::id_for_path(&a.path)
-            && let Some(reason) = semantics::check(id, &content, None)
-        {
-            result.failing(&a.path);
-            failures.push(reason);
         }
-        for (id, cfg) in &a.checks {
-            if let Some(reason) = semantics::check(id, &content, cfg.as_ref()) {
-                result.failing(&a.path);
-                failures.push(if reason.contains(&a.path) {
-                    reason
-                } else {
-                    format!("{}: {reason}", a.path)
-                });
-            }
-        }
-        if let Some(owner) = &a.owned_by
-            && !participated(state, phase, owner)
-        {
+        if !j.semantic_failures.is_empty() {
             result.failing(&a.path);
-            failures.push(format!(
-                "\"{}\" requires participation from role \"{owner}\" in phase \"{phase}\", but no accepted turn from that role was found",
-                a.path
-            ));
+            failures.extend(j.semantic_failures);
+        }
+        if let (Some(owner), Some(false)) = (&a.owned_by, j.owner_took_part) {
+            result.failing(&a.path);
+            failures.push(ownership_failure(&a.path, owner, phase));
         }
     }
     if gate["requires_verification_pass"] == true {
@@ -371,6 +394,120 @@ fn decide(
         r.action = pass;
     }
     r
+}
+
+/// The gate `id` as `gate list` and `gate show` present it (the reference's gate record): the
+/// phase whose exit it guards, its effective artifacts (`requires_files` with the phase's
+/// workflow-kit artifacts), its predicates, its status and last failure in `state`. With
+/// `history` (the run's accepted turns), also `evaluation`: each artifact judged on disk as
+/// the gate judges it, and the verification of the phase's latest accepted turn.
+pub fn record(
+    root: &Path,
+    config: &Json,
+    state: &Json,
+    id: &str,
+    history: Option<&[Json]>,
+) -> Json {
+    use serde_json::json;
+    let gate = &config["gates"][id];
+    let linked = config["routing"].as_object().and_then(|r| {
+        r.iter()
+            .find(|(_, route)| route["exit_gate"] == id)
+            .map(|(phase, _)| phase.as_str())
+    });
+    let arts = artifacts(config, gate, linked.unwrap_or(""));
+    let view = |a: &Artifact| {
+        json!({
+            "path": a.path,
+            "required": a.required,
+            "owned_by": a.owned_by,
+            "legacy_semantics": if a.legacy { semantics::id_for_path(&a.path) } else { None },
+            "semantic_checks": a.checks.iter().map(|(s, c)| json!({"semantics": s, "semantics_config": c})).collect::<Vec<_>>(),
+        })
+    };
+    let requires_verification = gate["requires_verification_pass"] == true;
+    let failure = &state["last_gate_failure"];
+    let or_empty = |v: &Json| if truthy(v) { v.clone() } else { json!([]) };
+    let status = &state["phase_gate_status"][id];
+    let mut record = json!({
+        "id": id,
+        "linked_phase": linked,
+        "requires_files": if gate["requires_files"].is_array() { gate["requires_files"].clone() } else { json!([]) },
+        "effective_artifacts": arts.iter().map(view).collect::<Vec<_>>(),
+        "requires_verification_pass": requires_verification,
+        "requires_human_approval": gate["requires_human_approval"] == true,
+        "status": if truthy(status) { status.clone() } else { Json::Null },
+        "last_failure": if failure["gate_id"] == id {
+            json!({"gate_type": failure["gate_type"], "phase": failure["phase"], "failed_at": failure["failed_at"],
+                   "reasons": or_empty(&failure["reasons"]), "missing_files": or_empty(&failure["missing_files"])})
+        } else {
+            Json::Null
+        },
+    });
+    let Some(history) = history else {
+        return record;
+    };
+    let phase = linked.unwrap_or("");
+    let judged_state = json!({"history": history});
+    let (mut missing, mut semantic, mut ownership, mut reasons) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let evaluated: Vec<Json> = arts
+        .iter()
+        .map(|a| {
+            let j = judge(root, &judged_state, phase, a);
+            let mut failures = Vec::new();
+            if !j.present && a.required {
+                missing.push(a.path.clone());
+                failures.push(format!("Required file missing: {}", a.path));
+            }
+            semantic.extend(j.semantic_failures.iter().cloned());
+            failures.extend(j.semantic_failures);
+            let satisfied = match (&a.owned_by, linked) {
+                (Some(_), Some(_)) => j.owner_took_part,
+                _ => None,
+            };
+            if let (Some(owner), Some(false)) = (&a.owned_by, satisfied) {
+                let f = ownership_failure(&a.path, owner, phase);
+                ownership.push(f.clone());
+                failures.push(f);
+            }
+            reasons.extend(failures.iter().cloned());
+            let mut v = view(a);
+            v["exists"] = json!(j.present);
+            v["ownership_satisfied"] = json!(satisfied);
+            v["failures"] = json!(failures);
+            v
+        })
+        .collect();
+    let latest = linked.and_then(|p| history.iter().rev().find(|e| e["phase"] == p));
+    let status = latest
+        .map(|e| &e["verification"]["status"])
+        .filter(|s| truthy(s))
+        .cloned()
+        .unwrap_or(Json::Null);
+    let passed = matches!(status.as_str(), Some("pass" | "attested_pass"));
+    if requires_verification && !passed {
+        reasons.push(format!(
+            "Verification status is \"{}\", requires \"pass\" or \"attested_pass\"",
+            status.as_str().unwrap_or("missing")
+        ));
+    }
+    record["evaluation"] = json!({
+        "phase": linked,
+        "passed": reasons.is_empty(),
+        "reasons": reasons,
+        "missing_files": missing,
+        "semantic_failures": semantic,
+        "ownership_failures": ownership,
+        "artifacts": evaluated,
+        "verification": {
+            "required": requires_verification,
+            "source_turn_id": latest.map_or(Json::Null, |e| e["turn_id"].clone()),
+            "status": status,
+            "passed": if requires_verification { json!(passed) } else { Json::Null },
+        },
+    });
+    record
 }
 
 #[cfg(test)]
