@@ -186,6 +186,20 @@ pub fn complete(state: &mut Json, gate: &str, at: &str) {
     }
 }
 
+/// What follows a run's completion once its state is written: the `run_completed` event, the
+/// run history's `completed` line, the session checkpoint.
+pub fn completed(store: &Store, state: &Json, config: &Json, at: &str) -> Result<(), Refusal> {
+    store.emit(
+        "run_completed",
+        state,
+        Json::Null,
+        json!({"completed_at": at}),
+    )?;
+    super::run_history::record_completed(store, state, config)?;
+    let _ = session::checkpoint(store, state, "run_completed", Default::default());
+    Ok(())
+}
+
 /// What an approval did.
 #[derive(Clone, Debug)]
 pub struct Approved {
@@ -369,14 +383,7 @@ pub fn approve_completion(store: &Store) -> Result<Approved, NotApproved> {
         Json::Null,
         json!({"gate_type": "run_completion"}),
     )?;
-    store.emit(
-        "run_completed",
-        &next,
-        Json::Null,
-        json!({"completed_at": at}),
-    )?;
-    super::run_history::record_completed(store, &next, &config)?;
-    let _ = session::checkpoint(store, &next, "run_completed", Default::default());
+    completed(store, &next, &config, &at)?;
     Ok(Approved {
         pending,
         state: next,

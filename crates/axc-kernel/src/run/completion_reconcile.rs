@@ -42,18 +42,7 @@ pub fn before_dispatch(
     state: &mut Json,
     standing: Standing,
 ) -> Result<Completion, Refusal> {
-    // With no turn active only (as the phase's; see `phase_reconcile::Standing`).
-    let idle = state["active_turns"]
-        .as_object()
-        .is_none_or(|m| m.is_empty());
-    if state["status"] != "active" || !idle {
-        return Ok(Completion::Unchanged);
-    }
-    // Another gate's failure (a phase transition's) is not this decision's.
-    if state["last_gate_failure"]
-        .as_object()
-        .is_some_and(|f| f.get("gate_type").and_then(Json::as_str) != Some("run_completion"))
-    {
+    if !super::phase_reconcile::decidable(state, "run_completion") {
         return Ok(Completion::Unchanged);
     }
     let (config, config_text) = cfg::load_text(store)?;
@@ -73,7 +62,12 @@ pub fn before_dispatch(
             e["run_completion_request"] = json!(true);
             e
         }
-        None => match super::standing::completion_source(state, &config, standing.turn) {
+        None => match super::standing::source(
+            state,
+            &config,
+            standing.turn,
+            super::standing::Wanted::Completion,
+        ) {
             Some(s) => s,
             None => return Ok(Completion::Unchanged),
         },
@@ -173,14 +167,7 @@ pub fn before_dispatch(
                "gate_id": if gate.is_empty() { Json::Null } else { json!(gate) },
                "requested_by_turn": source["turn_id"], "trigger": trigger}),
     )?;
-    store.emit(
-        "run_completed",
-        &next,
-        Json::Null,
-        json!({"completed_at": at}),
-    )?;
-    let _ = session::checkpoint(store, &next, "run_completed", Default::default());
-    super::run_history::record_completed(store, &next, &config)?;
+    approve::completed(store, &next, &config, &at)?;
     *state = next;
     Ok(Completion::Completed)
 }

@@ -125,6 +125,20 @@ pub struct Standing<'a> {
     pub turn: Option<&'a str>,
 }
 
+/// Whether a request of `gate_type` may be decided before a dispatch: the run is active, no
+/// turn is, and no other kind of gate's failure stands (a failed completion is not a phase
+/// transition's to decide, nor the reverse).
+pub(crate) fn decidable(state: &Json, gate_type: &str) -> bool {
+    let idle = state["active_turns"]
+        .as_object()
+        .is_none_or(|m| m.is_empty());
+    state["status"] == "active"
+        && idle
+        && state["last_gate_failure"]
+            .as_object()
+            .is_none_or(|f| f.get("gate_type").and_then(Json::as_str) == Some(gate_type))
+}
+
 /// Decides the pending phase request of an active run with no active turn, before a turn is
 /// assigned; `state` is the run's, read under the lock the caller holds, and is updated with
 /// what was written. `standing`: an operator's unblock settles the standing gate.
@@ -133,23 +147,15 @@ pub fn before_dispatch(
     state: &mut Json,
     standing: Option<Standing>,
 ) -> Result<Reconciled, Refusal> {
-    let idle = state["active_turns"]
-        .as_object()
-        .is_none_or(|m| m.is_empty());
-    if state["status"] != "active" || !idle {
-        return Ok(Reconciled::Unchanged);
-    }
-    // Another gate's failure (the run's completion) is not this decision's.
-    if state["last_gate_failure"]
-        .as_object()
-        .is_some_and(|f| f.get("gate_type").and_then(Json::as_str) != Some("phase_transition"))
-    {
+    if !decidable(state, "phase_transition") {
         return Ok(Reconciled::Unchanged);
     }
     let (config, config_text) = cfg::load_text(store)?;
-    let Some(source) = source(store, state)
-        .or_else(|| standing.and_then(|s| super::standing::phase_source(state, &config, s.turn)))
-    else {
+    let Some(source) = source(store, state).or_else(|| {
+        standing.and_then(|s| {
+            super::standing::source(state, &config, s.turn, super::standing::Wanted::Phase)
+        })
+    }) else {
         return Ok(Reconciled::Unchanged);
     };
     if !settings::chosen(store, &config_text) {

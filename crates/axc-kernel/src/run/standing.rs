@@ -153,43 +153,32 @@ pub fn wanted(store: &Store, state: &Json, config: &Json, turn: Option<&str>) ->
 }
 
 /// The request the standing gate is judged with when the turn's entry holds none: the next
-/// phase, asked by the turn `unblock` ends, with a passed verification (the reference's
-/// synthetic source; [`wanted`] has already held a gate that asks for one to the turn's own).
-pub fn phase_source(state: &Json, config: &Json, turn: Option<&str>) -> Option<Json> {
+/// phase (`Wanted::Phase`) or, in the last phase, the run's completion, asked by the turn
+/// `unblock` ends, with a passed verification (the reference's synthetic source; [`wanted`]
+/// has already held a gate that asks for one to the turn's own).
+pub fn source(state: &Json, config: &Json, turn: Option<&str>, wanted: Wanted) -> Option<Json> {
     let (gate_id, _) = pending_exit_gate(state, config)?;
     let phase = text(&state["phase"])?;
-    let next = crate::gates::next_phase(config, phase)?;
-    Some(json!({
+    let next = crate::gates::next_phase(config, phase);
+    let (key, asked, what) = match (wanted, next) {
+        (Wanted::Phase, Some(next)) => ("phase_transition_request", json!(next), "transition"),
+        (Wanted::Completion, None) => ("run_completion_request", json!(true), "completion"),
+        _ => return None,
+    };
+    let mut source = json!({
         "turn_id": turn_of(state, turn),
         "run_id": state["run_id"],
         "role": null,
         "assigned_role": null,
         "phase": phase,
         "status": "completed",
-        "phase_transition_request": next,
-        "summary": format!("Synthetic {gate_id} transition source for operator-unblocked standing gate."),
-        "verification": {"status": "pass"},
-    }))
-}
-
-/// [`phase_source`] for the last phase: the run's completion.
-pub fn completion_source(state: &Json, config: &Json, turn: Option<&str>) -> Option<Json> {
-    let (gate_id, _) = pending_exit_gate(state, config)?;
-    let phase = text(&state["phase"])?;
-    if crate::gates::next_phase(config, phase).is_some() {
-        return None;
-    }
-    Some(json!({
-        "turn_id": turn_of(state, turn),
-        "run_id": state["run_id"],
-        "role": null,
-        "assigned_role": null,
-        "phase": phase,
-        "status": "completed",
-        "run_completion_request": true,
-        "summary": format!("Synthetic {gate_id} completion source for operator-unblocked standing gate."),
-        "verification": {"status": "pass"},
-    }))
+    });
+    source[key] = asked;
+    source["summary"] = json!(format!(
+        "Synthetic {gate_id} {what} source for operator-unblocked standing gate."
+    ));
+    source["verification"] = json!({"status": "pass"});
+    Some(source)
 }
 
 #[cfg(test)]
@@ -325,14 +314,22 @@ mod tests {
     #[test]
     fn the_synthetic_requests_name_the_next_phase_or_the_completion() {
         let s = state("planning");
-        let p = phase_source(&s, &config(), Some("t7")).unwrap();
+        let p = source(&s, &config(), Some("t7"), Wanted::Phase).unwrap();
         assert_eq!(p["phase_transition_request"], "qa");
         assert_eq!(p["turn_id"], "t7");
         assert_eq!(p["verification"]["status"], "pass");
-        assert!(completion_source(&s, &config(), None).is_none());
-        let q = completion_source(&state("qa"), &config(), None).unwrap();
+        assert!(source(&s, &config(), None, Wanted::Completion).is_none());
+        let q = source(&state("qa"), &config(), None, Wanted::Completion).unwrap();
         assert_eq!(q["run_completion_request"], true);
         assert_eq!(q["turn_id"], "t1");
-        assert!(phase_source(&state("qa"), &config(), None).is_none());
+        assert!(source(&state("qa"), &config(), None, Wanted::Phase).is_none());
+        assert_eq!(
+            p["summary"],
+            "Synthetic g1 transition source for operator-unblocked standing gate."
+        );
+        assert_eq!(
+            q["summary"],
+            "Synthetic g2 completion source for operator-unblocked standing gate."
+        );
     }
 }
