@@ -914,6 +914,46 @@ mod tests {
     }
 
     #[test]
+    fn a_file_read_past_the_limit_is_refused_whatever_its_size_said() {
+        // A file that grew after its size was checked: read_regular itself refuses it (a
+        // sparse file: no disk is used).
+        let (d, root) = project();
+        let big = root.join("grown.bin");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_NAMED + 1).unwrap();
+        assert!(read_regular(&big).is_err());
+        f.set_len(MAX_NAMED).unwrap();
+        assert_eq!(read_regular(&big).unwrap().len() as u64, MAX_NAMED);
+        drop(d);
+    }
+
+    #[test]
+    fn a_program_is_found_on_the_path_only_where_it_may_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, root) = project();
+        for (dir, mode) in [("a", 0o644), ("b", 0o755)] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+            let prog = root.join(dir).join("tool");
+            std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        // A directory by the name comes before them: not a program either.
+        std::fs::create_dir_all(root.join("c/tool")).unwrap();
+        let path = json!(format!(
+            "{}:{}:{}",
+            root.join("c").display(),
+            root.join("a").display(),
+            root.join("b").display()
+        ));
+        assert_eq!(
+            on_path(&root, "tool", &path),
+            Some(root.join("b").join("tool"))
+        );
+        assert_eq!(on_path(&root, "absent", &path), None);
+        drop(d);
+    }
+
+    #[test]
     fn each_project_has_its_own_allowances() {
         let (d, root) = project();
         std::fs::create_dir_all(d.path().join("q")).unwrap();
