@@ -33,9 +33,12 @@ pub fn run(ask: Ask, as_json: bool) -> ExitCode {
     let config = match cfg::load(&store) {
         Ok(c) => c,
         Err(r) => {
-            let mut lines: Vec<String> = r.warning.iter().cloned().collect();
-            lines.push(format!("  {}", r.message));
-            return refuse(&lines);
+            // The validator's warning on stderr, as the reference prints it; escaped (it
+            // quotes the config's values).
+            if let Some(w) = &r.warning {
+                eprintln!("{}", clean(w));
+            }
+            return refuse(&[format!("  {}", r.message)]);
         }
     };
     let ids: Vec<String> = config["gates"]
@@ -91,6 +94,9 @@ pub fn run(ask: Ask, as_json: bool) -> ExitCode {
             println!();
             println!("  Usage: agentxchain gate show <gate_id>\n");
             ExitCode::SUCCESS
+        }
+        Ask::Show { id, .. } if id.is_empty() => {
+            refuse(&["  Gate ID is required.".to_owned(), available()])
         }
         Ask::Show { id, evaluate } => {
             if config["gates"].get(&id).is_none() {
@@ -233,7 +239,7 @@ fn show(g: &Json, state: &Json) {
         && g["status"] == "pending"
         && state["phase"].is_string()
         && g["linked_phase"] == state["phase"]
-        && state["pending_phase_transition"].is_null()
+        && !axc_kernel::js::truthy(&state["pending_phase_transition"])
     {
         println!("  Recovery:");
         println!(

@@ -86,6 +86,10 @@ fn an_unknown_gate_is_refused_with_the_ones_there_are() {
         out,
         "  Unknown gate: nope\n  Available: planning_signoff, implementation_complete, qa_ship_verdict\n"
     );
+    assert_eq!(
+        p.fails(&["gate", "show", ""]),
+        "  Gate ID is required.\n  Available: planning_signoff, implementation_complete, qa_ship_verdict\n"
+    );
 }
 
 #[test]
@@ -104,4 +108,40 @@ fn a_config_without_gates_says_so() {
         p.fails(&["gate", "list"]),
         "  No gates defined in config.\n"
     );
+}
+
+#[test]
+fn gate_show_gives_a_workflow_kit_checks_reason_in_its_own_words() {
+    let p = Project::new();
+    p.config(|c| {
+        c["workflow_kit"] = json!({"phases": {"planning": {"artifacts": [
+            {"path": "docs/x.md", "semantics": "section_check", "semantics_config": {"required_sections": ["## A"]}, "required": true}
+        ]}}});
+    });
+    p.write("docs/x.md", "# X\n\nno sections\n");
+    let g: Value =
+        serde_json::from_str(&p.ok(&["gate", "show", "planning_signoff", "--evaluate", "--json"]))
+            .unwrap();
+    let semantic = g["evaluation"]["semantic_failures"].as_array().unwrap();
+    let reason = semantic
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|r| r.contains("## A"))
+        .unwrap();
+    assert!(!reason.starts_with("docs/x.md: "), "{reason}");
+}
+
+#[test]
+fn a_config_refused_says_why_on_stderr_with_its_values_escaped() {
+    let p = Project::new();
+    p.config(|c| c["routing"]["planning"]["exit_gate"] = json!("\u{1b}[31mEVIL\u{7}"));
+    let out = p.run(&["gate", "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stdout}{stderr}"
+    );
+    assert!(stderr.contains("\\u{1b}[31mEVIL"), "{stderr}");
 }

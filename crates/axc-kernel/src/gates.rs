@@ -171,8 +171,27 @@ fn participated(state: &Json, phase: &str, role: &str) -> bool {
 /// semantics fail, and whether its owning role took part in the phase (`None`: no owner).
 struct Judged {
     present: bool,
-    semantic_failures: Vec<String>,
+    /// Each failing semantic check's reason, as the check says it, and whether the check is
+    /// the workflow kit's (the gate's reasons then name the file first).
+    semantic_failures: Vec<(String, bool)>,
     owner_took_part: Option<bool>,
+}
+
+impl Judged {
+    /// The semantic reasons as the gate gives them: a workflow-kit check's prefixed with the
+    /// file's path unless it names it already.
+    fn gate_reasons(&self, path: &str) -> Vec<String> {
+        self.semantic_failures
+            .iter()
+            .map(|(reason, kit)| {
+                if *kit && !reason.contains(path) {
+                    format!("{path}: {reason}")
+                } else {
+                    reason.clone()
+                }
+            })
+            .collect()
+    }
 }
 
 fn judge(root: &Path, state: &Json, phase: &str, a: &Artifact) -> Judged {
@@ -191,15 +210,11 @@ fn judge(root: &Path, state: &Json, phase: &str, a: &Artifact) -> Judged {
             && let Some(id) = semantics::id_for_path(&a.path)
             && let Some(reason) = semantics::check(id, content, None)
         {
-            semantic_failures.push(reason);
+            semantic_failures.push((reason, false));
         }
         for (id, cfg) in &a.checks {
             if let Some(reason) = semantics::check(id, content, cfg.as_ref()) {
-                semantic_failures.push(if reason.contains(&a.path) {
-                    reason
-                } else {
-                    format!("{}: {reason}", a.path)
-                });
+                semantic_failures.push((reason, true));
             }
         }
     }
@@ -241,7 +256,7 @@ fn predicates(
         }
         if !j.semantic_failures.is_empty() {
             result.failing(&a.path);
-            failures.extend(j.semantic_failures);
+            failures.extend(j.gate_reasons(&a.path));
         }
         if let (Some(owner), Some(false)) = (&a.owned_by, j.owner_took_part) {
             result.failing(&a.path);
@@ -460,8 +475,10 @@ pub fn record(
                 missing.push(a.path.clone());
                 failures.push(format!("Required file missing: {}", a.path));
             }
-            semantic.extend(j.semantic_failures.iter().cloned());
-            failures.extend(j.semantic_failures);
+            // As the reference's `gate show` gives them: each check's own words.
+            let own: Vec<String> = j.semantic_failures.into_iter().map(|(r, _)| r).collect();
+            semantic.extend(own.iter().cloned());
+            failures.extend(own);
             let satisfied = match (&a.owned_by, linked) {
                 (Some(_), Some(_)) => j.owner_took_part,
                 _ => None,

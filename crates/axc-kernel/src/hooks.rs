@@ -107,10 +107,20 @@ fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
-/// A protected file's bytes, read as every project file is (`fsread`: no FIFO waited on, no
-/// device or link out read), at most 256 MiB.
-fn read_protected(root: &Path, rel: &str) -> Option<Vec<u8>> {
-    fsread::read_inside(root, Path::new(rel), 256 << 20).ok()
+/// A protected file's bytes (`None`: nothing is there), read as every project file is
+/// (`fsread`: no FIFO waited on, no device or link out read), a hard-linked one too (its other
+/// name could change it), at most 256 MiB. `Err`: something is there that cannot be read, so
+/// no change to it could be seen.
+fn read_protected(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, String> {
+    let path = root.join(rel);
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    fsread::open_inside_linked(root, Path::new(rel))
+        .and_then(|(file, meta)| fsread::read_open(file, &meta, &path, 256 << 20))
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 fn run_process(root: &Path, hook: &Json, envelope: &Json, timeout: Duration) -> Exec {
@@ -476,21 +486,24 @@ pub fn run_hooks(
         let name = hook["name"].as_str().unwrap_or("");
         let blocking = hook["mode"] == "blocking";
         let transport = hook["type"].as_str().unwrap_or("process");
-        // Each protected file read once: its bytes restore it and say whether it changed (a
-        // byte comparison, not a digest of each read: on a 10,000-turn history the digests
-        // were most of a hooked command's time). Its stamp, taken first, spares the second
-        // read when the file last changed long enough ago ([`fsread::Stamp::trusted`]): any
-        // change by the hook then moves its ctime, which no user can set back.
-        let taken = fsread::Stamp::now();
-        let before: Vec<(String, Option<Vec<u8>>, Option<fsread::Stamp>)> = protected
-            .iter()
-            .map(|p| {
-                let stamp = fsread::locate_inside(root, Path::new(p))
-                    .ok()
-                    .and_then(|m| fsread::Stamp::trusted(&m, taken));
-                (p.clone(), read_protected(root, p), stamp)
-            })
-            .collect();
+        // Each protected file read once: its bytes restore it and say whether it changed — a
+        // byte comparison after the hook, not a digest of each read (on a 10,000-turn history
+        // the digests were most of a hooked command's time). Never the file's stat instead: a
+        // write through a shared mapping already dirtied moves neither its mtime nor its ctime.
+        let mut before = Vec::new();
+        for p in &protected {
+            match read_protected(root, p) {
+                Ok(bytes) => before.push((p.clone(), bytes)),
+                Err(why) => {
+                    return HookRun::halted(
+                        &hooks[phase],
+                        &format!(
+                            "protected file {p} cannot be read ({why}): no hook runs while a change to it could not be seen"
+                        ),
+                    );
+                }
+            }
+        }
         let envelope = json!({
             "hook_phase": phase, "hook_name": name, "run_id": ctx.run_id,
             "project_root": root.display().to_string(), "timestamp": now(), "payload": payload,
@@ -512,16 +525,13 @@ pub fn run_hooks(
                 "stderr_excerpt": exec.stderr, "orchestrator_action": action,
             })
         };
-        let changed = |p: &str, c: &Option<Vec<u8>>, stamp: &Option<fsread::Stamp>| {
-            let same_stamp = stamp.is_some_and(|s| {
-                fsread::locate_inside(root, Path::new(p)).is_ok_and(|m| fsread::Stamp::of(&m) == s)
-            });
-            !same_stamp && read_protected(root, p) != *c
-        };
-        if let Some((file, _, _)) = before.iter().find(|(p, c, st)| changed(p, c, st)) {
+        if let Some((file, _)) = before
+            .iter()
+            .find(|(p, c)| read_protected(root, p).as_ref() != Ok(c))
+        {
             // Put every protected file back as it was, then say which one was touched.
             let mut unrestored = Vec::new();
-            for (p, c, _) in &before {
+            for (p, c) in &before {
                 if let Err(why) = restore(root, p, c.as_deref()) {
                     unrestored.push(format!("{p} ({why})"));
                 }
@@ -727,19 +737,13 @@ mod tests {
     }
 
     #[test]
-    fn a_change_to_a_settled_protected_file_is_seen_by_its_stamp_and_undone() {
-        // Files last changed long enough ago are compared by their stamp, not read again: a
-        // hook's change, even one of the same length, or one with the mtime set back, moves
-        // the ctime.
+    fn a_change_of_the_same_length_with_its_mtime_set_back_is_seen_and_undone() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
         let history = root.join(".agentxchain/history.jsonl");
         std::fs::write(&history, "{\"turn_id\":\"a\"}\n").unwrap();
         std::fs::write(root.join(".agentxchain/state.json"), "{}").unwrap();
-        std::thread::sleep(Duration::from_millis(
-            (fsread::RACY_SECS as u64 + 1) * 1000 + 100,
-        ));
         let hooks = json!({"before_validation": [
             {"name": "same-length", "type": "process", "command": ["sh", "-c", "t=$(stat -c %y .agentxchain/history.jsonl); printf '{\"turn_id\":\"b\"}\\n' > .agentxchain/history.jsonl; touch -d \"$t\" .agentxchain/history.jsonl; echo '{\"verdict\":\"allow\"}'"], "timeout_ms": 5000, "mode": "blocking"}
         ], "after_validation": [
@@ -754,6 +758,40 @@ mod tests {
             "{\"turn_id\":\"a\"}\n",
             "restored"
         );
+    }
+
+    #[test]
+    fn a_protected_file_with_another_name_is_watched_and_one_that_cannot_be_read_runs_no_hook() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".agentxchain")).unwrap();
+        let history = root.join(".agentxchain/history.jsonl");
+        std::fs::write(&history, "{\"turn_id\":\"a\"}\n").unwrap();
+        // A second name left outside the project: the hook writes through it.
+        let other = dir.path().join("other-name");
+        std::fs::hard_link(&history, &other).unwrap();
+        let hooks = json!({"before_validation": [
+            {"name": "through-link", "type": "process", "command": ["sh", "-c", format!("printf x >> {}; echo '{{\"verdict\":\"allow\"}}'", other.display())], "timeout_ms": 5000, "mode": "advisory"}
+        ]});
+        let run = run_hooks(&root, &hooks, "before_validation", &json!({}), &ctx(&root));
+        assert_eq!(run.tamper.unwrap()["error_code"], "hook_history_tamper");
+        assert_eq!(
+            std::fs::read_to_string(&history).unwrap(),
+            "{\"turn_id\":\"a\"}\n"
+        );
+        // A FIFO where the history is: nothing can be compared, so no hook runs (and none waits).
+        std::fs::remove_file(&history).unwrap();
+        let fifo = std::ffi::CString::new(history.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let ran = dir.path().join("ran");
+        let hooks = json!({"before_validation": [
+            {"name": "never", "type": "process", "command": ["sh", "-c", format!("touch {}; echo '{{\"verdict\":\"allow\"}}'", ran.display())], "timeout_ms": 5000, "mode": "advisory"}
+        ]});
+        let run = run_hooks(&root, &hooks, "before_validation", &json!({}), &ctx(&root));
+        assert!(!run.ok && run.blocked);
+        let why = run.blocker.unwrap()["message"].as_str().unwrap().to_owned();
+        assert!(why.contains("history.jsonl cannot be read"), "{why}");
+        assert!(!ran.exists(), "the hook did not run");
     }
 
     #[test]

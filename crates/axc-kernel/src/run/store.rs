@@ -450,9 +450,10 @@ impl Store {
             .collect()
     }
 
-    /// How many entries [`Store::read_jsonl`] would return, without building them: each line
-    /// is checked to be JSON (as the reference's `JSON.parse` of it), nothing kept — several
-    /// times faster on a long history than reading it.
+    /// How many entries `rel` holds as the reference counts them (each non-blank line its
+    /// `JSON.parse` takes), without building them — several times faster on a long history
+    /// than [`Store::read_jsonl`]. It may count a few lines that one drops: a number out of
+    /// range, a lone surrogate escape, nesting past 128 levels (`JSON.parse` takes them).
     pub fn count_jsonl(&self, rel: &str) -> usize {
         let bytes = self
             .read_bytes(rel, MAX_LOG)
