@@ -380,15 +380,19 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
             }
         }
     }
-    if let (Some(gates), Some(routing)) = (obj.get("gates").filter(|g| !g.is_null()), routing) {
-        for route in routing.values() {
-            if let Some(gate) = route
-                .get("exit_gate")
-                .and_then(Value::as_str)
-                .filter(|g| !g.is_empty())
-                && gates.get(gate).is_none()
-            {
-                errors.push(format!("Routing references unknown gate: \"{gate}\""));
+    // The reference validates gates when they are truthy (an empty list too).
+    if let Some(gates) = obj.get("gates").filter(|g| truthy(g)) {
+        validate_gates(gates, &mut errors);
+        if let (Some(gates), Some(routing)) = (gates.as_object(), routing) {
+            for route in routing.values() {
+                if let Some(gate) = route
+                    .get("exit_gate")
+                    .and_then(Value::as_str)
+                    .filter(|g| !g.is_empty())
+                    && gates.get(gate).is_none_or(|g| !truthy(g))
+                {
+                    errors.push(format!("Routing references unknown gate: \"{gate}\""));
+                }
             }
         }
     }
@@ -416,18 +420,326 @@ pub fn validate_governed(obj: &Map<String, Value>) -> Vec<String> {
             "rules.max_turn_retries must be a non-negative integer (the attempts a turn gets before its rejection escalates to a person)".to_owned(),
         ),
     }
-    if let Some(gates) = obj.get("gates").and_then(Value::as_object) {
-        for (id, gate) in gates {
-            if let Some(c) = gate.get("credentialed")
-                && !c.is_boolean()
-            {
+    if let Some(wk) = obj.get("workflow_kit") {
+        validate_workflow_kit(wk, obj.get("roles"), &mut errors);
+    }
+    errors
+}
+
+/// JavaScript's truthiness of a JSON value.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+const GATE_ACTION_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1000..=3_600_000;
+
+/// `gates` as the reference's `validateGateActionsConfig` and credentialed check admit them:
+/// an object of objects; `gate_actions`, when given, a non-empty list of `{run, label?,
+/// timeout_ms?}` on a gate a person approves.
+fn validate_gates(gates: &Value, errors: &mut Vec<String>) {
+    let Some(gates) = gates.as_object() else {
+        errors.push("gates must be an object".to_owned());
+        return;
+    };
+    for (id, gate) in gates {
+        let Some(gate) = gate.as_object() else {
+            errors.push(format!("Gate \"{id}\" must be an object"));
+            continue;
+        };
+        if let Some(actions) = gate.get("gate_actions") {
+            match actions.as_array().filter(|a| !a.is_empty()) {
+                None => errors.push(format!(
+                    "Gate \"{id}\": gate_actions must be a non-empty array when provided"
+                )),
+                Some(actions) => {
+                    if gate.get("requires_human_approval") != Some(&Value::Bool(true)) {
+                        errors.push(format!(
+                            "Gate \"{id}\": gate_actions require requires_human_approval: true"
+                        ));
+                    }
+                    for (i, action) in actions.iter().enumerate() {
+                        let prefix = format!("gates.{id}.gate_actions[{i}]");
+                        let Some(action) = action.as_object() else {
+                            errors.push(format!("{prefix} must be an object"));
+                            continue;
+                        };
+                        let nonblank = |v: Option<&Value>| {
+                            v.and_then(Value::as_str)
+                                .is_some_and(|s| !s.trim().is_empty())
+                        };
+                        if !nonblank(action.get("run")) {
+                            errors.push(format!("{prefix}.run must be a non-empty string"));
+                        }
+                        if action.contains_key("label") && !nonblank(action.get("label")) {
+                            errors.push(format!(
+                                "{prefix}.label must be a non-empty string when provided"
+                            ));
+                        }
+                        if let Some(t) = action.get("timeout_ms")
+                            && !whole_number(t).is_some_and(|t| GATE_ACTION_TIMEOUT_MS.contains(&t))
+                        {
+                            errors.push(format!(
+                                "{prefix}.timeout_ms must be an integer between {} and {} when provided",
+                                GATE_ACTION_TIMEOUT_MS.start(),
+                                GATE_ACTION_TIMEOUT_MS.end()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(c) = gate.get("credentialed")
+            && !c.is_boolean()
+        {
+            errors.push(format!(
+                "gates.{id}.credentialed must be a boolean when provided"
+            ));
+        }
+    }
+}
+
+const PHASE_TEMPLATES: [&str; 5] = [
+    "planning-default",
+    "implementation-default",
+    "qa-default",
+    "architecture-review",
+    "security-review",
+];
+const SEMANTIC_IDS: [&str; 7] = [
+    "pm_signoff",
+    "system_spec",
+    "implementation_notes",
+    "acceptance_matrix",
+    "ship_verdict",
+    "release_notes",
+    "section_check",
+];
+
+/// The built-in workflow-kit artifacts of a phase: `(path, semantics)`.
+pub fn default_workflow_artifacts(phase: &str) -> &'static [(&'static str, Option<&'static str>)] {
+    match phase {
+        "planning" => &[
+            (".planning/PM_SIGNOFF.md", Some("pm_signoff")),
+            (".planning/SYSTEM_SPEC.md", Some("system_spec")),
+            (".planning/ROADMAP.md", None),
+        ],
+        "implementation" => &[(
+            ".planning/IMPLEMENTATION_NOTES.md",
+            Some("implementation_notes"),
+        )],
+        "qa" => &[
+            (".planning/acceptance-matrix.md", Some("acceptance_matrix")),
+            (".planning/ship-verdict.md", Some("ship_verdict")),
+            (".planning/RELEASE_NOTES.md", Some("release_notes")),
+        ],
+        _ => &[],
+    }
+}
+
+/// A workflow-kit phase template's artifacts (none for an unknown one).
+pub fn workflow_template_artifacts(template: &str) -> Vec<Value> {
+    let phase = template.strip_suffix("-default").unwrap_or("");
+    let mut list: Vec<Value> = default_workflow_artifacts(phase)
+        .iter()
+        .map(|(p, s)| json!({"path": p, "semantics": s, "required": true}))
+        .collect();
+    let sections = |s: &[&str]| json!({"required_sections": s});
+    match template {
+        "architecture-review" => list.push(json!({"path": ".planning/ARCHITECTURE.md",
+            "semantics": "section_check", "required": true,
+            "semantics_config": sections(&["## Context", "## Proposed Design", "## Trade-offs", "## Risks"])})),
+        "security-review" => list.push(json!({"path": ".planning/SECURITY_REVIEW.md",
+            "semantics": "section_check", "required": true,
+            "semantics_config": sections(&["## Threat Model", "## Findings", "## Verdict"])})),
+        _ => {}
+    }
+    list
+}
+
+/// `workflow_kit` as the reference's `validateWorkflowKitConfig` admits it (its errors; its
+/// warnings are not refusals): phases by valid names, each a template, artifacts or both,
+/// each artifact a path inside the project once, known semantics with what they need, a
+/// boolean `required`, an `owned_by` naming a role.
+fn validate_workflow_kit(wk: &Value, roles: Option<&Value>, errors: &mut Vec<String>) {
+    if wk.is_null() || wk.as_object().is_some_and(Map::is_empty) {
+        return;
+    }
+    let Some(wk) = wk.as_object() else {
+        errors.push("workflow_kit must be an object".to_owned());
+        return;
+    };
+    let Some(phases) = wk.get("phases") else {
+        return;
+    };
+    let Some(phases) = phases.as_object() else {
+        errors.push("workflow_kit.phases must be an object".to_owned());
+        return;
+    };
+    let roles = roles.and_then(Value::as_object);
+    for (phase, cfg) in phases {
+        let valid_name = phase.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && phase
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if !valid_name {
+            errors.push(format!("workflow_kit phase name \"{phase}\" must be lowercase alphanumeric starting with a letter (hyphens and underscores allowed)"));
+            continue;
+        }
+        let Some(cfg) = cfg.as_object() else {
+            errors.push(format!("workflow_kit.phases.{phase} must be an object"));
+            continue;
+        };
+        let mut template = None;
+        let mut template_valid = true;
+        if let Some(t) = cfg.get("template") {
+            template_valid = false;
+            match t.as_str().filter(|t| !t.trim().is_empty()) {
+                None => errors.push(format!(
+                    "workflow_kit.phases.{phase}.template must be a non-empty string"
+                )),
+                Some(t) if !PHASE_TEMPLATES.contains(&t) => errors.push(format!(
+                    "workflow_kit.phases.{phase}.template \"{t}\" is unknown; valid values: {}",
+                    PHASE_TEMPLATES.join(", ")
+                )),
+                Some(t) => {
+                    template = Some(t);
+                    template_valid = true;
+                }
+            }
+        }
+        let explicit = match cfg.get("artifacts") {
+            Some(Value::Array(a)) => a.as_slice(),
+            Some(_) => {
                 errors.push(format!(
-                    "gates.{id}.credentialed must be a boolean when provided"
+                    "workflow_kit.phases.{phase}.artifacts must be an array"
                 ));
+                continue;
+            }
+            None => &[],
+        };
+        let mut seen_explicit: Vec<&str> = Vec::new();
+        for a in explicit {
+            if let Some(p) = a["path"].as_str().filter(|p| !p.trim().is_empty()) {
+                if seen_explicit.contains(&p) {
+                    errors.push(format!(
+                        "duplicate artifact path \"{p}\" in phase \"{phase}\""
+                    ));
+                    continue;
+                }
+                seen_explicit.push(p);
+            }
+        }
+        if !cfg.contains_key("template") && !cfg.contains_key("artifacts") {
+            errors.push(format!(
+                "workflow_kit.phases.{phase} must declare template, artifacts, or both"
+            ));
+            continue;
+        }
+        // The template's artifacts first, each explicit one merged into the one of its path
+        // (the reference's `expandWorkflowKitPhaseArtifacts`); with a template that is not
+        // valid, the explicit ones as they are.
+        let mut expanded: Vec<Value> = template
+            .map(workflow_template_artifacts)
+            .unwrap_or_default();
+        if template_valid {
+            for a in explicit {
+                let at = a["path"]
+                    .as_str()
+                    .filter(|_| a.is_object())
+                    .and_then(|p| expanded.iter().position(|e| e["path"] == p));
+                match (at, a.as_object()) {
+                    (Some(i), Some(fields)) => {
+                        for (k, v) in fields {
+                            expanded[i][k.as_str()] = v.clone();
+                        }
+                    }
+                    _ => expanded.push(a.clone()),
+                }
+            }
+        } else {
+            expanded = explicit.to_vec();
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for (i, a) in expanded.iter().enumerate() {
+            let prefix = format!("workflow_kit.phases.{phase}.artifacts[{i}]");
+            let Some(art) = a.as_object() else {
+                errors.push(format!("{prefix} must be an object"));
+                continue;
+            };
+            let Some(path) = art
+                .get("path")
+                .and_then(Value::as_str)
+                .filter(|p| !p.trim().is_empty())
+            else {
+                errors.push(format!("{prefix} requires a non-empty path"));
+                continue;
+            };
+            if path.contains("..") {
+                errors.push(format!(
+                    "{prefix} path must not traverse above project root (contains \"..\")"
+                ));
+                continue;
+            }
+            if seen.iter().any(|p| p == path) {
+                errors.push(format!(
+                    "duplicate artifact path \"{path}\" in phase \"{phase}\""
+                ));
+            }
+            seen.push(path.to_owned());
+            match art.get("semantics") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(id)) if !SEMANTIC_IDS.contains(&id.as_str()) => {
+                    errors.push(format!(
+                        "{prefix} unknown semantics validator \"{id}\"; valid values: {}",
+                        SEMANTIC_IDS.join(", ")
+                    ))
+                }
+                Some(Value::String(id)) if id == "section_check" => {
+                    match art.get("semantics_config").filter(|c| truthy(c) && (c.is_object() || c.is_array())) {
+                        None => errors.push(format!("{prefix} section_check requires semantics_config")),
+                        Some(c) => match c["required_sections"].as_array().filter(|s| !s.is_empty()) {
+                            None => errors.push(format!("{prefix} section_check requires semantics_config.required_sections as a non-empty array")),
+                            Some(sections) => {
+                                if sections.iter().any(|s| s.as_str().is_none_or(|s| s.trim().is_empty())) {
+                                    errors.push(format!("{prefix} section_check required_sections must contain non-empty strings"));
+                                }
+                            }
+                        },
+                    }
+                }
+                Some(Value::String(_)) => {}
+                Some(_) => errors.push(format!("{prefix} semantics must be a string or null")),
+            }
+            if let Some(r) = art.get("required")
+                && !r.is_boolean()
+            {
+                errors.push(format!("{prefix} required must be a boolean"));
+            }
+            match art.get("owned_by") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(o)) => {
+                    let valid = !o.is_empty()
+                        && o.chars().all(|c| {
+                            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+                        });
+                    if !valid {
+                        errors.push(format!("{prefix} owned_by \"{o}\" is not a valid role ID (must be lowercase alphanumeric with hyphens/underscores)"));
+                    } else if roles.is_some_and(|r| !r.contains_key(o)) {
+                        errors.push(format!(
+                            "{prefix} owned_by \"{o}\" does not reference a defined role"
+                        ));
+                    }
+                }
+                Some(_) => errors.push(format!("{prefix} owned_by must be a string")),
             }
         }
     }
-    errors
 }
 
 const TIMEOUT_ACTIONS: [&str; 3] = ["escalate", "warn", "skip_phase"];
@@ -1099,5 +1411,102 @@ mod tests {
         assert_eq!(find_root(&nested), None);
         std::fs::write(dir.path().join(CONFIG_FILE), "{}").unwrap();
         assert_eq!(find_root(&nested).as_deref(), Some(dir.path()));
+    }
+
+    fn errors_of(extra: Value) -> Vec<String> {
+        validate_governed(governed(extra).as_object().unwrap())
+    }
+
+    #[test]
+    fn gates_are_validated_as_the_reference_validates_them() {
+        assert_eq!(errors_of(json!({"gates": []})), ["gates must be an object"]);
+        assert_eq!(
+            errors_of(
+                json!({"gates": {"g": null}, "routing": {"p": {"entry_role": "dev", "exit_gate": "g"}}})
+            ),
+            [
+                "Gate \"g\" must be an object",
+                "Routing references unknown gate: \"g\""
+            ]
+        );
+        assert_eq!(
+            errors_of(json!({"gates": {"g": {"gate_actions": []}}})),
+            ["Gate \"g\": gate_actions must be a non-empty array when provided"]
+        );
+        assert_eq!(
+            errors_of(
+                json!({"gates": {"g": {"gate_actions": [{"run": "", "label": " ", "timeout_ms": 5}, 3]}}})
+            ),
+            [
+                "Gate \"g\": gate_actions require requires_human_approval: true",
+                "gates.g.gate_actions[0].run must be a non-empty string",
+                "gates.g.gate_actions[0].label must be a non-empty string when provided",
+                "gates.g.gate_actions[0].timeout_ms must be an integer between 1000 and 3600000 when provided",
+                "gates.g.gate_actions[1] must be an object",
+            ]
+        );
+        let ok = json!({"gates": {"g": {"requires_human_approval": true, "gate_actions": [{"run": "make check", "timeout_ms": 1000}]}}});
+        assert!(errors_of(ok).is_empty());
+        // Falsy gates are not validated (as the reference's `if (data.gates)`).
+        assert!(errors_of(json!({"gates": {}})).is_empty());
+    }
+
+    #[test]
+    fn the_workflow_kit_is_validated_as_the_reference_validates_it() {
+        assert!(errors_of(json!({"workflow_kit": {}})).is_empty());
+        assert_eq!(
+            errors_of(json!({"workflow_kit": [1]})),
+            ["workflow_kit must be an object"]
+        );
+        assert_eq!(
+            errors_of(json!({"workflow_kit": {"phases": []}})),
+            ["workflow_kit.phases must be an object"]
+        );
+        let wk = |phases: Value| errors_of(json!({"workflow_kit": {"phases": phases}}));
+        assert_eq!(
+            wk(json!({"planning": {"artifacts": [{"path": "a.md", "semantics": "nope"}]}})),
+            [
+                "workflow_kit.phases.planning.artifacts[0] unknown semantics validator \"nope\"; valid values: pm_signoff, system_spec, implementation_notes, acceptance_matrix, ship_verdict, release_notes, section_check"
+            ]
+        );
+        assert_eq!(
+            wk(
+                json!({"planning": {"artifacts": [{"path": "a.md", "semantics": "section_check"}]}})
+            ),
+            ["workflow_kit.phases.planning.artifacts[0] section_check requires semantics_config"]
+        );
+        assert_eq!(
+            wk(
+                json!({"planning": {"template": "planning-default", "artifacts": [
+                {"path": "a.md", "owned_by": ""}, {"path": "b.md", "owned_by": "ghost", "required": null},
+                {"path": "../x", "semantics": 3}]}})
+            ),
+            [
+                "workflow_kit.phases.planning.artifacts[3] owned_by \"\" is not a valid role ID (must be lowercase alphanumeric with hyphens/underscores)",
+                "workflow_kit.phases.planning.artifacts[4] required must be a boolean",
+                "workflow_kit.phases.planning.artifacts[4] owned_by \"ghost\" does not reference a defined role",
+                "workflow_kit.phases.planning.artifacts[5] path must not traverse above project root (contains \"..\")",
+            ]
+        );
+        assert_eq!(
+            wk(
+                json!({"planning": {"artifacts": [{"path": "a.md"}, {"path": "a.md"}]}, "Bad": {"artifacts": []},
+                      "qa": {"template": "zzz"}, "implementation": {}})
+            ),
+            [
+                "duplicate artifact path \"a.md\" in phase \"planning\"",
+                "workflow_kit phase name \"Bad\" must be lowercase alphanumeric starting with a letter (hyphens and underscores allowed)",
+                "workflow_kit.phases.qa.template \"zzz\" is unknown; valid values: planning-default, implementation-default, qa-default, architecture-review, security-review",
+                "workflow_kit.phases.implementation must declare template, artifacts, or both",
+            ]
+        );
+        // A template's own semantics config serves an artifact that names its check again.
+        assert!(
+            wk(
+                json!({"planning": {"template": "architecture-review", "artifacts": [
+            {"path": ".planning/ARCHITECTURE.md", "semantics": "section_check"}]}})
+            )
+            .is_empty()
+        );
     }
 }

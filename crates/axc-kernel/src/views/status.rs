@@ -171,48 +171,12 @@ pub fn normalize_config(raw: &Json) -> Json {
     Json::Object(out)
 }
 
-/// The built-in workflow-kit templates by phase: `(path, semantics, semantics_config)`.
-fn default_artifacts(phase: &str) -> &'static [(&'static str, Option<&'static str>)] {
-    match phase {
-        "planning" => &[
-            (".planning/PM_SIGNOFF.md", Some("pm_signoff")),
-            (".planning/SYSTEM_SPEC.md", Some("system_spec")),
-            (".planning/ROADMAP.md", None),
-        ],
-        "implementation" => &[(
-            ".planning/IMPLEMENTATION_NOTES.md",
-            Some("implementation_notes"),
-        )],
-        "qa" => &[
-            (".planning/acceptance-matrix.md", Some("acceptance_matrix")),
-            (".planning/ship-verdict.md", Some("ship_verdict")),
-            (".planning/RELEASE_NOTES.md", Some("release_notes")),
-        ],
-        _ => &[],
-    }
-}
-
-fn template_artifacts(template: &str) -> Vec<Json> {
-    let phase = template.strip_suffix("-default").unwrap_or("");
-    let mut list: Vec<Json> = default_artifacts(phase)
-        .iter()
-        .map(|(p, s)| json!({"path": p, "semantics": s, "required": true}))
-        .collect();
-    let sections = |s: &[&str]| json!({"required_sections": s});
-    match template {
-        "architecture-review" => list.push(json!({"path": ".planning/ARCHITECTURE.md",
-            "semantics": "section_check", "required": true,
-            "semantics_config": sections(&["## Context", "## Proposed Design", "## Trade-offs", "## Risks"])})),
-        "security-review" => list.push(json!({"path": ".planning/SECURITY_REVIEW.md",
-            "semantics": "section_check", "required": true,
-            "semantics_config": sections(&["## Threat Model", "## Findings", "## Verdict"])})),
-        _ => {}
-    }
-    list
-}
-
 /// The reference's `normalizeWorkflowKit`: each phase's template artifacts, then its own.
 pub(crate) fn workflow_kit(raw: &Json, phases: &[String]) -> Json {
+    use axc_core::config::{
+        default_workflow_artifacts as default_artifacts,
+        workflow_template_artifacts as template_artifacts,
+    };
     if raw.is_null() {
         let mut out = Map::new();
         for phase in phases {
