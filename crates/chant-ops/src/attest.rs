@@ -305,13 +305,27 @@ fn run_with_input(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{why}: {e}"))?;
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(input.as_bytes())
-        .map_err(|e| e.to_string())?;
-    child.wait_with_output().map_err(|e| e.to_string())
+    // Written from a thread of its own with SIGPIPE blocked: `chant` restores SIGPIPE's
+    // default (a closed `| head` ends it quietly), so an ssh-keygen that exits before reading
+    // (a key that is not there, a bad signers file) would kill chant with no word. A write it
+    // did not read is left to its exit status and stderr to explain. (axc-kernel's
+    // `process::block_sigpipe` is the same for agentxchain; the two products share no
+    // process crate.)
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        // SAFETY: a signal set built with the libc calls and applied to this thread only.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().map_err(|e| e.to_string());
+    let _ = writer.join();
+    out
 }
 
 fn verify(signers: &Path, identity: &str, armored: &str, payload: &str) -> Result<(), String> {
@@ -502,6 +516,58 @@ mod tests {
             .write_all(payload.as_bytes())
             .unwrap();
         String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn seal_signs_with_the_repositorys_ssh_key_and_refuses_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let git = |args: &[&str]| {
+            assert!(
+                Command::new("git")
+                    .arg("-C")
+                    .arg(&repo)
+                    .args(args)
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        };
+        git(&["init", "-q"]);
+        let (key, _) = keypair(dir.path(), "sam");
+        // Not the ssh format: refused with the remedy (set here, whatever the user's own
+        // settings say).
+        git(&["config", "gpg.format", "openpgp"]);
+        let e = seal(&repo, "payload").unwrap_err();
+        assert!(e.contains("gpg.format is not ssh"), "{e}");
+        git(&["config", "gpg.format", "ssh"]);
+        // An empty setting is no key.
+        git(&["config", "user.signingkey", ""]);
+        assert!(
+            seal(&repo, "payload")
+                .unwrap_err()
+                .contains("user.signingkey is not set")
+        );
+        // A key that is not there: ssh-keygen fails, and the refusal says with which key.
+        git(&[
+            "config",
+            "user.signingkey",
+            &dir.path().join("absent").display().to_string(),
+        ]);
+        let e = seal(&repo, "payload").unwrap_err();
+        assert!(e.contains("could not sign with user.signingkey"), "{e}");
+        // The key: an armored signature in the namespace.
+        git(&["config", "user.signingkey", &key.display().to_string()]);
+        let sealed = seal(&repo, "payload").unwrap();
+        assert_eq!(sealed["format"], "ssh");
+        assert_eq!(sealed["namespace"], NAMESPACE);
+        assert!(
+            sealed["signature"]
+                .as_str()
+                .unwrap()
+                .contains("BEGIN SSH SIGNATURE")
+        );
     }
 
     #[test]

@@ -1236,6 +1236,41 @@ mod approval_tests {
     }
 
     #[test]
+    fn an_approval_of_a_plan_other_than_the_one_checked_out_here_is_refused() {
+        let waits = format!("sha256:{}", "a".repeat(64));
+        let other = format!("sha256:{}", "b".repeat(64));
+        for (here, refused) in [(&waits, false), (&other, true)] {
+            let (_d, l) = ledger();
+            pending(
+                &l,
+                Some(Origin::Mcp),
+                &[("planDigest", json!(waits)), ("env", json!("prod"))],
+            );
+            let seen = std::cell::RefCell::new(None::<String>);
+            let plan_here = |env: Option<&str>| {
+                *seen.borrow_mut() = env.map(str::to_owned);
+                ("prod".to_owned(), here.clone())
+            };
+            let mut a = approval(Origin::Cli);
+            a.plan_here = Some(&plan_here);
+            let result = approve(&l, &a, &FixedClock(NOW));
+            assert_eq!(
+                seen.borrow().as_deref(),
+                Some("prod"),
+                "asked for the fact's env"
+            );
+            if refused {
+                let e = result.unwrap_err().to_string();
+                assert!(e.contains(&format!("waits for plan {waits}")), "{e}");
+                assert!(e.contains(&format!("is plan {other}")), "{e}");
+                assert_eq!(lines(&l), 1, "nothing written");
+            } else {
+                assert_eq!(result.unwrap().record["planDigest"], json!(waits));
+            }
+        }
+    }
+
+    #[test]
     fn a_pending_fact_is_written_where_gates_are_read() {
         assert_eq!(gates_path("deploy"), "_gates/deploy.jsonl");
         let (_d, l) = ledger();
