@@ -1403,15 +1403,7 @@ pub fn accept_as(
                 match policy {
                     Policy::Open | Policy::AutoApprove(_) => {
                         if let Policy::AutoApprove(rule) = &policy {
-                            store.append_jsonl(
-                                LEDGER,
-                                &json!({
-                                    "type": "approval_policy", "gate_type": "run_completion",
-                                    "action": "auto_approve", "matched_rule": rule,
-                                    "reason": "run_completion policy auto-approved",
-                                    "gate_id": gate_id, "timestamp": at,
-                                }),
-                            )?;
+                            approve::record_completion_rule(store, rule, &gate_id, &at)?;
                         }
                         approve::complete(&mut next, &gate_id, &at);
                         after.push(("run_completed", Json::Null, json!({"completed_at": at})));

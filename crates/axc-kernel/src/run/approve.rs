@@ -162,6 +162,26 @@ pub fn record_transition_rule(
     )
 }
 
+/// The ledger line of a run completion an approval rule approved (`approval_policy.run_completion`):
+/// `accept-turn`'s and the completion decided before a dispatch.
+pub fn record_completion_rule(
+    store: &super::Store,
+    rule: &Json,
+    gate: &str,
+    at: &str,
+) -> Result<(), Refusal> {
+    store.append_jsonl(
+        super::store::LEDGER,
+        &json!({
+            "type": "approval_policy", "gate_type": "run_completion",
+            "action": "auto_approve", "matched_rule": rule,
+            "reason": "run_completion policy auto-approved",
+            "gate_id": if gate.is_empty() { Json::Null } else { json!(gate) },
+            "timestamp": at,
+        }),
+    )
+}
+
 /// The run enters `to` through `gate` (passed).
 pub fn enter_phase(state: &mut Json, gate: &str, to: &str) {
     state["phase"] = json!(to);

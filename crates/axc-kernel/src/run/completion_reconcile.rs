@@ -15,7 +15,7 @@ use serde_json::{Value as Json, json};
 use super::approve::{self, Policy};
 use super::config as cfg;
 use super::phase_reconcile::Standing;
-use super::store::{CONFIG, HISTORY, LEDGER, STATE, Store};
+use super::store::{CONFIG, HISTORY, STATE, Store};
 use super::{Refusal, now, session, settings};
 use crate::gates::{self, Action};
 use crate::js::truthy_str as text;
@@ -96,16 +96,7 @@ pub fn before_dispatch(
             };
             match approve::completion_policy(&config, &gate, &run) {
                 Policy::AutoApprove(rule) => {
-                    store.append_jsonl(
-                        LEDGER,
-                        &json!({
-                            "type": "approval_policy", "gate_type": "run_completion",
-                            "action": "auto_approve", "matched_rule": rule,
-                            "reason": "run_completion policy auto-approved",
-                            "gate_id": if gate.is_empty() { Json::Null } else { json!(gate) },
-                            "timestamp": at,
-                        }),
-                    )?;
+                    approve::record_completion_rule(store, &rule, &gate, &at)?;
                     "auto_approved"
                 }
                 Policy::Open => "reconciled_before_dispatch",
