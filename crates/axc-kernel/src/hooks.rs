@@ -792,6 +792,15 @@ mod tests {
         let why = run.blocker.unwrap()["message"].as_str().unwrap().to_owned();
         assert!(why.contains("history.jsonl cannot be read"), "{why}");
         assert!(!ran.exists(), "the hook did not run");
+        // A protected path that cannot even be looked at (its directory is a file) is no
+        // absent file: it halts the hooks too.
+        std::fs::remove_file(&history).unwrap();
+        std::fs::write(root.join(".agentxchain/bundle"), "a file, not a directory").unwrap();
+        let mut c = ctx(&root);
+        c.protected = vec![".agentxchain/bundle/PROMPT.md".to_owned()];
+        let run = run_hooks(&root, &hooks, "before_validation", &json!({}), &c);
+        assert!(!run.ok && run.blocked, "{:?}", run.results);
+        assert!(!ran.exists(), "the hook did not run");
     }
 
     #[test]
