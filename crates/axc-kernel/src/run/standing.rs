@@ -268,6 +268,11 @@ mod tests {
         assert_eq!(wants(e, "planning", &both), None);
         let e = escalation(json!({"proposed_next_role": " human "}));
         assert_eq!(wants(e, "planning", &both), Some(Wanted::Phase), "trimmed");
+        // A gate no person approves is settled by no escalation to a person.
+        let (_d, store) = store_with(&[escalation(json!({}))], &both);
+        let mut c = config();
+        c["gates"]["g1"]["requires_human_approval"] = json!(false);
+        assert_eq!(wanted(&store, &state("planning"), &c, None), None);
     }
 
     #[test]
