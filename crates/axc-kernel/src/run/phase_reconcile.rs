@@ -150,8 +150,14 @@ pub fn before_dispatch(
     if !decidable(state, "phase_transition") {
         return Ok(Reconciled::Unchanged);
     }
+    // The config is read only when something is to be decided: a `resume` that owes no
+    // request reads the history's tail and nothing more.
+    let owed = source(store, state);
+    if owed.is_none() && standing.is_none() {
+        return Ok(Reconciled::Unchanged);
+    }
     let (config, config_text) = cfg::load_text(store)?;
-    let Some(source) = source(store, state).or_else(|| {
+    let Some(source) = owed.or_else(|| {
         standing.and_then(|s| {
             super::standing::source(state, &config, s.turn, super::standing::Wanted::Phase)
         })
